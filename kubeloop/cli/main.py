@@ -1,0 +1,11 @@
+"""The `kubeloop` command line."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group()
+@click.version_option(package_name="kubeloop")
+def main() -> None:
+    """kubeloop: an asyncio Kubernetes controller runtime."""

@@ -1,0 +1,1 @@
+"""The emulated kube-apiserver."""
