@@ -4,6 +4,20 @@ This mirrors kube-apiserver's registry: the generic request flow (in `registry.p
 for every resource, and everything that differs per kind (defaults, validation, when generation
 bumps, what the status subresource may change, field-selector fields, version conversion) lives in
 a `Strategy`. Built-in kinds and CRD-served kinds differ only in their `ResourceInfo` + `Strategy`.
+
+Order of calls the generic flow makes (all hooks are optional to override):
+
+- create:  `prepare_for_create` (decodes, defaults, drops status) -> `validate_create`
+- update:  `prepare_for_update(new, old)` (decodes, defaults, keeps status, bumps generation)
+           -> `validate_update`
+- /status: `prepare_for_status_update(new, old)` -> `validate_status_update`
+- delete:  `prepare_for_delete(obj)` before the generic finalizer logic
+- lists:   `check_field_label` for each fieldSelector label, then `field_values(obj)` per object
+- /scale:  `get_scale(obj)` and `apply_scale(obj, scale)` (then the update path as above)
+
+`decode` (400 for what the real server's JSON decoder rejects, normalization such as MicroTime,
+pruning of unknown fields, scheme defaults) is called by the `prepare_*` hooks themselves, so the
+generic flow never needs to call it separately.
 """
 
 from __future__ import annotations
@@ -11,9 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import StatusError, bad_request, not_found
+
 DEFAULT_VERBS: tuple[str, ...] = (
     "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch",
 )
+#: verbs of `status` and `scale` subresources in discovery
+SUBRESOURCE_VERBS: tuple[str, ...] = ("get", "patch", "update")
 
 Obj = dict[str, Any]
 
@@ -29,8 +47,15 @@ class Strategy:
     #: whether `metadata.generation` is maintained for this kind
     has_generation: bool = False
 
+    # -- decoding (called by the prepare_* hooks) ------------------------------------------
+    def decode(self, info: ResourceInfo, obj: Obj) -> None:
+        """What the real server does while decoding a body: 400 BadRequest for type errors,
+        normalize values, drop unknown fields, apply scheme defaults."""
+
+    # -- create / update ---------------------------------------------------------------------
     def prepare_for_create(self, info: ResourceInfo, obj: Obj) -> None:
         """Apply defaults before validation; drop `status` if the kind has a status subresource."""
+        self.decode(info, obj)
 
     def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
         """Reject an invalid new object (422 Invalid with causes, or 400 for decoding-type errors)."""
@@ -38,6 +63,7 @@ class Strategy:
     def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         """Before validating an update of the main resource: keep `status` from `old` when a status
         subresource exists, bump `generation` when the real server would."""
+        self.decode(info, new)
 
     def validate_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         """Reject an invalid update (immutable fields, ...)."""
@@ -45,6 +71,32 @@ class Strategy:
     def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         """A write through `/status`: keep everything but `status` (and metadata the real server
         lets status writers change) from `old`; never bump generation."""
+        self.decode(info, new)
+
+    def validate_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        """Reject an invalid `/status` write."""
+
+    # -- delete ------------------------------------------------------------------------------
+    def prepare_for_delete(self, info: ResourceInfo, obj: Obj) -> bool:
+        """Called on DELETE of an object that is not terminating yet, before the generic flow
+        looks at `metadata.finalizers`. May mutate `obj` (e.g. add a finalizer, set a phase).
+        Returns True when the object must be kept although it has no `metadata.finalizers`
+        (a Namespace waits for its `spec.finalizers`); the flow then sets `deletionTimestamp`,
+        stores it and answers 200 with the object."""
+        return False
+
+    # -- field selectors ---------------------------------------------------------------------
+    def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
+        """The fieldSelector labels this kind supports."""
+        if info.namespaced:
+            return ("metadata.name", "metadata.namespace")
+        return ("metadata.name",)
+
+    def check_field_label(self, info: ResourceInfo, label: str) -> None:
+        """Raise the real server's 400 for a fieldSelector label this kind does not support."""
+        if label in self.field_labels(info):
+            return
+        raise bad_request(f'"{label}" is not a known field selector: only "metadata.name", "metadata.namespace"')
 
     def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
         """The fields usable in a fieldSelector for this kind, as strings."""
@@ -54,6 +106,7 @@ class Strategy:
             values["metadata.namespace"] = str(meta.get("namespace", ""))
         return values
 
+    # -- versions ----------------------------------------------------------------------------
     def to_storage(self, info: ResourceInfo, obj: Obj) -> Obj:
         """Convert an object in `info`'s version to the stored form (shared by all versions)."""
         return obj
@@ -61,6 +114,21 @@ class Strategy:
     def from_storage(self, info: ResourceInfo, stored: Obj) -> Obj:
         """Convert a stored object to `info`'s version. Must return a new dict if it changes it."""
         return stored
+
+    # -- scale subresource -------------------------------------------------------------------
+    def get_scale(self, info: ResourceInfo, obj: Obj) -> Obj:
+        """The `autoscaling/v1` Scale of `obj` (only for kinds with a `scale` subresource)."""
+        raise _no_scale(info, obj)
+
+    def apply_scale(self, info: ResourceInfo, obj: Obj, scale: Obj) -> None:
+        """Write `scale.spec.replicas` into `obj` in place (after validating the Scale); the flow
+        then runs the normal update path (`prepare_for_update`, generation bump, ...)."""
+        raise _no_scale(info, obj)
+
+
+def _no_scale(info: ResourceInfo, obj: Obj) -> StatusError:
+    name = str((obj.get("metadata") or {}).get("name", ""))
+    return not_found(info.resource, name, info.group)
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,10 +144,16 @@ class ResourceInfo:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = DEFAULT_VERBS
-    subresources: frozenset[str] = frozenset()  # "status", "scale"
+    subresources: frozenset[str] = frozenset()  # "status", "scale", "finalize" (namespaces)
     storage: str = ""  # storage identity; versions/APIs sharing objects share it (core + events.k8s.io Events)
     strategy: Strategy = field(default_factory=Strategy)
     storage_version_hash: str = ""
+    #: PUT to a missing object creates it (Lease, Event, Endpoints, ...) instead of 404
+    allow_create_on_update: bool = False
+    #: the CRD name (`<plural>.<group>`) for custom resources, "" for built-ins. Custom resources:
+    #: list items carry kind/apiVersion, strategic merge patch -> 415, a body kind mismatch is a
+    #: 422 from `validate_create` (not the built-in 400), unserved versions are not in the catalog.
+    crd_name: str = ""
 
     @property
     def api_version(self) -> str:
@@ -97,3 +171,25 @@ class ResourceInfo:
     @property
     def storage_key(self) -> str:
         return self.storage or f"{self.group}/{self.resource}"
+
+    @property
+    def custom(self) -> bool:
+        """True for resources served from a CustomResourceDefinition."""
+        return bool(self.crd_name)
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+    @property
+    def list_items_have_kind(self) -> bool:
+        """Custom resource lists carry kind/apiVersion on items; built-in lists do not."""
+        return self.custom
+
+    @property
+    def patch_types(self) -> tuple[str, ...]:
+        """PATCH content types the real server accepts for this resource."""
+        base = ("application/json-patch+json", "application/merge-patch+json")
+        if self.custom:
+            return (*base, "application/apply-patch+yaml")
+        return (*base, "application/strategic-merge-patch+json", "application/apply-patch+yaml")
