@@ -1,0 +1,181 @@
+"""The Prometheus metrics kubeloop exposes, all in one dedicated registry.
+
+kubeloop keeps its own ``REGISTRY`` (not prometheus_client's global one) so that
+embedding kubeloop never collides with an application's metrics, and so the
+manager's ``/metrics`` endpoint serves exactly what kubeloop defines.
+
+Metric names and labels follow controller-runtime so existing dashboards work.
+
+The work-queue families are produced by a collector that reads each live queue's
+plain counters at scrape time: the queue's hot path only bumps integers and
+never touches prometheus_client's locks. Queues register themselves with
+``WORKQUEUE_COLLECTOR``; a queue without a name is never registered and pays
+nothing.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.utils import floatToGoString
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+"""The registry kubeloop's ``/metrics`` endpoint serves."""
+
+# controller-runtime: prometheus.ExponentialBuckets(10e-9, 10, 12), i.e. 1e-8 s .. 1e3 s.
+WORKQUEUE_DURATION_BUCKETS: tuple[float, ...] = tuple(float(f"1e{exp}") for exp in range(-8, 4))
+
+WORKQUEUE_LABELS = ("name", "controller")
+
+
+@dataclass(frozen=True, slots=True)
+class DurationSample:
+    """One histogram's state: per-bucket (not cumulative) counts, the last being +Inf."""
+
+    counts: tuple[int, ...]
+    total: float
+
+
+@dataclass(frozen=True, slots=True)
+class WorkQueueSnapshot:
+    """What one queue reports at scrape time."""
+
+    name: str
+    depth: int
+    adds: int
+    retries: int
+    queue_duration: DurationSample
+    work_duration: DurationSample
+    unfinished_work_seconds: float
+    longest_running_processor_seconds: float
+
+
+class WorkQueueSource(Protocol):
+    """Anything that can report a :class:`WorkQueueSnapshot` (a named work queue)."""
+
+    def metrics_snapshot(self) -> WorkQueueSnapshot: ...
+
+
+def _merge(a: DurationSample, b: DurationSample) -> DurationSample:
+    return DurationSample(tuple(x + y for x, y in zip(a.counts, b.counts, strict=True)), a.total + b.total)
+
+
+class WorkQueueCollector:
+    """Collects the ``workqueue_*`` families from every live registered queue.
+
+    Queues are held weakly so a dropped queue disappears from the output. Queues
+    sharing a name are summed (longest-running takes the max), so counters stay
+    monotonic while they live.
+    """
+
+    def __init__(self, buckets: tuple[float, ...] = WORKQUEUE_DURATION_BUCKETS) -> None:
+        self._buckets = buckets
+        self._sources: weakref.WeakSet[WorkQueueSource] = weakref.WeakSet()
+
+    def register(self, source: WorkQueueSource) -> None:
+        """Start reporting ``source``'s metrics (until it is garbage collected)."""
+        self._sources.add(source)
+
+    def unregister(self, source: WorkQueueSource) -> None:
+        """Stop reporting ``source``'s metrics."""
+        self._sources.discard(source)
+
+    def snapshots(self) -> dict[str, WorkQueueSnapshot]:
+        """One merged snapshot per queue name."""
+        merged: dict[str, WorkQueueSnapshot] = {}
+        for source in list(self._sources):
+            snap = source.metrics_snapshot()
+            prev = merged.get(snap.name)
+            if prev is not None:
+                snap = WorkQueueSnapshot(
+                    name=snap.name,
+                    depth=prev.depth + snap.depth,
+                    adds=prev.adds + snap.adds,
+                    retries=prev.retries + snap.retries,
+                    queue_duration=_merge(prev.queue_duration, snap.queue_duration),
+                    work_duration=_merge(prev.work_duration, snap.work_duration),
+                    unfinished_work_seconds=prev.unfinished_work_seconds + snap.unfinished_work_seconds,
+                    longest_running_processor_seconds=max(
+                        prev.longest_running_processor_seconds, snap.longest_running_processor_seconds
+                    ),
+                )
+            merged[snap.name] = snap
+        return merged
+
+    def _families(self) -> tuple[Metric, ...]:
+        labels = list(WORKQUEUE_LABELS)
+        return (
+            GaugeMetricFamily("workqueue_depth", "Current depth of workqueue", labels=labels),
+            CounterMetricFamily("workqueue_adds", "Total number of adds handled by workqueue", labels=labels),
+            CounterMetricFamily(
+                "workqueue_retries", "Total number of retries handled by workqueue", labels=labels
+            ),
+            HistogramMetricFamily(
+                "workqueue_queue_duration_seconds",
+                "How long in seconds an item stays in workqueue before being requested",
+                labels=labels,
+            ),
+            HistogramMetricFamily(
+                "workqueue_work_duration_seconds",
+                "How long in seconds processing an item from workqueue takes.",
+                labels=labels,
+            ),
+            GaugeMetricFamily(
+                "workqueue_unfinished_work_seconds",
+                "How many seconds of work has been done that is in progress and hasn't been observed by "
+                "work_duration. Large values indicate stuck threads. One can deduce the number of stuck "
+                "threads by observing the rate at which this increases.",
+                labels=labels,
+            ),
+            GaugeMetricFamily(
+                "workqueue_longest_running_processor_seconds",
+                "How many seconds has the longest running processor for workqueue been running.",
+                labels=labels,
+            ),
+        )
+
+    def _histogram(self, sample: DurationSample) -> list[tuple[str, float]]:
+        out: list[tuple[str, float]] = []
+        running = 0
+        for bound, count in zip(self._buckets, sample.counts, strict=False):
+            running += count
+            out.append((floatToGoString(bound), running))
+        out.append(("+Inf", running + sample.counts[-1]))
+        return out
+
+    def describe(self) -> Iterator[Metric]:
+        """The families without samples (lets the registry check names without a scrape)."""
+        yield from self._families()
+
+    def collect(self) -> Iterator[Metric]:
+        """The families with one sample set per queue name."""
+        depth, adds, retries, qdur, wdur, unfinished, longest = self._families()
+        for name, snap in sorted(self.snapshots().items()):
+            values = [name, name]
+            depth.add_metric(values, snap.depth)  # type: ignore[attr-defined]
+            adds.add_metric(values, snap.adds)  # type: ignore[attr-defined]
+            retries.add_metric(values, snap.retries)  # type: ignore[attr-defined]
+            qdur.add_metric(  # type: ignore[attr-defined]
+                values, self._histogram(snap.queue_duration), snap.queue_duration.total
+            )
+            wdur.add_metric(  # type: ignore[attr-defined]
+                values, self._histogram(snap.work_duration), snap.work_duration.total
+            )
+            unfinished.add_metric(values, snap.unfinished_work_seconds)  # type: ignore[attr-defined]
+            longest.add_metric(values, snap.longest_running_processor_seconds)  # type: ignore[attr-defined]
+        yield from (depth, adds, retries, qdur, wdur, unfinished, longest)
+
+
+WORKQUEUE_COLLECTOR = WorkQueueCollector()
+"""Every named work queue registers here; it is registered in ``REGISTRY``."""
+REGISTRY.register(WORKQUEUE_COLLECTOR)
