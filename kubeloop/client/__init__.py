@@ -1,1 +1,86 @@
-"""kubeloop.client."""
+"""The async Kubernetes API client: discovery + RESTMapper, CRUD, patch, server-side apply, the status
+subresource, watch streams, typed errors, retries and client-side rate limiting."""
+
+from kubeloop.client.client import (
+    ALL_NAMESPACES,
+    Client,
+    PatchType,
+    format_field_selector,
+    format_label_selector,
+)
+from kubeloop.client.errors import (
+    AlreadyExists,
+    ApiError,
+    BadRequest,
+    ClientConnectionError,
+    Conflict,
+    Expired,
+    Forbidden,
+    Gone,
+    InternalError,
+    Invalid,
+    KubeloopClientError,
+    MalformedWatchLine,
+    MethodNotAllowed,
+    NotAcceptable,
+    NotFound,
+    RequestEntityTooLarge,
+    RequestTimeoutError,
+    ServerTimeout,
+    ServiceUnavailable,
+    Timeout,
+    TooManyRequests,
+    Unauthorized,
+    UnknownResource,
+    UnsupportedMediaType,
+    WatchStreamError,
+    error_from_status,
+)
+from kubeloop.client.events import WatchEvent
+from kubeloop.client.objects import ObjectList, Page, dumps
+from kubeloop.client.resources import ApiResource, ResourceRef
+from kubeloop.client.retry import RetryPolicy
+from kubeloop.client.watch import WatchConnectionLost, WatchStream
+
+__all__ = [
+    "ALL_NAMESPACES",
+    "AlreadyExists",
+    "ApiError",
+    "ApiResource",
+    "BadRequest",
+    "Client",
+    "ClientConnectionError",
+    "Conflict",
+    "Expired",
+    "Forbidden",
+    "Gone",
+    "InternalError",
+    "Invalid",
+    "KubeloopClientError",
+    "MalformedWatchLine",
+    "MethodNotAllowed",
+    "NotAcceptable",
+    "NotFound",
+    "ObjectList",
+    "Page",
+    "PatchType",
+    "RequestEntityTooLarge",
+    "RequestTimeoutError",
+    "ResourceRef",
+    "RetryPolicy",
+    "ServerTimeout",
+    "ServiceUnavailable",
+    "Timeout",
+    "TooManyRequests",
+    "Unauthorized",
+    "UnknownResource",
+    "UnsupportedMediaType",
+    "WatchConnectionLost",
+    "WatchEvent",
+    "WatchStream",
+    "WatchStreamError",
+    "dumps",
+    "error_from_status",
+    "format_field_selector",
+    "format_label_selector",
+]

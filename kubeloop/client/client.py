@@ -1,0 +1,455 @@
+"""`Client`: the async Kubernetes API client every other kubeloop layer talks through.
+
+Resources are named by short strings (`"v1/ConfigMap"`, `"apps/v1/Deployment"`) and resolved through
+discovery; objects are plain dicts in and out (any `Mapping` is accepted in). Namespaces:
+
+- `namespace=None` means the client's default namespace (from the kubeconfig context or the pod);
+- `namespace=ALL_NAMESPACES` (`""`) means every namespace, for `list`, `list_pages` and `watch`;
+- for cluster-scoped resources the namespace is ignored.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import AsyncIterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Literal
+
+import aiohttp
+import orjson
+
+from kubeloop.client.events import WatchEvent
+from kubeloop.client.mapper import RESTMapper
+from kubeloop.client.objects import ObjectList, Page, dumps
+from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
+from kubeloop.client.retry import RetryPolicy
+from kubeloop.client.transport import Transport
+from kubeloop.client.watch import WatchStream
+from kubeloop.config.autodetect import load_config
+from kubeloop.config.cluster import ClusterConfig
+from kubeloop.config.incluster import load_in_cluster
+
+ALL_NAMESPACES = ""
+"""Pass as `namespace=` to list or watch across all namespaces."""
+
+PatchType = Literal["merge", "json", "strategic", "apply"]
+PATCH_CONTENT_TYPES: dict[str, str] = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+ACCEPT_JSON = "application/json"
+ACCEPT_META = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+ACCEPT_META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
+Selector = str | Mapping[str, str] | object
+
+
+def format_label_selector(selector: Selector | None) -> str | None:
+    """A label selector as the query string wants it: str as is, a Mapping as `k=v,...`, else `str()`."""
+    if selector is None:
+        return None
+    if isinstance(selector, str):
+        return selector
+    if isinstance(selector, Mapping):
+        return ",".join(f"{k}={v}" for k, v in selector.items())
+    return str(selector)  # LabelSelector from kubeloop.client.selectors
+
+
+def _escape_field(value: str) -> str:
+    return str(value).replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+
+
+def format_field_selector(selector: Selector | None) -> str | None:
+    """A field selector: str as is, a Mapping as `k=v,...` (values escaped), else `str()`."""
+    if selector is None:
+        return None
+    if isinstance(selector, str):
+        return selector
+    if isinstance(selector, Mapping):
+        return ",".join(f"{k}={_escape_field(v)}" for k, v in selector.items())
+    return str(selector)  # FieldSelector from kubeloop.client.selectors
+
+
+def _loads(data: bytes) -> dict[str, Any]:
+    if not data:
+        return {}
+    doc = orjson.loads(data)
+    return doc if isinstance(doc, dict) else {"value": doc}
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    m = obj.get("metadata")
+    return m if isinstance(m, Mapping) else {}
+
+
+class Client:
+    """Async client for one cluster. Use as `async with Client(config) as client:` (or call `close()`).
+
+    `qps`/`burst`: client-side token bucket (None disables it). `timeout`: seconds for every request
+    except watches (watches take `inactivity_timeout`). `retry`: retry policy for 429/5xx/connection
+    errors (see `kubeloop.client.retry`).
+    """
+
+    def __init__(
+        self,
+        config: ClusterConfig,
+        *,
+        qps: float | None = 50.0,
+        burst: int = 100,
+        timeout: float = 30.0,
+        user_agent: str = "kubeloop",
+        retry: RetryPolicy | None = None,
+        connection_limit: int = 100,
+        trust_env: bool = False,
+    ) -> None:
+        self.config = config
+        self.transport = Transport(config, qps=qps, burst=burst, timeout=timeout, user_agent=user_agent,
+                                   retry=retry, connection_limit=connection_limit, trust_env=trust_env)
+        self.mapper = RESTMapper(self._get_json)
+
+    # -- construction and lifetime --------------------------------------------------------------
+
+    @classmethod
+    async def from_kubeconfig(cls, path: str | None = None, context: str | None = None, *,
+                              namespace: str | None = None, **kwargs: Any) -> Client:
+        """A client from kubeconfig (explicit path, else KUBECONFIG, in-cluster, ~/.kube/config)."""
+        return cls(load_config(path, context=context, namespace=namespace), **kwargs)
+
+    @classmethod
+    def in_cluster(cls, **kwargs: Any) -> Client:
+        """A client for the cluster this pod runs in (service-account credentials)."""
+        return cls(load_in_cluster(), **kwargs)
+
+    @property
+    def default_namespace(self) -> str:
+        return self.config.namespace
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close every pooled connection (open watches included)."""
+        await self.transport.close()
+
+    # -- discovery ------------------------------------------------------------------------------
+
+    async def _get_json(self, path: str) -> dict[str, Any]:
+        _, data = await self.transport.request("GET", path)
+        return _loads(data)
+
+    async def resolve(self, resource: ResourceLike) -> ApiResource:
+        """Discovery information for `resource` (cached; refreshed once on a miss)."""
+        return await self.mapper.resolve(resource)
+
+    async def request_json(self, method: str, path: str, *, params: Mapping[str, str] | None = None,
+                           body: Any = None, content_type: str = "application/json") -> dict[str, Any]:
+        """Escape hatch: any API path, JSON in and out, with the client's auth, retries and errors."""
+        raw = None if body is None else (body if isinstance(body, bytes) else dumps(body))
+        _, data = await self.transport.request(method, path, params=params, body=raw,
+                                               content_type=content_type if raw is not None else None)
+        return _loads(data)
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _namespace(self, res: ApiResource, namespace: str | None, *, allow_all: bool = False) -> str | None:
+        if not res.namespaced:
+            return None
+        if namespace is None:
+            return self.config.namespace
+        if namespace == ALL_NAMESPACES:
+            if allow_all:
+                return None
+            raise ValueError(f"{res} is namespaced: this operation needs a namespace, not all namespaces")
+        return namespace
+
+    def _object_target(self, res: ApiResource, obj: Mapping[str, Any], namespace: str | None) -> str | None:
+        obj_ns = _meta(obj).get("namespace")
+        if res.namespaced and obj_ns and namespace and obj_ns != namespace:
+            raise ValueError(f"object namespace {obj_ns!r} differs from namespace={namespace!r}")
+        return self._namespace(res, obj_ns or namespace)
+
+    @staticmethod
+    def _write_params(dry_run: bool, field_manager: str | None, force: bool | None = None,
+                      field_validation: str | None = None) -> dict[str, str]:
+        params: dict[str, str] = {}
+        if dry_run:
+            params["dryRun"] = "All"
+        if field_manager:
+            params["fieldManager"] = field_manager
+        if force is not None:
+            params["force"] = "true" if force else "false"
+        if field_validation:
+            params["fieldValidation"] = field_validation
+        return params
+
+    @staticmethod
+    def _name_of(obj: Mapping[str, Any]) -> str:
+        name = _meta(obj).get("name")
+        if not name:
+            raise ValueError("object has no metadata.name")
+        return str(name)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    async def get(self, resource: ResourceLike, name: str, *, namespace: str | None = None,
+                  subresource: str | None = None, metadata_only: bool = False) -> dict[str, Any]:
+        """One object (or its subresource). Raises `NotFound` and friends."""
+        res = await self.resolve(resource)
+        path = res.path(self._namespace(res, namespace), name, subresource)
+        _, data = await self.transport.request("GET", path, accept=ACCEPT_META if metadata_only else ACCEPT_JSON)
+        return _loads(data)
+
+    async def list_pages(
+        self,
+        resource: ResourceLike,
+        *,
+        namespace: str | None = None,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        limit: int | None = 500,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        metadata_only: bool = False,
+        fill_kind: bool = True,
+    ) -> AsyncIterator[Page]:
+        """LIST page by page (`limit` items each, following `continue`). A `Gone` error means the
+        continue token expired: start over. `fill_kind` sets `kind`/`apiVersion` on items lacking them."""
+        res = await self.resolve(resource)
+        path = res.path(self._namespace(res, namespace, allow_all=True))
+        params: dict[str, str] = {}
+        ls, fs = format_label_selector(label_selector), format_field_selector(field_selector)
+        if ls:
+            params["labelSelector"] = ls
+        if fs:
+            params["fieldSelector"] = fs
+        if limit:
+            params["limit"] = str(limit)
+        first = dict(params)
+        if resource_version is not None:
+            first["resourceVersion"] = resource_version
+        if resource_version_match is not None:
+            first["resourceVersionMatch"] = resource_version_match
+        accept = ACCEPT_META_LIST if metadata_only else ACCEPT_JSON
+        query: dict[str, str] = first
+        while True:
+            _, data = await self.transport.request("GET", path, params=query, accept=accept)
+            body = orjson.loads(data)
+            meta = body.get("metadata") or {}
+            items = body.get("items") or []
+            list_kind, api_version = body.get("kind", ""), body.get("apiVersion", "")
+            if fill_kind and items and list_kind.endswith("List"):
+                kind = list_kind[:-4]
+                for item in items:
+                    if "kind" not in item:
+                        item["kind"] = kind
+                        item["apiVersion"] = api_version
+            token = meta.get("continue") or None
+            yield Page(items, str(meta.get("resourceVersion", "")), token, meta.get("remainingItemCount"),
+                       list_kind, api_version)
+            if not token:
+                return
+            query = {**params, "continue": token}
+
+    async def list(
+        self,
+        resource: ResourceLike,
+        *,
+        namespace: str | None = None,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        limit: int | None = 500,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        metadata_only: bool = False,
+    ) -> ObjectList:
+        """Every matching object (all pages). `namespace=ALL_NAMESPACES` lists across namespaces."""
+        items: builtins.list[dict[str, Any]] = []
+        rv, kind, api_version = "", "", ""
+        async for page in self.list_pages(resource, namespace=namespace, label_selector=label_selector,
+                                          field_selector=field_selector, limit=limit,
+                                          resource_version=resource_version,
+                                          resource_version_match=resource_version_match,
+                                          metadata_only=metadata_only):
+            items.extend(page.items)
+            rv, kind, api_version = page.resource_version, page.kind, page.api_version
+        return ObjectList(items, rv, kind, api_version)
+
+    def watch(
+        self,
+        resource: ResourceLike,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        allow_bookmarks: bool = True,
+        timeout_seconds: int | None = None,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        send_initial_events: bool = False,
+        metadata_only: bool = False,
+        inactivity_timeout: float | None = None,
+    ) -> WatchStream:
+        """A watch as an async iterator of `WatchEvent`s; use `async with client.watch(...) as w:`.
+
+        ERROR events (e.g. 410 Expired) are yielded, not raised: `event.error()` gives the typed
+        error. `send_initial_events=True` asks for a streaming list (sets resourceVersionMatch=
+        NotOlderThan and bookmarks, as the API requires). `inactivity_timeout` closes a watch that
+        received nothing for that many seconds (raising `WatchConnectionLost`).
+        """
+        params: dict[str, str] = {"watch": "1"}
+        if resource_version is not None:
+            params["resourceVersion"] = resource_version
+        if allow_bookmarks or send_initial_events:
+            params["allowWatchBookmarks"] = "true"
+        if timeout_seconds is not None:
+            params["timeoutSeconds"] = str(int(timeout_seconds))
+        ls, fs = format_label_selector(label_selector), format_field_selector(field_selector)
+        if ls:
+            params["labelSelector"] = ls
+        if fs:
+            params["fieldSelector"] = fs
+        if send_initial_events:
+            params["sendInitialEvents"] = "true"
+            params["resourceVersionMatch"] = "NotOlderThan"
+            params.setdefault("resourceVersion", "")
+        accept = ACCEPT_META if metadata_only else ACCEPT_JSON
+
+        async def opener() -> aiohttp.ClientResponse:
+            res = await self.resolve(resource)
+            path = res.path(self._namespace(res, namespace, allow_all=True))
+            return await self.transport.open_stream(path, params=params, accept=accept,
+                                                    inactivity_timeout=inactivity_timeout)
+
+        return WatchStream(opener)
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    async def create(self, obj: Mapping[str, Any], *, namespace: str | None = None, dry_run: bool = False,
+                     field_manager: str | None = None, field_validation: str | None = None) -> dict[str, Any]:
+        """POST a new object (its namespace: `metadata.namespace`, else `namespace`, else the default)."""
+        res = await self.resolve(ResourceRef.of(obj))
+        path = res.path(self._object_target(res, obj, namespace))
+        _, data = await self.transport.request(
+            "POST", path, params=self._write_params(dry_run, field_manager, field_validation=field_validation),
+            body=dumps(obj), content_type="application/json")
+        return _loads(data)
+
+    async def replace(self, obj: Mapping[str, Any], *, namespace: str | None = None,
+                      subresource: str | None = None, dry_run: bool = False,
+                      field_manager: str | None = None) -> dict[str, Any]:
+        """PUT the whole object; with `metadata.resourceVersion` set this is a guarded update (`Conflict`)."""
+        res = await self.resolve(ResourceRef.of(obj))
+        path = res.path(self._object_target(res, obj, namespace), self._name_of(obj), subresource)
+        _, data = await self.transport.request("PUT", path, params=self._write_params(dry_run, field_manager),
+                                               body=dumps(obj), content_type="application/json")
+        return _loads(data)
+
+    async def patch(self, resource: ResourceLike, name: str, patch: Mapping[str, Any] | Sequence[Any] | bytes,
+                    *, type: PatchType = "merge", namespace: str | None = None,
+                    subresource: str | None = None, field_manager: str | None = None,
+                    force: bool | None = None, dry_run: bool = False) -> dict[str, Any]:
+        """PATCH with a merge (default), JSON (`type="json"`), strategic-merge or apply patch."""
+        if type not in PATCH_CONTENT_TYPES:
+            raise ValueError(f"patch type {type!r} is not one of {', '.join(PATCH_CONTENT_TYPES)}")
+        res = await self.resolve(resource)
+        path = res.path(self._namespace(res, namespace), name, subresource)
+        body = patch if isinstance(patch, bytes) else dumps(patch)
+        _, data = await self.transport.request(
+            "PATCH", path, params=self._write_params(dry_run, field_manager, force if type == "apply" else None),
+            body=body, content_type=PATCH_CONTENT_TYPES[type])
+        return _loads(data)
+
+    async def apply(self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False,
+                    subresource: str | None = None, namespace: str | None = None,
+                    dry_run: bool = False) -> dict[str, Any]:
+        """Server-side apply `obj` (the fields this manager owns) as `field_manager`."""
+        if not field_manager:
+            raise ValueError("server-side apply needs a field_manager")
+        res = await self.resolve(ResourceRef.of(obj))
+        path = res.path(self._object_target(res, obj, namespace), self._name_of(obj), subresource)
+        _, data = await self.transport.request(
+            "PATCH", path, params=self._write_params(dry_run, field_manager, force), body=dumps(obj),
+            content_type=PATCH_CONTENT_TYPES["apply"])
+        return _loads(data)
+
+    @staticmethod
+    def _delete_options(propagation_policy: str | None, preconditions: Mapping[str, str] | None,
+                        grace_period_seconds: int | None, dry_run: bool) -> bytes | None:
+        opts: dict[str, Any] = {}
+        if propagation_policy:
+            opts["propagationPolicy"] = propagation_policy
+        if preconditions:
+            opts["preconditions"] = dict(preconditions)
+        if grace_period_seconds is not None:
+            opts["gracePeriodSeconds"] = int(grace_period_seconds)
+        if dry_run:
+            opts["dryRun"] = ["All"]
+        if not opts:
+            return None
+        return dumps({"kind": "DeleteOptions", "apiVersion": "v1", **opts})
+
+    async def delete(self, resource: ResourceLike, name: str, *, namespace: str | None = None,
+                     propagation_policy: Literal["Orphan", "Background", "Foreground"] | None = None,
+                     preconditions: Mapping[str, str] | None = None,
+                     grace_period_seconds: int | None = None, dry_run: bool = False) -> dict[str, Any]:
+        """DELETE one object. Returns the server's answer: a `Status` (gone now) or the object (still
+        terminating: finalizers, foreground deletion). `preconditions`: `{"uid": ..., "resourceVersion": ...}`."""
+        res = await self.resolve(resource)
+        path = res.path(self._namespace(res, namespace), name)
+        body = self._delete_options(propagation_policy, preconditions, grace_period_seconds, dry_run)
+        _, data = await self.transport.request("DELETE", path, body=body,
+                                               content_type="application/json" if body else None)
+        return _loads(data)
+
+    async def delete_collection(self, resource: ResourceLike, *, namespace: str | None = None,
+                                label_selector: Selector | None = None, field_selector: Selector | None = None,
+                                propagation_policy: Literal["Orphan", "Background", "Foreground"] | None = None,
+                                grace_period_seconds: int | None = None, dry_run: bool = False) -> dict[str, Any]:
+        """DELETE every matching object of a collection (in one namespace, or cluster-wide)."""
+        res = await self.resolve(resource)
+        path = res.path(self._namespace(res, namespace))
+        params: dict[str, str] = {}
+        ls, fs = format_label_selector(label_selector), format_field_selector(field_selector)
+        if ls:
+            params["labelSelector"] = ls
+        if fs:
+            params["fieldSelector"] = fs
+        body = self._delete_options(propagation_policy, None, grace_period_seconds, dry_run)
+        _, data = await self.transport.request("DELETE", path, params=params, body=body,
+                                               content_type="application/json" if body else None)
+        return _loads(data)
+
+    # -- the status subresource -----------------------------------------------------------------
+
+    async def get_status(self, resource: ResourceLike, name: str, *, namespace: str | None = None) -> dict[str, Any]:
+        """GET `<object>/status`."""
+        return await self.get(resource, name, namespace=namespace, subresource="status")
+
+    async def replace_status(self, obj: Mapping[str, Any], *, namespace: str | None = None,
+                             dry_run: bool = False, field_manager: str | None = None) -> dict[str, Any]:
+        """PUT `<object>/status` (only `status` changes)."""
+        return await self.replace(obj, namespace=namespace, subresource="status", dry_run=dry_run,
+                                  field_manager=field_manager)
+
+    async def patch_status(self, resource: ResourceLike, name: str, patch: Mapping[str, Any] | Sequence[Any] | bytes,
+                           *, type: PatchType = "merge", namespace: str | None = None,
+                           field_manager: str | None = None, force: bool | None = None,
+                           dry_run: bool = False) -> dict[str, Any]:
+        """PATCH `<object>/status`."""
+        return await self.patch(resource, name, patch, type=type, namespace=namespace, subresource="status",
+                                field_manager=field_manager, force=force, dry_run=dry_run)
+
+    async def apply_status(self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False,
+                           namespace: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+        """Server-side apply to `<object>/status`."""
+        return await self.apply(obj, field_manager=field_manager, force=force, subresource="status",
+                                namespace=namespace, dry_run=dry_run)
+
+
+__all__ = ["ACCEPT_META", "ACCEPT_META_LIST", "ALL_NAMESPACES", "Client", "PatchType", "WatchEvent",
+           "format_field_selector", "format_label_selector"]

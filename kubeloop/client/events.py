@@ -1,0 +1,57 @@
+"""Watch events and the decoding of one watch line (the hot path: one `orjson.loads`, one object)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from kubeloop.client.errors import ApiError, MalformedWatchLine, error_from_status
+
+EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"})
+
+
+class WatchEvent:
+    """One event of a watch stream. `object` is the decoded object (a `Status` for ERROR events);
+    `raw` is the line it was decoded from."""
+
+    __slots__ = ("object", "raw", "type")
+
+    def __init__(self, type: str, object: dict[str, Any], raw: bytes = b"") -> None:
+        self.type = type
+        self.object = object
+        self.raw = raw
+
+    @property
+    def resource_version(self) -> str | None:
+        """`metadata.resourceVersion` of the object (bookmarks carry only this)."""
+        meta = self.object.get("metadata")
+        return meta.get("resourceVersion") if isinstance(meta, dict) else None
+
+    def error(self) -> ApiError | None:
+        """For an ERROR event, the typed `ApiError` its Status stands for (e.g. `Gone` for 410)."""
+        if self.type != "ERROR":
+            return None
+        return error_from_status(self.object, code=int(self.object.get("code") or 500))
+
+    def __repr__(self) -> str:
+        meta = self.object.get("metadata") or {}
+        return f"WatchEvent({self.type} {meta.get('namespace', '')}/{meta.get('name', '')} rv={meta.get('resourceVersion')})"
+
+
+def decode_event(line: bytes) -> WatchEvent:
+    """Decode one watch line; raise `MalformedWatchLine` if it is not `{"type": ..., "object": {...}}`."""
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if not line.strip():
+            raise MalformedWatchLine("blank watch line", line) from None
+        raise MalformedWatchLine(f"invalid JSON in watch stream ({exc})", line) from None
+    try:
+        etype = doc["type"]
+        obj = doc["object"]
+    except (KeyError, TypeError):
+        raise MalformedWatchLine("watch line is not an event with type and object", line) from None
+    if etype not in EVENT_TYPES or type(obj) is not dict:
+        raise MalformedWatchLine(f"watch event has an unknown type {etype!r} or a non-object payload", line)
+    return WatchEvent(etype, obj, line)

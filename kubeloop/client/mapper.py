@@ -1,0 +1,126 @@
+"""The RESTMapper: kind <-> plural resource, scope and subresources, from discovery.
+
+One group/version's resource list is fetched the first time a kind in it is used and cached; a miss
+fetches it again (so CRDs created after start-up resolve), and only then is `UnknownResource` raised.
+Concurrent lookups of one group/version share a single discovery request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kubeloop.client.errors import NotFound, UnknownResource
+from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
+
+Fetch = Callable[[str], Awaitable[dict[str, Any]]]
+
+
+def parse_resource_list(group: str, version: str, body: dict[str, Any]) -> dict[str, ApiResource]:
+    """An `APIResourceList` body -> resources keyed by plural name (subresources folded in)."""
+    subs: dict[str, set[str]] = {}
+    raw: list[dict[str, Any]] = []
+    for r in body.get("resources") or []:
+        name = str(r.get("name", ""))
+        if "/" in name:
+            parent, _, sub = name.partition("/")
+            subs.setdefault(parent, set()).add(sub)
+        else:
+            raw.append(r)
+    out: dict[str, ApiResource] = {}
+    for r in raw:
+        name = str(r["name"])
+        out[name] = ApiResource(
+            group=str(r.get("group") or group),
+            version=str(r.get("version") or version),
+            kind=str(r.get("kind", "")),
+            plural=name,
+            namespaced=bool(r.get("namespaced")),
+            verbs=frozenset(r.get("verbs") or ()),
+            subresources=frozenset(subs.get(name, ())),
+            singular=str(r.get("singularName") or ""),
+            short_names=tuple(r.get("shortNames") or ()),
+            list_kind=f"{r.get('kind', '')}List",
+        )
+    return out
+
+
+class _GroupVersion:
+    __slots__ = ("by_kind", "by_name")
+
+    def __init__(self, resources: dict[str, ApiResource]) -> None:
+        self.by_name = resources
+        self.by_kind: dict[str, ApiResource] = {}
+        for r in resources.values():
+            self.by_kind.setdefault(r.kind, r)
+
+    def find(self, name: str) -> ApiResource | None:
+        r = self.by_kind.get(name) or self.by_name.get(name)
+        if r is None:
+            low = name.lower()
+            for cand in self.by_name.values():
+                if low in (cand.plural, cand.singular, cand.kind.lower()) or low in cand.short_names:
+                    return cand
+        return r
+
+
+class RESTMapper:
+    """Resolves `ResourceRef`s through discovery, cached per client."""
+
+    def __init__(self, fetch: Fetch) -> None:
+        self._fetch = fetch  # GET a discovery path, return the decoded body
+        self._cache: dict[tuple[str, str], _GroupVersion] = {}
+        self._inflight: dict[tuple[str, str], asyncio.Future[_GroupVersion | None]] = {}
+
+    def cached(self, ref: ResourceRef) -> ApiResource | None:
+        gv = self._cache.get((ref.group, ref.version))
+        return gv.find(ref.name) if gv is not None else None
+
+    def invalidate(self, group: str | None = None, version: str | None = None) -> None:
+        """Forget discovery for one group/version, or everything."""
+        if group is None:
+            self._cache.clear()
+        else:
+            self._cache = {k: v for k, v in self._cache.items() if not (k[0] == group and (version is None or k[1] == version))}
+
+    async def _load(self, group: str, version: str) -> _GroupVersion | None:
+        key = (group, version)
+        fut = self._inflight.get(key)
+        if fut is not None:
+            return await asyncio.shield(fut)
+        fut = asyncio.get_running_loop().create_future()
+        self._inflight[key] = fut
+        try:
+            path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+            try:
+                body = await self._fetch(path)
+            except NotFound:
+                gv: _GroupVersion | None = None
+                self._cache.pop(key, None)
+            else:
+                gv = _GroupVersion(parse_resource_list(group, version, body))
+                self._cache[key] = gv
+            fut.set_result(gv)
+            return gv
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()  # mark retrieved: waiters get it; nobody else must
+            raise
+        finally:
+            del self._inflight[key]
+
+    async def resolve(self, resource: ResourceLike) -> ApiResource:
+        """The `ApiResource` for `resource`, refreshing discovery once on a miss."""
+        if isinstance(resource, ApiResource):
+            return resource
+        ref = ResourceRef.parse(resource) if isinstance(resource, str) else resource
+        found = self.cached(ref)
+        if found is not None:
+            return found
+        gv = await self._load(ref.group, ref.version)
+        found = gv.find(ref.name) if gv is not None else None
+        if found is None:
+            where = "group/version is not served" if gv is None else "no such kind or resource in this group/version"
+            raise UnknownResource(f"unknown resource {ref}: {where}")
+        return found

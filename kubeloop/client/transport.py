@@ -1,0 +1,232 @@
+"""HTTP transport for one cluster: sessions, TLS, credentials, rate limit, retries, typed errors.
+
+Two aiohttp sessions per client: one for ordinary requests (pooled, keep-alive) and one for watches
+with no connection cap, so any number of long watches never starves ordinary requests. TLS contexts
+are cached per client certificate (exec plugins may rotate it) and passed per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+
+from kubeloop.client.errors import (
+    ClientConnectionError,
+    RequestTimeoutError,
+    error_from_response,
+)
+from kubeloop.client.ratelimit import RateLimiter
+from kubeloop.client.retry import (
+    RetryPolicy,
+    parse_retry_after,
+    should_retry_connection_error,
+    should_retry_status,
+)
+from kubeloop.config.cluster import ClusterConfig
+from kubeloop.config.credentials import Credentials
+from kubeloop.config.tls import make_ssl_context
+
+log = logging.getLogger("kubeloop.client")
+
+Params = Mapping[str, str] | None
+
+
+class Transport:
+    """Sends requests to one cluster. Not tied to any resource; `Client` builds paths and bodies."""
+
+    def __init__(
+        self,
+        config: ClusterConfig,
+        *,
+        qps: float | None = 50.0,
+        burst: int = 100,
+        timeout: float = 30.0,
+        user_agent: str = "kubeloop",
+        retry: RetryPolicy | None = None,
+        connection_limit: int = 100,
+        trust_env: bool = False,
+    ) -> None:
+        self.config = config
+        self.timeout = timeout
+        self.user_agent = user_agent
+        self.retry = retry or RetryPolicy()
+        self.limiter = RateLimiter(qps, burst) if qps else None
+        self._connection_limit = connection_limit
+        self._trust_env = trust_env
+        self._https = config.server.startswith("https://")
+        self._ssl: dict[tuple[bytes | None, bytes | None], ssl.SSLContext] = {}
+        self._session: aiohttp.ClientSession | None = None
+        self._watch_session: aiohttp.ClientSession | None = None
+        self._closed = False
+        self._request_timeout = aiohttp.ClientTimeout(total=timeout)
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    def _new_session(self, limit: int) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(limit=limit, limit_per_host=0, enable_cleanup_closed=False)
+        return aiohttp.ClientSession(
+            connector=connector,
+            headers={"User-Agent": self.user_agent},
+            trust_env=self._trust_env,
+            read_bufsize=2**18,
+            skip_auto_headers=("Content-Type",),
+        )
+
+    def session(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError("client is closed")
+        if self._session is None:
+            self._session = self._new_session(self._connection_limit)
+        return self._session
+
+    def watch_session(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError("client is closed")
+        if self._watch_session is None:
+            self._watch_session = self._new_session(0)
+        return self._watch_session
+
+    async def close(self) -> None:
+        self._closed = True
+        for s in (self._session, self._watch_session):
+            if s is not None:
+                await s.close()
+        self._session = self._watch_session = None
+
+    # -- credentials and TLS --------------------------------------------------------------------
+
+    def _ssl_for(self, creds: Credentials) -> ssl.SSLContext | None:
+        if not self._https:
+            return None
+        key = (creds.client_cert, creds.client_key)
+        ctx = self._ssl.get(key)
+        if ctx is None:
+            if len(self._ssl) > 4:  # rotated certificates: keep only the newest few
+                self._ssl.clear()
+            ctx = make_ssl_context(ca_data=self.config.ca_data, insecure=self.config.insecure_skip_tls_verify,
+                                   client_cert=creds.client_cert, client_key=creds.client_key,
+                                   source=self.config.source)
+            self._ssl[key] = ctx
+        return ctx
+
+    async def _request_kwargs(self, headers: dict[str, str]) -> dict[str, Any]:
+        creds = await self.config.auth.credentials()
+        authz = creds.authorization()
+        if authz:
+            headers["Authorization"] = authz
+        kw: dict[str, Any] = {"headers": headers}
+        ctx = self._ssl_for(creds)
+        if ctx is not None:
+            kw["ssl"] = ctx
+            if self.config.tls_server_name:
+                kw["server_hostname"] = self.config.tls_server_name
+        if self.config.proxy_url:
+            kw["proxy"] = self.config.proxy_url
+        return kw
+
+    # -- requests -------------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        accept: str = "application/json",
+        request_timeout: float | None = None,
+    ) -> tuple[int, bytes]:
+        """Send a request (with retries); return (status, body) of a 2xx answer or raise `ApiError`."""
+        resp = await self._send(method, path, params=params, body=body, content_type=content_type,
+                                accept=accept, stream=False, request_timeout=request_timeout)
+        assert isinstance(resp, tuple)
+        return resp
+
+    async def open_stream(
+        self,
+        path: str,
+        *,
+        params: Params = None,
+        accept: str = "application/json",
+        inactivity_timeout: float | None = None,
+    ) -> aiohttp.ClientResponse:
+        """Open a GET whose body is read incrementally (watch). The caller closes the response."""
+        resp = await self._send("GET", path, params=params, body=None, content_type=None, accept=accept,
+                                stream=True, inactivity_timeout=inactivity_timeout)
+        assert isinstance(resp, aiohttp.ClientResponse)
+        return resp
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params,
+        body: bytes | None,
+        content_type: str | None,
+        accept: str,
+        stream: bool,
+        request_timeout: float | None = None,
+        inactivity_timeout: float | None = None,
+    ) -> tuple[int, bytes] | aiohttp.ClientResponse:
+        url = self.config.server + path
+        policy = self.retry
+        attempt = 0
+        reauthenticated = False
+        if stream:
+            client_timeout = aiohttp.ClientTimeout(total=None, connect=self.timeout, sock_read=inactivity_timeout)
+            session = self.watch_session()
+        else:
+            client_timeout = self._request_timeout if request_timeout is None else aiohttp.ClientTimeout(total=request_timeout)
+            session = self.session()
+        while True:
+            attempt += 1
+            if self.limiter is not None:
+                await self.limiter.wait()
+            headers = {"Accept": accept}
+            if content_type:
+                headers["Content-Type"] = content_type
+            kw = await self._request_kwargs(headers)
+            connected = True
+            try:
+                resp = await session.request(method, url, params=params, data=body, timeout=client_timeout, **kw)
+                if stream and resp.status < 300:
+                    return resp
+                try:
+                    data = await resp.read()
+                finally:
+                    resp.release()
+            except aiohttp.ClientSSLError as exc:
+                raise ClientConnectionError(f"{method} {url}: TLS error: {exc}") from exc
+            except (aiohttp.ClientConnectorError, aiohttp.ClientError, TimeoutError) as exc:
+                connected = not isinstance(exc, aiohttp.ClientConnectorError)
+                if attempt < policy.max_attempts and should_retry_connection_error(method, connected=connected):
+                    delay = policy.delay(attempt)
+                    log.debug("retrying %s %s in %.2fs after %r", method, url, delay, exc)
+                    await asyncio.sleep(delay)
+                    continue
+                if isinstance(exc, TimeoutError) and not isinstance(exc, aiohttp.ClientError):
+                    raise RequestTimeoutError(f"{method} {url}: timed out after {client_timeout.total}s") from exc
+                raise ClientConnectionError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
+            status = resp.status
+            if status < 300:
+                return status, data
+            if status == 401 and not reauthenticated:
+                # Rotating credentials (token files, exec plugins) may simply be stale: refresh once.
+                reauthenticated = True
+                self.config.auth.invalidate()
+                attempt -= 1
+                continue
+            retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+            if attempt < policy.max_attempts and should_retry_status(method, status):
+                delay = policy.delay(attempt, retry_after)
+                log.debug("retrying %s %s in %.2fs after HTTP %d", method, url, delay, status)
+                await asyncio.sleep(delay)
+                continue
+            raise error_from_response(status, data, retry_after=retry_after)

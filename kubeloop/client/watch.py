@@ -1,0 +1,122 @@
+"""`WatchStream`: an open watch as an async iterator of `WatchEvent`s.
+
+Reads raw chunks (`readany`), splits lines itself (no line-length cap; only one unfinished line is
+buffered), and decodes each line with one `orjson.loads` when the consumer asks for it. A malformed
+line raises `MalformedWatchLine` only after every earlier event was delivered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+
+import aiohttp
+
+from kubeloop.client.errors import ClientConnectionError, WatchStreamError
+from kubeloop.client.events import WatchEvent, decode_event
+from kubeloop.client.jsonlines import LineSplitter
+
+
+class WatchConnectionLost(WatchStreamError, ClientConnectionError):
+    """The watch connection broke (reset, truncated chunked body, or inactivity timeout)."""
+
+
+class WatchStream:
+    """Async iterator (and async context manager) over the events of one watch request.
+
+    The HTTP request is sent on `__aenter__` or the first `__anext__`. The stream ends
+    (`StopAsyncIteration`) when the server closes it normally (e.g. `timeoutSeconds` elapsed); leaving
+    the `async with` block or calling `aclose()` closes the connection.
+    """
+
+    def __init__(self, opener: Callable[[], Awaitable[aiohttp.ClientResponse]]) -> None:
+        self._opener = opener
+        self._resp: aiohttp.ClientResponse | None = None
+        self._splitter = LineSplitter()
+        self._lines: list[bytes] = []
+        self._pos = 0
+        self._done = False
+
+    async def open(self) -> WatchStream:
+        """Send the request now (raises the typed `ApiError` if the server refuses the watch)."""
+        if self._resp is None and not self._done:
+            self._resp = await self._opener()
+        return self
+
+    async def __aenter__(self) -> WatchStream:
+        return await self.open()
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection (an unfinished watch connection cannot be reused)."""
+        self._done = True
+        self._lines = []
+        resp, self._resp = self._resp, None
+        if resp is not None:
+            resp.close()
+
+    def __aiter__(self) -> WatchStream:
+        return self
+
+    async def _fill(self) -> bool:
+        """Read until at least one complete line is available; False at end of stream."""
+        if self._resp is None:
+            if self._done:
+                return False
+            await self.open()
+        resp = self._resp
+        assert resp is not None
+        content = resp.content
+        while True:
+            try:
+                chunk = await content.readany()
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                await self.aclose()
+                kind = "no data within the inactivity timeout" if isinstance(exc, TimeoutError) else str(exc) or type(exc).__name__
+                raise WatchConnectionLost(f"watch connection lost: {kind}") from exc
+            if not chunk:
+                tail = self._splitter.flush()
+                self._done = True
+                self._resp = None
+                resp.release()
+                if tail is not None:
+                    self._lines, self._pos = [tail], 0
+                    return True
+                return False
+            lines = self._splitter.feed(chunk)
+            if lines:
+                self._lines, self._pos = lines, 0
+                return True
+
+    async def __anext__(self) -> WatchEvent:
+        pos = self._pos
+        if pos >= len(self._lines) and not await self._fill():
+            raise StopAsyncIteration
+        pos = self._pos
+        self._pos = pos + 1
+        return decode_event(self._lines[pos])
+
+    async def batches(self) -> list[WatchEvent]:
+        """All events already received (at least one), decoded in one go; [] at end of stream.
+
+        Cheaper per event than `__anext__` for consumers that handle events in bulk (informers).
+        A malformed line still raises only after the events before it were returned.
+        """
+        if self._pos >= len(self._lines) and not await self._fill():
+            return []
+        out: list[WatchEvent] = []
+        lines, pos = self._lines, self._pos
+        try:
+            for i in range(pos, len(lines)):
+                self._pos = i
+                out.append(decode_event(lines[i]))
+        except WatchStreamError:
+            if out:
+                return out  # the bad line is decoded (and raises) on the next call
+            self._pos += 1
+            raise
+        self._pos = len(lines)
+        return out
