@@ -1,0 +1,80 @@
+"""The small interface a watcher needs from the API: list one page, open one watch.
+
+A source is bound to one scope (cluster, resource, namespace, selectors); the watcher only decides
+*how* to list and watch. The real client is connected by an adapter; tests use in-memory fakes.
+Sources raise exceptions on failure; `kubeloop.watch.errors.classify_exception` maps them by duck
+typing (`.code`, `.retry_after`), so any client works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+BOOKMARK = "BOOKMARK"
+ERROR = "ERROR"
+CONNECTED = "CONNECTED"
+"""Optional, not a Kubernetes event type: a source may yield `RawEvent(CONNECTED, None)` once the
+server has answered 200 to the watch, so the watcher leaves an error state (e.g. FORBIDDEN) at once
+instead of at the first real event."""
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+"""Annotation on the BOOKMARK that ends the initial events of a streaming list."""
+
+
+@dataclass(frozen=True, slots=True)
+class ListPage:
+    """One LIST response: its items, the list's resourceVersion and the continue token (or None)."""
+
+    items: Sequence[Any]
+    resource_version: str
+    continue_token: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RawEvent:
+    """One watch event as the server sent it (`object` decoded; a `Status` for ERROR).
+
+    `resource_version` may be filled in by a source that already knows it (for example a compact
+    decoder); otherwise the watcher reads `object["metadata"]["resourceVersion"]`.
+    """
+
+    type: str
+    object: Any
+    resource_version: str | None = None
+
+
+class WatchSource(Protocol):
+    """What the watcher calls; all arguments are keyword-only and map 1:1 to query parameters."""
+
+    async def list_page(
+        self,
+        *,
+        limit: int | None,
+        continue_token: str | None,
+        resource_version: str | None,
+        resource_version_match: str | None,
+    ) -> ListPage:
+        """LIST one page (`limit`, `continue`, `resourceVersion`, `resourceVersionMatch`)."""
+        ...
+
+    def watch(
+        self,
+        *,
+        resource_version: str | None,
+        resource_version_match: str | None,
+        timeout_seconds: int,
+        allow_bookmarks: bool,
+        send_initial_events: bool,
+    ) -> AsyncIterator[RawEvent]:
+        """WATCH (`watch=1`, `timeoutSeconds`, `allowWatchBookmarks`, `sendInitialEvents`).
+
+        Returns an async iterator (typically an async generator) that connects on first use,
+        raises on an HTTP error, yields events, and ends when the server closes the stream. The
+        watcher closes it (`aclose()`, when present) as soon as it no longer needs it.
+        """
+        ...

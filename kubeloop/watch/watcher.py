@@ -1,0 +1,307 @@
+"""The asyncio driver around `WatchMachine`: it only moves bytes and time.
+
+`Watcher(source, config)` runs the machine's actions against a `WatchSource` and yields the
+machine's output events:
+
+    watcher = Watcher(source, WatchConfig())
+    async with contextlib.aclosing(watcher.events()) as events:
+        async for event in events:      # Init, InitApply, InitDone, Apply, Delete
+            ...
+
+or `await watcher.run(callback)`. Structured concurrency: the loop runs inside the consumer's own
+task (an async generator), so the watcher owns no background task and cannot leak one. `stop()`
+(from any task, or from the consumer itself) ends the stream cleanly: an outstanding request or
+backoff sleep is interrupted, the watch stream is closed, and the iteration finishes without an
+exception. Cancelling the consumer's task cancels the watcher with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import random
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
+from typing import Any, TypeVar
+
+from kubeloop.watch.actions import List, Sleep, Watch
+from kubeloop.watch.config import WatchConfig
+from kubeloop.watch.errors import ErrorKind, WatchError, classify_exception
+from kubeloop.watch.events import WatchEvent
+from kubeloop.watch.machine import WatchCounters, WatchMachine, WatchState
+from kubeloop.watch.source import WatchSource
+
+log = logging.getLogger("kubeloop.watch")
+
+T = TypeVar("T")
+
+_STOP = "stop"
+_WAKE = "wake"
+_IDLE = "idle"
+
+
+class _Interrupted(Exception):
+    """An await of ours was cut short by `stop()`, `wake()` or the idle timer."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Watcher:
+    """Runs one list+watch loop for one scope; see the module docstring."""
+
+    def __init__(
+        self,
+        source: WatchSource,
+        config: WatchConfig | None = None,
+        *,
+        name: str = "",
+        rng: random.Random | None = None,
+        classify: Callable[[BaseException], WatchError] = classify_exception,
+    ) -> None:
+        self.source = source
+        self.name = name or type(source).__name__
+        self.machine = WatchMachine(config, rng=rng)
+        self._classify = classify
+        self._started = False
+        self._stop_requested = False
+        self._io_task: asyncio.Task[Any] | None = None
+        self._interrupt: str | None = None
+        self._sleeping = False
+        self._reading = False
+        self._read_started = 0.0
+        self._idle_timeout = 0.0
+        self._idle_handle: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._reported: tuple[WatchState, WatchError | None] | None = None
+
+    # ------------------------------------------------------------------ observation
+
+    @property
+    def config(self) -> WatchConfig:
+        """The settings in use."""
+        return self.machine.config
+
+    @property
+    def state(self) -> WatchState:
+        """See `WatchMachine.state`."""
+        return self.machine.state
+
+    @property
+    def last_error(self) -> WatchError | None:
+        """See `WatchMachine.last_error`."""
+        return self.machine.last_error
+
+    @property
+    def synced(self) -> bool:
+        """True once the first list completed."""
+        return self.machine.synced
+
+    @property
+    def resource_version(self) -> str | None:
+        """The resourceVersion the next watch resumes from."""
+        return self.machine.resource_version
+
+    @property
+    def counters(self) -> WatchCounters:
+        """Counters for metrics (live object)."""
+        return self.machine.counters
+
+    # ------------------------------------------------------------------ control
+
+    def stop(self) -> None:
+        """End the event stream cleanly (idempotent; safe from any task of the same loop)."""
+        self._stop_requested = True
+        self._cancel_io(_STOP)
+
+    def wake(self) -> None:
+        """Retry now instead of finishing the current backoff (e.g. a CRD just appeared)."""
+        self.machine.wake()
+        if self._sleeping:
+            self._cancel_io(_WAKE)
+
+    async def run(self, callback: Callable[[WatchEvent], Awaitable[None] | None]) -> None:
+        """Feed every event to `callback` (sync or async) until `stop()`."""
+        async with aclosing(self.events()) as events:
+            async for event in events:
+                result = callback(event)
+                if inspect.isawaitable(result):
+                    await result
+
+    async def events(self) -> AsyncGenerator[WatchEvent, None]:
+        """The output events, until `stop()`. A watcher runs once; iterate it from one task."""
+        if self._started:
+            raise RuntimeError("a Watcher runs once; create a new one")
+        self._started = True
+        loop = self._loop = asyncio.get_running_loop()
+        m = self.machine
+        source = self.source
+        try:
+            while not self._stop_requested:
+                action = m.next_action(loop.time())
+                if action is None:
+                    return
+                if isinstance(action, Sleep):
+                    self._sleeping = True
+                    try:
+                        await self._io(asyncio.sleep(action.seconds))
+                    except _Interrupted as exc:
+                        if exc.reason == _STOP:
+                            return
+                    finally:
+                        self._sleeping = False
+                    continue
+                if isinstance(action, List):
+                    try:
+                        page = await self._io(source.list_page(
+                            limit=action.limit,
+                            continue_token=action.continue_token,
+                            resource_version=action.resource_version,
+                            resource_version_match=action.resource_version_match,
+                        ))
+                    except _Interrupted:
+                        return
+                    except Exception as exc:
+                        out = m.on_list_error(self._classify(exc), loop.time())
+                        self._report("list")
+                    else:
+                        out = m.on_list_page(page, loop.time())
+                    for event in out:
+                        yield event
+                        if self._stop_requested:
+                            return
+                    continue
+                assert isinstance(action, Watch)
+                async with aclosing(self._watch(action, loop)) as watch_events:
+                    async for event in watch_events:
+                        yield event
+                        if self._stop_requested:
+                            return
+        finally:
+            m.stop()
+            self._cancel_idle_timer()
+
+    # ------------------------------------------------------------------ internals
+
+    async def _watch(self, action: Watch, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[WatchEvent, None]:
+        m = self.machine
+        try:
+            stream = self.source.watch(
+                resource_version=action.resource_version,
+                resource_version_match=action.resource_version_match,
+                timeout_seconds=action.timeout_seconds,
+                allow_bookmarks=action.allow_bookmarks,
+                send_initial_events=action.send_initial_events,
+            )
+            iterator = stream.__aiter__()
+        except Exception as exc:
+            for event in m.on_watch_error(self._classify(exc), loop.time()):
+                yield event
+            self._report("watch")
+            return
+        self._idle_timeout = action.idle_timeout
+        self._read_started = loop.time()
+        self._idle_handle = loop.call_at(self._read_started + action.idle_timeout, self._idle_check)
+        try:
+            while True:
+                self._reading = True
+                self._read_started = loop.time()
+                try:
+                    raw = await self._io(iterator.__anext__())
+                except StopAsyncIteration:
+                    out = m.on_watch_ended(loop.time())
+                    self._report("watch ended")
+                except _Interrupted as exc:
+                    if exc.reason != _IDLE:
+                        return
+                    error = WatchError(ErrorKind.TIMEOUT, f"no watch event for {action.idle_timeout:.0f}s")
+                    out = m.on_watch_error(error, loop.time())
+                    self._report("watch")
+                except Exception as exc:
+                    out = m.on_watch_error(self._classify(exc), loop.time())
+                    self._report("watch")
+                else:
+                    out = m.on_watch_event(raw.type, raw.object, loop.time(), raw.resource_version)
+                    for event in out:
+                        yield event
+                    if not m.watch_open:
+                        self._report("watch")
+                        return
+                    continue
+                finally:
+                    self._reading = False
+                for event in out:
+                    yield event
+                return
+        finally:
+            self._cancel_idle_timer()
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                try:
+                    await aclose()
+                except Exception as exc:  # closing a broken stream may fail; nothing to do about it
+                    log.debug("%s: closing the watch stream failed: %r", self.name, exc)
+
+    async def _io(self, awaitable: Awaitable[T]) -> T:
+        """Await something that `stop()`, `wake()` or the idle timer may interrupt."""
+        task = asyncio.current_task()
+        self._io_task = task
+        try:
+            result = await awaitable
+        except asyncio.CancelledError:
+            reason = self._interrupt
+            if reason is not None and task is not None:
+                self._interrupt = None
+                if task.uncancel() == 0:
+                    raise _Interrupted(reason) from None
+            raise
+        finally:
+            self._io_task = None
+        if self._interrupt is not None and task is not None:
+            # The awaitable swallowed our cancellation: honour the interruption anyway.
+            reason, self._interrupt = self._interrupt, None
+            task.uncancel()
+            raise _Interrupted(reason)
+        return result
+
+    def _cancel_io(self, reason: str) -> None:
+        task = self._io_task
+        if task is not None and self._interrupt is None and not task.done():
+            self._interrupt = reason
+            task.cancel()
+
+    def _idle_check(self) -> None:
+        self._idle_handle = None
+        loop = self._loop
+        if loop is None:
+            return
+        now = loop.time()
+        deadline = self._read_started + self._idle_timeout
+        if self._reading and now >= deadline:
+            self._cancel_io(_IDLE)
+            return
+        # Not reading (the consumer is busy with an event) or an event came in: check again later.
+        next_check = deadline if self._reading else now + self._idle_timeout
+        self._idle_handle = loop.call_at(next_check, self._idle_check)
+
+    def _cancel_idle_timer(self) -> None:
+        if self._idle_handle is not None:
+            self._idle_handle.cancel()
+            self._idle_handle = None
+
+    def _report(self, what: str) -> None:
+        """Log state changes and failures: loudly for 403/404, quietly for transient ones."""
+        m = self.machine
+        key = (m.state, m.last_error)
+        if key == self._reported:
+            return
+        self._reported = key
+        error = m.last_error
+        if m.state is WatchState.FORBIDDEN and error is not None:
+            log.warning("%s: %s forbidden, retrying with backoff: %s", self.name, what, error.message)
+        elif m.state is WatchState.WAITING_FOR_RESOURCE and error is not None:
+            log.warning("%s: resource not served (CRD not installed?), waiting: %s", self.name, error.message)
+        elif error is not None:
+            log.debug("%s: %s: %s (state %s)", self.name, what, error, m.state.value)
