@@ -86,8 +86,8 @@ def test_hot_key_flood_does_not_starve_other_keys() -> None:
     q: WorkQueueCore[str] = WorkQueueCore()
     others = [f"k{i}" for i in range(50)]
     q.add("hot", now=0)
-    for key in others:
-        q.add(key, now=0)
+    for other in others:
+        q.add(other, now=0)
     served: list[str] = []
     for _ in range(len(others) + 2):
         key = q.pop(0)
@@ -246,10 +246,10 @@ def test_starvation_guard_serves_low_priority_under_a_steady_stream() -> None:
         counter += 1
     served = []
     for _ in range(every * len(lows)):
-        key = q.pop(0)
-        assert key is not None
-        served.append(key)
-        q.done(key, now=0)
+        popped = q.pop(0)
+        assert popped is not None
+        served.append(popped)
+        q.done(popped, now=0)
         q.add(f"live{counter}", now=0)
         counter += 1
     assert [k for k in served if k.startswith("low")] == lows  # all of them, in FIFO order
@@ -262,9 +262,10 @@ def test_without_the_guard_low_priority_starves() -> None:
     q.add("low", now=0, priority=LOW_PRIORITY)
     q.add("live0", now=0)
     for i in range(1, 200):
-        key = q.pop(0)
-        assert key != "low"
-        q.done(key, now=0)  # type: ignore[arg-type]
+        popped = q.pop(0)
+        assert popped is not None
+        assert popped != "low"
+        q.done(popped, now=0)
         q.add(f"live{i}", now=0)
 
 
