@@ -1,0 +1,234 @@
+"""Sans-IO parts of the client: errors, line splitting, event decoding, rate limit, retry policy,
+resource refs, discovery parsing and serialization."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubeloop.client import (
+    AlreadyExists,
+    ApiError,
+    ApiResource,
+    Conflict,
+    Expired,
+    Gone,
+    InternalError,
+    Invalid,
+    MalformedWatchLine,
+    NotFound,
+    ResourceRef,
+    ServerTimeout,
+    Timeout,
+    TooManyRequests,
+    Unauthorized,
+    WatchEvent,
+    dumps,
+    error_from_status,
+    format_field_selector,
+    format_label_selector,
+)
+from kubeloop.client.errors import error_from_response
+from kubeloop.client.events import decode_event
+from kubeloop.client.jsonlines import LineSplitter
+from kubeloop.client.mapper import parse_resource_list
+from kubeloop.client.ratelimit import TokenBucket
+from kubeloop.client.retry import (
+    RetryPolicy,
+    parse_retry_after,
+    should_retry_connection_error,
+    should_retry_status,
+)
+
+
+def status(code: int, reason: str, **extra: Any) -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason,
+            "message": f"{reason} happened", **extra}
+
+
+@pytest.mark.parametrize(("code", "reason", "cls"), [
+    (404, "NotFound", NotFound), (409, "AlreadyExists", AlreadyExists), (409, "Conflict", Conflict),
+    (410, "Expired", Gone), (410, "Gone", Expired), (429, "TooManyRequests", TooManyRequests),
+    (500, "ServerTimeout", ServerTimeout), (504, "Timeout", Timeout), (401, "Unauthorized", Unauthorized),
+    (500, "InternalError", InternalError), (500, "", InternalError), (502, "", InternalError),
+])
+def test_error_class_by_reason_then_code(code: int, reason: str, cls: type[ApiError]) -> None:
+    err = error_from_response(code, orjson.dumps(status(code, reason)))
+    assert type(err) is cls
+    assert err.code == code and err.reason == reason
+    assert err.status["message"] == f"{reason} happened"
+
+
+def test_invalid_causes_and_retry_after() -> None:
+    causes = [{"reason": "FieldValueRequired", "message": "Required value", "field": "metadata.name"}]
+    err = error_from_status(status(422, "Invalid", details={"causes": causes, "retryAfterSeconds": 3}))
+    assert isinstance(err, Invalid)
+    assert err.causes == causes
+    assert err.retry_after == 3.0
+
+
+def test_non_status_body_becomes_status() -> None:
+    err = error_from_response(404, b"404 page not found\n")
+    assert isinstance(err, NotFound)
+    assert err.message == "404 page not found"
+    assert err.status["kind"] == "Status"
+    assert str(err) == "404 NotFound: 404 page not found"
+
+
+def test_error_event_helper() -> None:
+    ev = decode_event(orjson.dumps({"type": "ERROR", "object": status(410, "Expired")}))
+    assert ev.type == "ERROR"
+    assert isinstance(ev.error(), Gone)
+    assert decode_event(b'{"type":"ADDED","object":{"metadata":{"resourceVersion":"7"}}}').error() is None
+
+
+def test_decode_event() -> None:
+    ev = decode_event(b'{"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"42"}}}')
+    assert isinstance(ev, WatchEvent)
+    assert (ev.type, ev.resource_version) == ("BOOKMARK", "42")
+    assert ev.raw.startswith(b'{"type"')
+
+
+@pytest.mark.parametrize("line", [
+    b"{not json", b'{"type":"ADDED"}', b'{"object":{}}', b'{"type":"NOPE","object":{}}',
+    b'{"type":"ADDED","object":[1]}', b"[1,2]", b"   ",
+])
+def test_decode_event_malformed(line: bytes) -> None:
+    with pytest.raises(MalformedWatchLine):
+        decode_event(line)
+
+
+def test_line_splitter_basic() -> None:
+    s = LineSplitter()
+    assert s.feed(b'{"a":1}\n{"b"') == [b'{"a":1}']
+    assert s.pending() == 4
+    assert s.feed(b":2}\n\n") == [b'{"b":2}']
+    assert s.feed(b"") == []
+    assert s.feed(b"tail") == []
+    assert s.flush() == b"tail"
+    assert s.flush() is None
+
+
+def test_line_splitter_huge_line_has_no_cap() -> None:
+    s = LineSplitter()
+    big = b"x" * (5 * 2**20)
+    for i in range(0, len(big), 65536):
+        assert s.feed(big[i:i + 65536]) == []
+    assert s.feed(b"\nnext") == [big]
+    assert s.pending() == 4  # only the unfinished line is kept
+
+
+@given(st.lists(st.binary(min_size=1, max_size=30).map(lambda b: b.replace(b"\n", b"")).filter(bool), max_size=20),
+       st.lists(st.integers(min_value=0, max_value=400), max_size=10))
+def test_line_splitter_any_chunking(lines: list[bytes], cuts: list[int]) -> None:
+    stream = b"".join(line + b"\n" for line in lines)
+    points = sorted({min(c, len(stream)) for c in cuts} | {0, len(stream)})
+    s = LineSplitter()
+    out: list[bytes] = []
+    for a, b in itertools.pairwise(points):
+        out.extend(s.feed(stream[a:b]))
+    assert out == lines
+    assert s.flush() is None
+
+
+def test_token_bucket() -> None:
+    tb = TokenBucket(qps=10, burst=3, now=0.0)
+    assert [tb.reserve(0.0) for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert tb.reserve(0.0) == pytest.approx(0.1)
+    assert tb.reserve(0.0) == pytest.approx(0.2)  # reservations queue up behind each other
+    assert tb.reserve(10.0) == 0.0  # refilled (capped at burst)
+    with pytest.raises(ValueError):
+        TokenBucket(qps=0, burst=1)
+
+
+def test_retry_rules() -> None:
+    assert should_retry_status("POST", 429) and should_retry_status("GET", 429)
+    assert should_retry_status("GET", 500) and should_retry_status("GET", 503)
+    assert not should_retry_status("POST", 500)
+    assert not should_retry_status("PATCH", 503)
+    assert not should_retry_status("PUT", 500)
+    assert not should_retry_status("GET", 404)
+    assert should_retry_connection_error("POST", connected=False)
+    assert not should_retry_connection_error("POST", connected=True)
+    assert should_retry_connection_error("GET", connected=True)
+    assert parse_retry_after("2") == 2.0 and parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_retry_delays_are_bounded_and_jittered() -> None:
+    p = RetryPolicy(base_delay=0.1, max_delay=1.0, max_retry_after=5)
+    rnd = random.Random(1)
+    for attempt in range(1, 12):
+        d = p.delay(attempt, rnd=rnd)
+        cap = min(1.0, 0.1 * 2 ** (attempt - 1))
+        assert cap / 2 <= d <= cap
+    assert p.delay(1, retry_after=3) == 3
+    assert p.delay(1, retry_after=60) == 5
+
+
+def test_resource_ref() -> None:
+    assert ResourceRef.parse("v1/ConfigMap") == ResourceRef("", "v1", "ConfigMap")
+    assert ResourceRef.parse("apps/v1/Deployment").api_version == "apps/v1"
+    assert str(ResourceRef.parse("example.com/v1/Widget")) == "example.com/v1/Widget"
+    assert ResourceRef.of({"apiVersion": "apps/v1", "kind": "Deployment"}) == ResourceRef("apps", "v1", "Deployment")
+    for bad in ("ConfigMap", "a/b/c/d", "/v1/X", ""):
+        with pytest.raises(ValueError):
+            ResourceRef.parse(bad)
+
+
+def test_parse_resource_list_and_paths() -> None:
+    body = {"kind": "APIResourceList", "groupVersion": "apps/v1", "resources": [
+        {"name": "deployments", "singularName": "deployment", "namespaced": True, "kind": "Deployment",
+         "verbs": ["get", "list"], "shortNames": ["deploy"]},
+        {"name": "deployments/status", "namespaced": True, "kind": "Deployment", "verbs": ["get", "patch"]},
+        {"name": "deployments/scale", "namespaced": True, "group": "autoscaling", "version": "v1", "kind": "Scale"},
+    ]}
+    res = parse_resource_list("apps", "v1", body)
+    d = res["deployments"]
+    assert isinstance(d, ApiResource)
+    assert d.subresources == {"status", "scale"} and d.namespaced and d.kind == "Deployment"
+    assert d.path("ns", "web", "status") == "/apis/apps/v1/namespaces/ns/deployments/web/status"
+    assert d.path(None) == "/apis/apps/v1/deployments"
+    core = ApiResource("", "v1", "Namespace", "namespaces", namespaced=False)
+    assert core.path("ignored", "kube-system") == "/api/v1/namespaces/kube-system"
+
+
+class View(Mapping[str, Any]):
+    """A read-only mapping that is not a dict (like the cache's views)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._d = data
+
+    def __getitem__(self, k: str) -> Any:
+        v = self._d[k]
+        return View(v) if isinstance(v, dict) else tuple(v) if isinstance(v, list) else v
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+def test_dumps_accepts_mapping_views() -> None:
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "finalizers": ["x/y"]},
+           "data": {"k": "v"}}
+    assert orjson.loads(dumps(View(obj))) == obj
+
+
+def test_selector_formatting() -> None:
+    assert format_label_selector(None) is None
+    assert format_label_selector("app=web,tier!=db") == "app=web,tier!=db"
+    assert format_label_selector({"app": "web", "tier": "db"}) == "app=web,tier=db"
+    assert format_field_selector({"metadata.name": "a,b=c"}) == r"metadata.name=a\,b\=c"
+
+    class Sel:
+        def __str__(self) -> str:
+            return "x in (a,b)"
+    assert format_label_selector(Sel()) == "x in (a,b)"
