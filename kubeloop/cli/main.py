@@ -9,3 +9,12 @@ import click
 @click.version_option(package_name="kubeloop")
 def main() -> None:
     """kubeloop: an asyncio Kubernetes controller runtime."""
+
+
+def _register() -> None:
+    from .apiserver import apiserver
+
+    main.add_command(apiserver)
+
+
+_register()

@@ -1,0 +1,48 @@
+"""`kubeloop apiserver`: run the Kubernetes API server emulator until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+import click
+
+
+@click.command("apiserver")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=0, show_default=True, type=int, help="Port (0: pick a free one).")
+@click.option("--token", default=None, help="Require this bearer token (default: no authentication).")
+@click.option("--kubeconfig-out", "kubeconfig_out", default=None, type=click.Path(dir_okay=False),
+              help="Write a kubeconfig for the server to this file.")
+@click.option("--tls/--no-tls", default=False, show_default=True,
+              help="Serve HTTPS with a self-signed certificate generated at start (CA in the kubeconfig).")
+@click.option("--gc/--no-gc", default=True, show_default=True, help="Run the ownerReferences garbage collector.")
+@click.option("--history-size", default=10_000, show_default=True, type=int,
+              help="Changes kept per resource for watch resume and list snapshots.")
+@click.option("--bookmark-interval", default=60.0, show_default=True, type=float,
+              help="Seconds between watch bookmarks.")
+def apiserver(host: str, port: int, token: str | None, kubeconfig_out: str | None, tls: bool, gc: bool,
+              history_size: int, bookmark_interval: float) -> None:
+    """Run the Kubernetes API server emulator; prints its URL when ready."""
+    from kubeloop.testing.apiserver.server import APIServer
+
+    async def run() -> None:
+        server = APIServer(host=host, port=port, token=token, tls=tls, kubeconfig_path=kubeconfig_out, gc=gc,
+                           history_size=history_size, bookmark_interval=bookmark_interval)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await server.start()
+        except OSError as e:
+            raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+        click.echo(server.url)
+        sys.stdout.flush()
+        try:
+            await stop.wait()
+        finally:
+            await server.stop()
+
+    asyncio.run(run())

@@ -1,0 +1,557 @@
+"""The HTTP layer: routing Kubernetes REST paths to the registry, auth, faults, stats, watch streams.
+
+One catch-all aiohttp handler parses the path itself (the REST layout is regular and a single
+parser gives the real server's distinction between a JSON 404 Status and a plain-text
+`404 page not found`). Handlers only translate between HTTP and `Registry` calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from . import adapters, errors
+from .catalog import Catalog
+from .errors import StatusError
+from .faults import Faults
+from .negotiation import (
+    JSON,
+    PATCH_TYPES,
+    POM,
+    YAML,
+    decode_object,
+    decode_yaml,
+    media_type,
+    negotiate,
+    object_renderer,
+    render_list,
+    to_yaml,
+)
+from .registry import Registry
+from .resources import ResourceInfo
+from .storage import Obj, Stored
+from .watch import Watcher, bookmark_line, error_line
+
+ADMIN = "/_kubeloop/"
+_PLAIN_404 = "404 page not found\n"
+
+
+class PlainNotFound(Exception):
+    """The real server's non-API 404: `text/plain` body `404 page not found`."""
+
+
+@dataclass
+class Target:
+    """What a request path addresses."""
+
+    info: ResourceInfo
+    namespace: str | None  # None: cluster-scoped, or all namespaces
+    name: str
+    subresource: str
+
+
+def _status_response(err: StatusError) -> web.Response:
+    headers = {}
+    if err.retry_after is not None:
+        headers["Retry-After"] = str(err.retry_after)
+    return web.Response(status=err.code, body=orjson.dumps(err.status()), content_type="application/json",
+                        headers=headers)
+
+
+def _json(body: bytes, status: int = 200, mode: str = JSON) -> web.Response:
+    if mode == YAML:
+        return web.Response(status=status, body=to_yaml(body), content_type="application/yaml")
+    return web.Response(status=status, body=body, content_type="application/json")
+
+
+def field_manager_of(request: web.Request) -> str:
+    fm = request.query.get("fieldManager")
+    if fm:
+        return fm
+    ua = request.headers.get("User-Agent", "")
+    return ua.split("/", 1)[0] if ua else "unknown"
+
+
+def _truthy(v: str | None) -> bool:
+    return (v or "").lower() in ("1", "true", "yes")
+
+
+class APIApp:
+    """Builds the aiohttp application around a registry."""
+
+    def __init__(self, registry: Registry, catalog: Catalog, faults: Faults, token: str | None) -> None:
+        self.registry = registry
+        self.catalog = catalog
+        self.faults = faults
+        self.token = token
+        self.watchers: set[Watcher] = set()
+        self.stopping = False
+
+    def make_app(self) -> web.Application:
+        app = web.Application(client_max_size=self.registry.settings.max_body_bytes)
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        return app
+
+    def close_watches(self, resource: str | None = None) -> int:
+        from .faults import resource_matches
+
+        n = 0
+        for w in list(self.watchers):
+            if resource_matches(resource, w.stats_key):
+                w.close()
+                n += 1
+        return n
+
+    # ---- entry -----------------------------------------------------------------------------
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        try:
+            if path.startswith(ADMIN):
+                return await self.admin(request, path[len(ADMIN):])
+            if self.token is not None and not self._authorized(request):
+                raise errors.unauthorized()
+            if path in ("/healthz", "/readyz", "/livez"):
+                return web.Response(text="ok")
+            return await self.api(request, path)
+        except StatusError as e:
+            return _status_response(e)
+        except PlainNotFound:
+            return web.Response(status=404, text=_PLAIN_404, content_type="text/plain")
+        except web.HTTPException:
+            raise
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # never let a bug in one request take the server down
+            return _status_response(errors.internal_error(f"{type(e).__name__}: {e}"))
+
+    def _authorized(self, request: web.Request) -> bool:
+        auth = request.headers.get("Authorization", "")
+        return auth == f"Bearer {self.token}"
+
+    # ---- admin -----------------------------------------------------------------------------
+    async def admin(self, request: web.Request, what: str) -> web.Response:
+        q = request.query
+        f = self.faults
+        if what == "stats":
+            return web.json_response(f.stats())
+        if request.method != "POST":
+            raise errors.method_not_allowed()
+        res = q.get("resource") or None
+        if what == "close-watches":
+            return web.json_response({"closed": f.close_watches(res)})
+        if what == "expire-next-watch":
+            f.expire_next_watch(res or "*", int(q.get("count", "1")))
+        elif what == "compact":
+            f.compact()
+        elif what == "delay":
+            f.delay(float(q.get("seconds", "0")), res)
+        elif what == "fail":
+            f.fail_next(int(q.get("count", "1")), int(q.get("code", "500")), resource=res,
+                        retry_after=int(q.get("retryAfter", "1")),
+                        verbs=tuple(q["verbs"].split(",")) if q.get("verbs") else None)
+        elif what == "reset":
+            f.reset()
+        else:
+            raise PlainNotFound()
+        return web.json_response({"ok": True})
+
+    # ---- discovery + routing ---------------------------------------------------------------
+    async def api(self, request: web.Request, path: str) -> web.StreamResponse:
+        parts = [p for p in path.split("/") if p]
+        cat = self.catalog
+        if not parts:
+            return web.json_response({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/version"]})
+        if parts[0] == "version" and len(parts) == 1:
+            return web.json_response(cat.version_info())
+        if parts[0] == "api":
+            if len(parts) == 1:
+                return _json(orjson.dumps(cat.api_versions()))
+            group, version, rest = "", parts[1], parts[2:]
+            if not cat.version_exists("", version):
+                raise StatusError(404, "NotFound", "the server could not find the requested resource", {})
+        elif parts[0] == "apis":
+            if len(parts) == 1:
+                return _json(orjson.dumps(cat.api_group_list()))
+            group = parts[1]
+            if not cat.group_exists(group):
+                raise PlainNotFound()
+            if len(parts) == 2:
+                doc = cat.api_group(group)
+                if doc is None:
+                    raise PlainNotFound()
+                return _json(orjson.dumps(doc))
+            version, rest = parts[2], parts[3:]
+            if not cat.version_exists(group, version):
+                if self._custom_group(group):
+                    raise PlainNotFound()
+                raise StatusError(404, "NotFound", "the server could not find the requested resource", {})
+        else:
+            raise PlainNotFound()
+        if not rest:
+            if request.method != "GET":
+                raise errors.method_not_allowed()
+            doc = cat.resource_list(group, version)
+            if doc is None:
+                raise StatusError(404, "NotFound", "the server could not find the requested resource", {})
+            return _json(orjson.dumps(doc))
+        target = self._target(group, version, rest)
+        return await self.resource(request, target)
+
+    def _custom_group(self, group: str) -> bool:
+        return any(i.custom for i in self.catalog.all() if i.group == group)
+
+    def _target(self, group: str, version: str, rest: list[str]) -> Target:
+        not_found = StatusError(404, "NotFound", "the server could not find the requested resource", {})
+        cat = self.catalog
+        namespace: str | None = None
+        if rest[0] == "namespaces" and len(rest) >= 3 and not (len(rest) == 3 and group == "" and rest[2] in (
+                "status", "finalize")):
+            namespace, rest = rest[1], rest[2:]
+        if len(rest) > 3:
+            raise not_found
+        info = cat.lookup(group, version, rest[0])
+        if info is None:
+            raise not_found
+        name = rest[1] if len(rest) > 1 else ""
+        sub = rest[2] if len(rest) > 2 else ""
+        if namespace is not None and not info.namespaced:
+            if info.custom:
+                raise PlainNotFound()
+            raise not_found
+        if sub and sub not in info.subresources:
+            if info.custom:
+                raise errors.not_found(info.resource, name, info.group)
+            raise not_found
+        if info.namespaced and namespace is None and name:
+            raise not_found
+        return Target(info, namespace, name, sub)
+
+    # ---- resources -------------------------------------------------------------------------
+    async def resource(self, request: web.Request, t: Target) -> web.StreamResponse:
+        method = request.method
+        q = request.query
+        info = t.info
+        if not t.name:
+            if method == "GET":
+                verb = "watch" if _truthy(q.get("watch")) else "list"
+            elif method == "POST":
+                verb = "create"
+            elif method == "DELETE":
+                verb = "deletecollection"
+            else:
+                raise errors.method_not_allowed()
+            if info.namespaced and t.namespace is None and verb in ("create", "deletecollection"):
+                raise errors.method_not_allowed()
+        else:
+            verb = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method, "")
+            if not verb or (t.subresource and verb == "delete"):
+                raise errors.method_not_allowed()
+            if verb == "get" and _truthy(q.get("watch")):
+                verb = "watch"
+        key = info.stats_key
+        self.faults.requests[f"{verb} {key}"] += 1
+        delay = self.faults.delay_for(key)
+        if delay:
+            await asyncio.sleep(delay)
+        failure = self.faults.take_failure(verb, key)
+        if failure is not None:
+            raise _injected(*failure)
+        ns = t.namespace or ""
+        reg = self.registry
+        manager = field_manager_of(request)
+        if verb == "watch":
+            return await self.watch(request, t)
+        if verb == "list":
+            mode = negotiate(request.headers.get("Accept"), is_list=True, kind=info.kind)
+            return await self.list(request, t, mode)
+        if verb == "get":
+            mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
+            st = reg.get(info, ns, t.name)
+            if t.subresource == "scale":
+                return _json(orjson.dumps(info.strategy.get_scale(info, reg.view(info, st))), mode=mode)
+            return self._object(info, st, mode)
+        if verb == "delete":
+            body = await request.read()
+            opts = self._delete_options(body)
+            opts = reg.parse_delete_options(opts, q)
+            dry = reg.check_dry_run(q.getall("dryRun", []) + list(opts.get("dryRun") or []), "DeleteOptions")
+            kept, status = reg.delete(info, ns, t.name, opts, dry_run=dry)
+            if status is not None:
+                return _json(orjson.dumps(status))
+            mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
+            assert kept is not None
+            return self._object(info, kept, mode)
+        if verb == "deletecollection":
+            body = await request.read()
+            opts = reg.parse_delete_options(self._delete_options(body), q)
+            dry = reg.check_dry_run(q.getall("dryRun", []) + list(opts.get("dryRun") or []), "DeleteOptions")
+            match, _has_sel = self._matcher(info, q)
+            gone = reg.delete_collection(info, ns, opts, dry_run=dry, match=match)
+            mode = negotiate(request.headers.get("Accept"), is_list=True, kind=info.kind)
+            return _json(render_list(info, mode if mode == POM else JSON, gone.items, gone.rv, "", None), mode=mode)
+        body = await request.read()
+        if verb == "create":
+            mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
+            dry = reg.check_dry_run(q.getall("dryRun", []), "CreateOptions")
+            obj = decode_object(body, request.headers.get("Content-Type", ""), info)
+            st = reg.create(info, ns, obj, manager=manager, dry_run=dry, subresource=t.subresource)
+            return self._object(info, st, mode, status=201)
+        if verb == "update":
+            mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
+            dry = reg.check_dry_run(q.getall("dryRun", []), "UpdateOptions")
+            if t.subresource == "scale":
+                return self._scale_update(request, t, decode_yaml(body) if body else {}, manager, dry, mode)
+            obj = decode_object(body, request.headers.get("Content-Type", ""), info)
+            res = reg.update(info, ns, t.name, obj, manager=manager, dry_run=dry, subresource=t.subresource,
+                             allow_create=info.allow_create_on_update)
+            return self._object(info, res.stored, mode, status=201 if res.created else 200)
+        # patch
+        mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
+        ctype = media_type(request.headers.get("Content-Type"))
+        ptype = PATCH_TYPES.get(ctype)
+        if ptype is None:
+            raise StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
+        if ptype == "smp" and info.custom:
+            raise StatusError(415, "UnsupportedMediaType",
+                              "the body of the request was in an unknown format - accepted media types include: "
+                              "application/json-patch+json, application/merge-patch+json, "
+                              "application/apply-patch+yaml")
+        dry = reg.check_dry_run(q.getall("dryRun", []), "PatchOptions")
+        force = _truthy(q.get("force"))
+        if ptype == "apply" and not q.get("fieldManager"):
+            raise _patch_options_invalid("fieldManager", "FieldValueRequired",
+                                         "Required value: is required for apply patch")
+        if ptype != "apply" and "force" in q:
+            raise _patch_options_invalid("force", "FieldValueForbidden",
+                                         "Forbidden: may not be specified for non-apply patch")
+        if t.subresource == "scale":
+            current = info.strategy.get_scale(info, reg.view(info, reg.get(info, ns, t.name)))
+            from . import adapters as ad
+            patch = orjson.loads(body) if ptype != "apply" else decode_yaml(body)
+            scale = ad.merge_patch(current, patch) if ptype != "json" else ad.json_patch(current, patch)
+            return self._scale_update(request, t, scale, manager, dry, mode)
+        res = reg.patch(info, ns, t.name, ptype, body, manager=manager, dry_run=dry, subresource=t.subresource,
+                        force=force, decode_yaml=decode_yaml)
+        return self._object(info, res.stored, mode, status=201 if res.created else 200)
+
+    def _scale_update(self, request: web.Request, t: Target, scale: Any, manager: str, dry: bool,
+                      mode: str) -> web.Response:
+        reg, info = self.registry, t.info
+        if not isinstance(scale, dict):
+            raise errors.bad_request("the body of the request must be a Scale object")
+        st = reg.get(info, t.namespace or "", t.name)
+        obj = reg.view(info, st)
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != obj["metadata"]["resourceVersion"]:
+            raise errors.conflict(info.resource, t.name, info.group)
+        info.strategy.apply_scale(info, obj, scale)
+        res = reg.update(info, t.namespace or "", t.name, obj, manager=manager, dry_run=dry, subresource="scale")
+        out = info.strategy.get_scale(info, reg.view(info, res.stored))
+        return _json(orjson.dumps(out), mode=mode)
+
+    def _object(self, info: ResourceInfo, st: Stored, mode: str, status: int = 200) -> web.Response:
+        body = object_renderer(info, POM if mode == POM else JSON)(st)
+        if st.rv == 0:  # dry-run create: no resourceVersion
+            d = orjson.loads(body)
+            d.get("metadata", {}).pop("resourceVersion", None)
+            body = orjson.dumps(d)
+        return _json(body, status, mode)
+
+    @staticmethod
+    def _delete_options(body: bytes) -> Obj:
+        if not body.strip():
+            return {}
+        try:
+            opts = orjson.loads(body)
+        except orjson.JSONDecodeError as e:
+            raise errors.internal_error(f"couldn't get version/kind; json parse error: {e}") from None
+        if not isinstance(opts, dict):
+            raise errors.bad_request("DeleteOptions must be an object")
+        return opts
+
+    def _matcher(self, info: ResourceInfo, q: Any) -> tuple[Callable[[Obj], bool] | None, bool]:
+        ls_text = q.get("labelSelector", "")
+        fs_text = q.get("fieldSelector", "")
+        ls = adapters.parse_label_selector(ls_text) if ls_text.strip() else None
+        fs = adapters.parse_field_selector(fs_text) if fs_text.strip() else None
+        if fs is not None:
+            for label in adapters.field_requirements(fs):
+                info.strategy.check_field_label(info, label)
+        if ls is None and fs is None:
+            return None, False
+        strategy = info.strategy
+        convert = None if _identity(info) else (lambda o: strategy.from_storage(info, dict(o)))
+
+        def match(obj: Obj) -> bool:
+            if ls is not None and not ls.matches((obj.get("metadata") or {}).get("labels") or {}):
+                return False
+            if fs is not None:
+                view = obj if convert is None else convert(obj)
+                return bool(fs.matches(strategy.field_values(info, view)))
+            return True
+        return match, True
+
+    async def list(self, request: web.Request, t: Target, mode: str) -> web.Response:
+        reg, info, q = self.registry, t.info, request.query
+        match, has_sel = self._matcher(info, q)
+        rv, rv_match = reg.parse_list_rv(q)
+        if rv and rv > reg.store.rv and rv_match != "Exact" and not q.get("continue"):
+            await self._wait_for_rv(rv)
+        if rv and rv > reg.store.rv and rv_match == "Exact":
+            await self._wait_for_rv(rv)
+        res = reg.list(info, t.namespace, q, match, has_sel)
+        body = render_list(info, POM if mode == POM else JSON, res.items, res.rv, res.continue_token, res.remaining)
+        return _json(body, mode=mode)
+
+    async def _wait_for_rv(self, rv: int) -> None:
+        reg = self.registry
+        deadline = time.monotonic() + reg.settings.future_rv_wait
+        while reg.store.rv < rv:
+            if time.monotonic() >= deadline:
+                raise reg.future_rv_error(rv)
+            await asyncio.sleep(0.05)
+
+    # ---- watch -----------------------------------------------------------------------------
+    async def watch(self, request: web.Request, t: Target) -> web.StreamResponse:
+        reg, info, q = self.registry, t.info, request.query
+        mode = negotiate(request.headers.get("Accept"), is_list=True, is_watch=True, kind=info.kind)
+        match, _ = self._matcher(info, q)
+        if t.name:
+            name = t.name
+            inner = match
+
+            def match_name(obj: Obj) -> bool:
+                return bool(obj["metadata"]["name"] == name and (inner is None or inner(obj)))
+            match = match_name
+        rv_text = q.get("resourceVersion", "")
+        rv: int | None = None
+        if rv_text:
+            try:
+                rv = int(rv_text)
+                if rv < 0:
+                    raise ValueError
+            except ValueError:
+                raise StatusError(500, "", f'resourceVersion: Invalid value: "{rv_text}": strconv.ParseUint: '
+                                           f'parsing "{rv_text}": invalid syntax') from None
+        send_initial = _truthy(q.get("sendInitialEvents"))
+        if "sendInitialEvents" in q and q.get("resourceVersionMatch") != "NotOlderThan":
+            raise StatusError(422, "Invalid", 'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: '
+                              "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch "
+                              "is set to NotOlderThan",
+                              {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [errors.cause(
+                                  "FieldValueForbidden", "Forbidden: sendInitialEvents is forbidden for watch "
+                                  "unless resourceVersionMatch is set to NotOlderThan", "sendInitialEvents")]})
+        timeout_text = q.get("timeoutSeconds", "")
+        try:
+            timeout = float(timeout_text) if timeout_text else 1800.0
+        except ValueError:
+            raise errors.bad_request(f'strconv.ParseInt: parsing "{timeout_text}": invalid syntax') from None
+        bookmarks = _truthy(q.get("allowWatchBookmarks"))
+        bucket = reg.bucket(info)
+        render_mode = POM if mode == POM else JSON
+        render = object_renderer(info, render_mode)
+        watcher = Watcher(info.stats_key, t.namespace if info.namespaced else None, match, render,
+                          (id(info), render_mode))
+        expired = self.faults.take_expire(info.stats_key)
+        replay: list[Any] | None = []
+        if expired:
+            replay = None
+        elif send_initial or rv is None or rv == 0:
+            objs = bucket.objects
+            for k in bucket.sorted_keys():
+                watcher.offer_initial(objs[k])
+            if send_initial:
+                watcher.push_line(bookmark_line(info.kind, info.api_version, reg.store.rv, initial_end=True))
+        else:
+            replay = bucket.changes_since(min(rv, reg.store.rv))
+            if replay is not None:
+                for ch in replay:
+                    watcher.offer(ch)
+        if replay is None:
+            msg = f"too old resource version: {rv} ({bucket.oldest_rv})"
+            watcher.push_line(error_line(errors.expired(msg).status()))
+            watcher.closed = True
+        else:
+            bucket.watchers.add(watcher)
+            self.watchers.add(watcher)
+            self.faults.open_watches[info.stats_key] += 1
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
+                                                       "Cache-Control": "no-cache, private"})
+        try:
+            await resp.prepare(request)
+            await self._pump(resp, watcher, timeout, bookmarks, info)
+        except (ConnectionResetError, asyncio.CancelledError, RuntimeError):
+            pass
+        finally:
+            if replay is not None:
+                bucket.watchers.discard(watcher)
+                self.watchers.discard(watcher)
+                self.faults.open_watches[info.stats_key] -= 1
+        with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await resp.write_eof()
+        return resp
+
+    async def _pump(self, resp: web.StreamResponse, w: Watcher, duration: float, bookmarks: bool,
+                    info: ResourceInfo) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + duration
+        interval = self.registry.settings.bookmark_interval
+        next_bookmark = loop.time() + interval
+        while True:
+            if w.lines:
+                lines = w.lines
+                data = b"".join(lines)
+                lines.clear()
+                await resp.write(data)
+                continue
+            if w.closed or self.stopping:
+                return
+            now = loop.time()
+            if now >= deadline:
+                if bookmarks:
+                    await resp.write(bookmark_line(info.kind, info.api_version, self.registry.store.rv))
+                return
+            if bookmarks and now >= next_bookmark:
+                await resp.write(bookmark_line(info.kind, info.api_version, self.registry.store.rv))
+                next_bookmark = now + interval
+                continue
+            w.wakeup.clear()
+            wait = deadline - now
+            if bookmarks:
+                wait = min(wait, next_bookmark - now)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(w.wakeup.wait(), timeout=max(wait, 0.001))
+
+
+def _identity(info: ResourceInfo) -> bool:
+    from .registry import is_identity
+
+    return is_identity(info.strategy)
+
+
+def _injected(code: int, retry_after: int) -> StatusError:
+    if code == 429:
+        return StatusError(429, "TooManyRequests", "the server has received too many requests and has asked us "
+                           "to try again later", {"retryAfterSeconds": retry_after}, retry_after=retry_after)
+    if code == 503:
+        return StatusError(503, "ServiceUnavailable", "the server is currently unable to handle the request",
+                           {}, retry_after=retry_after)
+    if code == 504:
+        return StatusError(504, "Timeout", "the server was unable to return a response in the time allotted",
+                           {"retryAfterSeconds": retry_after}, retry_after=retry_after)
+    if code == 500:
+        return StatusError(500, "InternalError", "Internal error occurred: injected fault", {})
+    return StatusError(code, "", f"injected fault ({code})", {})
+
+
+def _patch_options_invalid(field_name: str, reason: str, msg: str) -> StatusError:
+    return StatusError(422, "Invalid", f'PatchOptions.meta.k8s.io "" is invalid: {field_name}: {msg}',
+                       {"group": "meta.k8s.io", "kind": "PatchOptions",
+                        "causes": [errors.cause(reason, msg, field_name)]})

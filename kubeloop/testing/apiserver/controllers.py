@@ -1,0 +1,341 @@
+"""The in-process controllers a real control plane runs next to kube-apiserver.
+
+- CRDs: register served resources when a CRD is stored, set `Established`, and on deletion remove
+  the custom resources, then the CRD (the `customresourcecleanup` finalizer).
+- Namespaces: after a DELETE, remove everything in the namespace, then the namespace (after a short
+  delay, so a client still sees it `Terminating` right after its DELETE, as on a real cluster).
+- Garbage collector: ownerReferences dependents, background and foreground deletion, orphaning
+  (kube-controller-manager's behaviour), switchable.
+
+They subscribe to the store's commits synchronously (only to queue work) and do the writes from one
+asyncio task, so a commit never re-enters the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from .errors import StatusError
+from .objectmeta import now_rfc3339
+from .registry import CRD_FINALIZER, CRDS, Registry
+from .resources import ResourceInfo
+from .storage import ADDED, DELETED, MODIFIED, Bucket, Change, Key, Stored
+
+log = logging.getLogger(__name__)
+
+CRD_BUCKET = "apiextensions.k8s.io/customresourcedefinitions"
+NS_BUCKET = "/namespaces"
+Ref = tuple[str, Key]  # (bucket name, key)
+
+
+class Controllers:
+    """Queues work from commits and runs it in one background task."""
+
+    def __init__(self, registry: Registry, on_resource_removed: Callable[[ResourceInfo], None]) -> None:
+        self.registry = registry
+        self.store = registry.store
+        self.settings = registry.settings
+        self.on_resource_removed = on_resource_removed
+        self._work: deque[tuple[float, Callable[[], bool]]] = deque()
+        self._wake = asyncio.Event()
+        # garbage collector indexes
+        self._dependents: dict[str, set[Ref]] = {}
+        self._by_uid: dict[str, Ref] = {}
+        self._scheduled_ns: set[str] = set()
+        self._scheduled_crd: set[str] = set()
+        self.store.listeners.append(self._on_commit)
+
+    # ---- scheduling ------------------------------------------------------------------------
+    def _later(self, delay: float, job: Callable[[], bool]) -> None:
+        """Run `job` after `delay`; a job returning False is retried shortly after."""
+        loop = asyncio.get_event_loop()
+        self._work.append((loop.time() + delay, job))
+        self._wake.set()
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            self._wake.clear()
+            now = loop.time()
+            pending: list[tuple[float, Callable[[], bool]]] = []
+            while self._work:
+                at, job = self._work.popleft()
+                if at > now:
+                    pending.append((at, job))
+                    continue
+                try:
+                    done = job()
+                except StatusError:
+                    done = True
+                except Exception:  # a controller bug must not stop the others
+                    log.exception("emulator controller job failed")
+                    done = True
+                if not done:
+                    pending.append((loop.time() + 0.05, job))
+            self._work.extend(pending)
+            timeout = min((at for at, _ in self._work), default=now + 3600) - loop.time()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.005))
+
+    def _info_for(self, bucket_name: str) -> ResourceInfo | None:
+        for info in self.registry.catalog.all():
+            if info.storage_key == bucket_name:
+                return info
+        return None
+
+    # ---- commit listener -------------------------------------------------------------------
+    def _on_commit(self, bucket: Bucket, ch: Change) -> None:
+        obj = ch.new.obj
+        meta = obj["metadata"]
+        uid = meta.get("uid", "")
+        self._index(bucket.name, ch)
+        if bucket.name == CRD_BUCKET:
+            self._crd_changed(ch)
+        elif bucket.name == NS_BUCKET and ch.type == MODIFIED and meta.get("deletionTimestamp"):
+            name = meta["name"]
+            if name not in self._scheduled_ns:
+                self._scheduled_ns.add(name)
+                self._later(self.settings.namespace_delete_delay, lambda: self._finalize_namespace(name))
+        if not self.settings.gc_enabled:
+            return
+        if ch.type == DELETED:
+            if uid in self._dependents:
+                self._later(0, lambda: self._collect(uid))
+            for ref in meta.get("ownerReferences") or []:
+                owner_uid = ref.get("uid")
+                if isinstance(owner_uid, str) and owner_uid in self._by_uid:
+                    self._later(0, functools.partial(self._collect, owner_uid))
+        elif meta.get("deletionTimestamp") and {"foregroundDeletion", "orphan"} & set(meta.get("finalizers") or []):
+            self._later(0, lambda: self._collect(uid))
+
+    def _index(self, bucket_name: str, ch: Change) -> None:
+        old_refs = {r.get("uid") for r in (ch.old.obj["metadata"].get("ownerReferences") or [])} if ch.old else set()
+        new_refs = set() if ch.type == DELETED else {
+            r.get("uid") for r in (ch.new.obj["metadata"].get("ownerReferences") or [])}
+        ref: Ref = (bucket_name, ch.key)
+        for u in old_refs - new_refs:
+            deps = self._dependents.get(u)
+            if deps is not None:
+                deps.discard(ref)
+                if not deps:
+                    del self._dependents[u]
+        for u in new_refs - old_refs:
+            if u:
+                self._dependents.setdefault(u, set()).add(ref)
+        uid = ch.new.obj["metadata"].get("uid")
+        if uid:
+            if ch.type == DELETED:
+                self._by_uid.pop(uid, None)
+            else:
+                self._by_uid[uid] = ref
+
+    def _lookup(self, ref: Ref) -> Stored | None:
+        b = self.store.buckets.get(ref[0])
+        return b.objects.get(ref[1]) if b is not None else None
+
+    # ---- low-level writes (bypass strategies: these are server-internal) --------------------
+    def _write(self, bucket_name: str, old: Stored, mutate: Callable[[dict[str, Any]], None]) -> None:
+        obj = _copy(old.obj)
+        mutate(obj)
+        meta = obj["metadata"]
+        for k in ("finalizers", "ownerReferences"):
+            if k in meta and not meta[k]:
+                del meta[k]
+        bucket = self.store.bucket(bucket_name)
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not (
+                bucket_name == NS_BUCKET and (obj.get("spec") or {}).get("finalizers")):
+            self.store.commit(bucket, DELETED, _copy(old.obj), old)
+        elif obj != old.obj:
+            self.store.commit(bucket, MODIFIED, obj, old)
+
+    def _remove_finalizer(self, bucket_name: str, old: Stored, fin: str) -> None:
+        def drop(obj: dict[str, Any]) -> None:
+            obj["metadata"]["finalizers"] = [f for f in obj["metadata"].get("finalizers") or [] if f != fin]
+        self._write(bucket_name, old, drop)
+
+    def _delete(self, ref: Ref, policy: str = "Background") -> None:
+        st = self._lookup(ref)
+        info = self._info_for(ref[0])
+        if st is None or info is None or st.obj["metadata"].get("deletionTimestamp"):
+            return
+        with contextlib.suppress(StatusError):
+            self.registry.delete(info, ref[1][0], ref[1][1], {"propagationPolicy": policy}, dry_run=False)
+
+    # ---- garbage collector -----------------------------------------------------------------
+    def _collect(self, uid: str) -> bool:
+        if not self.settings.gc_enabled:
+            return True
+        owner_ref = self._by_uid.get(uid)
+        owner = self._lookup(owner_ref) if owner_ref else None
+        deps = sorted(self._dependents.get(uid, ()))
+        if owner is None:
+            for ref in deps:
+                dep = self._lookup(ref)
+                if dep is None:
+                    continue
+                refs = dep.obj["metadata"].get("ownerReferences") or []
+                others = [r for r in refs if r.get("uid") != uid and r.get("uid") in self._by_uid]
+                if others:
+                    self._write(ref[0], dep, lambda o: o["metadata"].__setitem__(
+                        "ownerReferences", [r for r in o["metadata"].get("ownerReferences") or []
+                                            if r.get("uid") != uid]))
+                else:
+                    self._delete(ref)
+            return True
+        meta = owner.obj["metadata"]
+        if not meta.get("deletionTimestamp"):
+            return True
+        fins = meta.get("finalizers") or []
+        assert owner_ref is not None
+        if "orphan" in fins:
+            for ref in deps:
+                dep = self._lookup(ref)
+                if dep is not None:
+                    self._write(ref[0], dep, lambda o: o["metadata"].__setitem__(
+                        "ownerReferences", [r for r in o["metadata"].get("ownerReferences") or []
+                                            if r.get("uid") != uid]))
+            owner = self._lookup(owner_ref)
+            if owner is not None:
+                self._remove_finalizer(owner_ref[0], owner, "orphan")
+            return True
+        if "foregroundDeletion" in fins:
+            remaining = [r for r in deps if self._lookup(r) is not None]
+            for ref in remaining:
+                self._delete(ref, "Foreground")
+            remaining = [r for r in deps if self._lookup(r) is not None]
+            if remaining:
+                return True  # re-queued when a dependent goes away
+            owner = self._lookup(owner_ref)
+            if owner is not None:
+                self._remove_finalizer(owner_ref[0], owner, "foregroundDeletion")
+        return True
+
+    # ---- namespaces ------------------------------------------------------------------------
+    def _finalize_namespace(self, name: str) -> bool:
+        ns = self.store.bucket(NS_BUCKET).objects.get(("", name))
+        if ns is None or not ns.obj["metadata"].get("deletionTimestamp"):
+            self._scheduled_ns.discard(name)
+            return True
+        remaining = 0
+        for info in self._namespaced_infos():
+            bucket = self.store.bucket(info.storage_key)
+            for key in [k for k in bucket.sorted_keys() if k[0] == name]:
+                remaining += 1
+                self._delete((info.storage_key, key))
+        if remaining and any(k[0] == name for info in self._namespaced_infos()
+                             for k in self.store.bucket(info.storage_key).objects):
+            return False
+        self._scheduled_ns.discard(name)
+
+        def finalize(obj: dict[str, Any]) -> None:
+            spec = obj.setdefault("spec", {})
+            spec["finalizers"] = [f for f in spec.get("finalizers") or [] if f != "kubernetes"]
+            if not spec["finalizers"]:
+                del spec["finalizers"]
+        self._write(NS_BUCKET, ns, finalize)
+        return True
+
+    def _namespaced_infos(self) -> list[ResourceInfo]:
+        seen: dict[str, ResourceInfo] = {}
+        for info in self.registry.catalog.all():
+            if info.namespaced and info.storage_key not in seen:
+                seen[info.storage_key] = info
+        return list(seen.values())
+
+    # ---- CRDs ------------------------------------------------------------------------------
+    def _crd_changed(self, ch: Change) -> None:
+        obj = ch.new.obj
+        meta = obj["metadata"]
+        name = meta["name"]
+        if ch.type == DELETED:
+            return
+        if meta.get("deletionTimestamp"):
+            if CRD_FINALIZER in (meta.get("finalizers") or []) and name not in self._scheduled_crd:
+                self._scheduled_crd.add(name)
+                self._later(self.settings.crd_cleanup_delay, lambda: self._cleanup_crd(name))
+            return
+        try:
+            self.registry.catalog.add_crd(_copy(obj))
+        except NotImplementedError:
+            return
+        if ch.type == ADDED or not _established(obj):
+            self._later(0, lambda: self._establish(name))
+
+    def _establish(self, name: str) -> bool:
+        bucket = self.store.bucket(CRD_BUCKET)
+        st = bucket.objects.get(("", name))
+        if st is None or st.obj["metadata"].get("deletionTimestamp"):
+            return True
+
+        def mutate(obj: dict[str, Any]) -> None:
+            spec = obj.get("spec") or {}
+            names = dict(spec.get("names") or {})
+            names.setdefault("singular", str(names.get("kind", "")).lower())
+            names.setdefault("listKind", f"{names.get('kind', '')}List")
+            status = obj.setdefault("status", {})
+            status["acceptedNames"] = names
+            ts = now_rfc3339()
+            status["conditions"] = [
+                {"type": "NamesAccepted", "status": "True", "lastTransitionTime": ts, "reason": "NoConflicts",
+                 "message": "no conflicts found"},
+                {"type": "Established", "status": "True", "lastTransitionTime": ts,
+                 "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"},
+            ]
+            storage = [v.get("name") for v in spec.get("versions") or [] if v.get("storage")]
+            stored = list(status.get("storedVersions") or [])
+            for v in storage:
+                if v not in stored:
+                    stored.append(v)
+            status["storedVersions"] = stored
+        if not _established(st.obj):
+            self._write(CRD_BUCKET, st, mutate)
+        return True
+
+    def _cleanup_crd(self, name: str) -> bool:
+        bucket = self.store.bucket(CRD_BUCKET)
+        st = bucket.objects.get(("", name))
+        if st is None:
+            self._scheduled_crd.discard(name)
+            return True
+        infos = [i for i in self.registry.catalog.all() if i.crd_name == name]
+        left = 0
+        for info in infos:
+            b = self.store.bucket(info.storage_key)
+            for key in list(b.sorted_keys()):
+                left += 1
+                self._delete((info.storage_key, key))
+        if any(self.store.bucket(i.storage_key).objects for i in infos):
+            return False
+        with contextlib.suppress(NotImplementedError):
+            self.registry.catalog.remove_crd(_copy(st.obj))
+        for info in infos:
+            self.on_resource_removed(info)
+            self.store.drop_bucket(info.storage_key)
+        self._scheduled_crd.discard(name)
+        st = bucket.objects.get(("", name))
+        if st is not None:
+            self._remove_finalizer(CRD_BUCKET, st, CRD_FINALIZER)
+        return True
+
+
+def _established(obj: dict[str, Any]) -> bool:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Established" and c.get("status") == "True":
+            return True
+    return False
+
+
+def _copy(obj: dict[str, Any]) -> dict[str, Any]:
+    import orjson
+
+    out: dict[str, Any] = orjson.loads(orjson.dumps(obj))
+    return out
+
+
+__all__ = ["CRDS", "Controllers"]

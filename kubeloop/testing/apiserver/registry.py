@@ -1,0 +1,632 @@
+"""The generic request flow shared by every resource (kube-apiserver's generic registry).
+
+get / list / create / update / patch / delete / deletecollection are written once here; what differs
+per kind is delegated to `info.strategy` (defaults, validation, generation, status subresource) and
+the few kind-specific lifecycles (namespaces, CRDs) are small branches that call `controllers.py`.
+Everything is synchronous: a request runs to completion between two awaits, which is what makes
+the store's resourceVersion order and the watch fan-out gap-free.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from . import adapters, errors
+from .catalog import Catalog
+from .errors import StatusError, cause
+from .objectmeta import generate_name, new_uid, now_rfc3339, validate_meta
+from .resources import ResourceInfo, Strategy
+from .storage import ADDED, DELETED, MODIFIED, Bucket, Change, Key, Obj, Store, Stored
+
+NAMESPACES = ("", "namespaces")
+CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
+CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+PROPAGATION = ("Foreground", "Background", "Orphan")
+
+
+def is_identity(strategy: Strategy) -> bool:
+    """Whether stored objects are served unchanged (so their pre-encoded bytes can be reused)."""
+    return type(strategy).from_storage is Strategy.from_storage
+
+
+def list_items_carry_kind(info: ResourceInfo) -> bool:
+    """Custom resource lists carry kind/apiVersion on items; built-in lists do not."""
+    return info.list_items_have_kind
+
+
+@dataclass
+class ListResult:
+    items: list[Stored]
+    rv: int
+    continue_token: str = ""
+    remaining: int | None = None
+
+
+@dataclass
+class Settings:
+    """Tunable behaviour (tests shorten the delays)."""
+
+    gc_enabled: bool = True
+    namespace_delete_delay: float = 0.5
+    crd_cleanup_delay: float = 0.2
+    future_rv_wait: float = 3.0
+    history_size: int = 10_000
+    bookmark_interval: float = 60.0
+    max_body_bytes: int = 3 * 1024 * 1024
+
+
+@dataclass
+class WriteResult:
+    stored: Stored
+    created: bool = False
+    info: ResourceInfo | None = None
+
+
+@dataclass
+class Hooks:
+    """Callbacks the registry fires after commits (the in-process controllers subscribe)."""
+
+    after_commit: list[Callable[[ResourceInfo | None, Bucket, Change], None]] = field(default_factory=list)
+
+
+class Registry:
+    """All resources' request handling on one store and catalog."""
+
+    def __init__(self, store: Store, catalog: Catalog, settings: Settings | None = None) -> None:
+        self.store = store
+        self.catalog = catalog
+        self.settings = settings or Settings()
+
+    # ---- helpers ------------------------------------------------------------------------
+    def bucket(self, info: ResourceInfo) -> Bucket:
+        return self.store.bucket(info.storage_key)
+
+    def view(self, info: ResourceInfo, stored: Stored) -> Obj:
+        """A fresh, mutable copy of a stored object in `info`'s version (with kind/apiVersion)."""
+        obj: Obj = orjson.loads(stored.body)
+        out = {"kind": stored.obj.get("kind", info.kind), "apiVersion": stored.obj.get("apiVersion",
+                                                                                          info.api_version)}
+        out.update(obj)
+        if not is_identity(info.strategy):
+            out = info.strategy.from_storage(info, out)
+        out["kind"] = info.kind
+        out["apiVersion"] = info.api_version
+        return out
+
+    def to_stored_form(self, info: ResourceInfo, obj: Obj) -> Obj:
+        obj["kind"] = info.kind
+        obj["apiVersion"] = info.api_version
+        if is_identity(info.strategy):
+            return obj
+        return info.strategy.to_storage(info, obj)
+
+    def _get_stored(self, info: ResourceInfo, namespace: str, name: str) -> Stored:
+        st = self.bucket(info).objects.get((namespace if info.namespaced else "", name))
+        if st is None:
+            raise errors.not_found(info.resource, name, info.group)
+        return st
+
+    def namespace_check(self, info: ResourceInfo, namespace: str, name: str) -> None:
+        """Namespaced creates need an existing, non-terminating namespace (NamespaceLifecycle)."""
+        if not info.namespaced:
+            return
+        ns = self.store.bucket("/namespaces").objects.get(("", namespace))
+        if ns is None:
+            raise errors.not_found("namespaces", namespace)
+        if ns.obj["metadata"].get("deletionTimestamp"):
+            raise errors.forbidden(
+                f'{errors._qualified(info.resource, info.group)} "{name}" is forbidden: unable to create new '
+                f"content in namespace {namespace} because it is being terminated",
+                {"name": name, **({"group": info.group} if info.group else {}), "kind": info.resource,
+                 "causes": [cause("NamespaceTerminating", f"namespace {namespace} is being terminated",
+                                  "metadata.namespace")]})
+
+    @staticmethod
+    def check_dry_run(values: list[str], kind: str) -> bool:
+        for v in values:
+            if v != "All":
+                raise StatusError(
+                    422, "Invalid",
+                    f'{kind}.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{{"{v}"}}: '
+                    'supported values: "All"',
+                    {"group": "meta.k8s.io", "kind": kind, "causes": [cause(
+                        "FieldValueNotSupported", f'Unsupported value: []string{{"{v}"}}: supported values: "All"',
+                        "dryRun")]})
+        return bool(values)
+
+    def _validate(self, info: ResourceInfo, obj: Obj, extra: list[dict[str, str]] | None = None) -> None:
+        meta = obj.get("metadata") or {}
+        causes = validate_meta(meta, namespaced=info.namespaced,
+                               dns_label_name=(info.group, info.resource) == NAMESPACES)
+        causes += extra or []
+        if causes:
+            raise errors.invalid(info.kind, meta.get("name") or None, causes, info.group)
+
+    # ---- reads ---------------------------------------------------------------------------
+    def get(self, info: ResourceInfo, namespace: str, name: str) -> Stored:
+        return self._get_stored(info, namespace, name)
+
+    def parse_list_rv(self, query: Mapping[str, str]) -> tuple[int | None, str]:
+        rv_text = query.get("resourceVersion", "")
+        match = query.get("resourceVersionMatch", "")
+        if match and match not in ("Exact", "NotOlderThan"):
+            raise _list_options_invalid("FieldValueNotSupported", "resourceVersionMatch",
+                                        f'Unsupported value: "{match}": supported values: "Exact", '
+                                        '"NotOlderThan", ""')
+        if match and not rv_text:
+            raise _list_options_invalid("FieldValueForbidden", "resourceVersionMatch",
+                                        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion "
+                                        "is provided")
+        if match == "Exact" and rv_text == "0":
+            raise _list_options_invalid("FieldValueForbidden", "resourceVersionMatch",
+                                        'Forbidden: resourceVersionMatch "exact" is forbidden for '
+                                        'resourceVersion "0"')
+        if not rv_text:
+            return None, match
+        try:
+            rv = int(rv_text)
+            if rv < 0:
+                raise ValueError
+        except ValueError:
+            raise StatusError(500, "", f'resourceVersion: Invalid value: "{rv_text}": strconv.ParseUint: '
+                                       f'parsing "{rv_text}": invalid syntax') from None
+        return rv, match
+
+    def future_rv_error(self, rv: int) -> StatusError:
+        return errors.server_timeout(
+            f"Timeout: Too large resource version: {rv}, current: {self.store.rv}",
+            {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+             "retryAfterSeconds": 1}, retry_after=1)
+
+    def list(self, info: ResourceInfo, namespace: str | None, query: Mapping[str, str],
+             match: Callable[[Obj], bool] | None, has_selector: bool) -> ListResult:
+        """A list at the current RV, an Exact RV, or a continue token's snapshot (caller waited for
+        a future NotOlderThan RV already)."""
+        limit_text = query.get("limit", "")
+        limit = 0
+        if limit_text:
+            try:
+                limit = int(limit_text)
+            except ValueError:
+                raise errors.bad_request(f'strconv.ParseInt: parsing "{limit_text}": invalid syntax') from None
+        rv, rv_match = self.parse_list_rv(query)
+        bucket = self.bucket(info)
+        token = query.get("continue", "")
+        start: Key | None = None
+        snap_rv = self.store.rv
+        if token:
+            snap_rv, start = _decode_continue(token)
+            objects = bucket.snapshot(snap_rv)
+            if objects is None:
+                raise errors.expired(
+                    "The provided continue parameter is too old to display a consistent list result. You can "
+                    "start a new list without the continue parameter, or use the continue token in this "
+                    "response to retrieve the remainder of the results. Continuing with the provided token "
+                    "results in an inconsistent list - objects that were created, modified, or deleted "
+                    "between the time the first chunk was returned and now may show up in the list.")
+        elif rv is not None and rv_match == "Exact":
+            if rv > self.store.rv:
+                raise self.future_rv_error(rv)
+            objects = bucket.snapshot(rv)
+            if objects is None:
+                raise errors.expired(f"too old resource version: {rv} ({bucket.oldest_rv})")
+            snap_rv = rv
+        else:
+            objects = bucket.objects
+            if rv == 0:
+                limit = 0  # served from the watch cache: the real server ignores limit
+        keys = sorted(objects) if objects is not bucket.objects else bucket.sorted_keys()
+        if namespace is not None:
+            lo = _bisect_ns(keys, namespace)
+            hi = _bisect_ns(keys, namespace + "\x00")
+            keys = keys[lo:hi]
+        if start is not None:
+            keys = keys[_bisect_key(keys, start):]
+        items: list[Stored] = []
+        token_out = ""
+        remaining: int | None = None
+        if match is None:
+            page = keys if limit <= 0 else keys[:limit]
+            items = [objects[k] for k in page]
+            if 0 < limit < len(keys):
+                token_out = _encode_continue(snap_rv, page[-1])
+                remaining = len(keys) - limit
+        else:
+            count = 0
+            for i, k in enumerate(keys):
+                st = objects[k]
+                if match(st.obj):
+                    items.append(st)
+                    count += 1
+                    if 0 < limit == count:
+                        if i + 1 < len(keys):
+                            token_out = _encode_continue(snap_rv, k)
+                        break
+        if has_selector:
+            remaining = None
+        return ListResult(items, snap_rv, token_out, remaining)
+
+    # ---- create ---------------------------------------------------------------------------
+    def create(self, info: ResourceInfo, namespace: str, obj: Obj, *, manager: str, dry_run: bool,
+               subresource: str = "") -> Stored:
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = obj["metadata"] = {}
+        if info.namespaced:
+            if meta.get("namespace") not in (None, "", namespace):
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request")
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        name = meta.get("name") or ""
+        if not name:
+            gen = meta.get("generateName") or ""
+            if not gen:
+                raise errors.invalid(info.kind, None, [cause(
+                    "FieldValueRequired", "Required value: name or generateName is required", "metadata.name")],
+                    info.group)
+            name = meta["name"] = generate_name(gen)
+            gen_causes = validate_meta({"name": gen.rstrip("-") + "-a" if gen.endswith("-") else gen + "a"},
+                                       namespaced=info.namespaced)
+            if gen_causes:
+                raise errors.invalid(info.kind, name, [dict(c, field="metadata.generateName",
+                                                            message=c["message"].replace(
+                                                                c["message"].split(":")[1], f' "{gen}"', 1))
+                                                       for c in gen_causes] + validate_meta(
+                    {"name": name}, namespaced=info.namespaced), info.group)
+        self.namespace_check(info, namespace, name)
+        for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+            meta.pop(k, None)
+        meta["uid"] = new_uid()
+        meta["creationTimestamp"] = now_rfc3339()
+        if info.strategy.has_generation:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        info.strategy.prepare_for_create(info, obj)
+        self._validate(info, obj)
+        info.strategy.validate_create(info, obj)
+        bucket = self.bucket(info)
+        key = (namespace if info.namespaced else "", name)
+        if key in bucket.objects:
+            raise errors.already_exists(info.resource, name, info.group)
+        if manager:
+            adapters.record_update(info, obj, None, manager, subresource)
+        _drop_empty_meta(obj)
+        obj = self.to_stored_form(info, obj)
+        if dry_run:
+            return Stored(obj, 0)
+        return self.store.commit(bucket, ADDED, obj, None).new
+
+    # ---- update ---------------------------------------------------------------------------
+    def update(self, info: ResourceInfo, namespace: str, name: str, obj: Obj, *, manager: str,
+               dry_run: bool, subresource: str = "", allow_create: bool = False) -> WriteResult:
+        """PUT (and the second half of PATCH): optimistic concurrency, strategy, no-op detection."""
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = obj["metadata"] = {}
+        if meta.get("name") not in (None, name) or not meta.get("name"):
+            if meta.get("name"):
+                raise errors.bad_request(
+                    f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})")
+            meta["name"] = name
+        if info.namespaced and meta.get("namespace") not in (None, "", namespace):
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request")
+        bucket = self.bucket(info)
+        key = (namespace if info.namespaced else "", name)
+        old = bucket.objects.get(key)
+        if old is None:
+            if allow_create and not subresource:
+                if meta.get("resourceVersion"):
+                    raise errors.conflict(info.resource, name, info.group)
+                return WriteResult(self.create(info, namespace, obj, manager=manager, dry_run=dry_run),
+                                   created=True)
+            raise errors.not_found(info.resource, name, info.group)
+        return self._update_existing(info, bucket, old, obj, manager=manager, dry_run=dry_run,
+                                     subresource=subresource)
+
+    def _update_existing(self, info: ResourceInfo, bucket: Bucket, old: Stored, obj: Obj, *, manager: str,
+                         dry_run: bool, subresource: str, record: bool = True) -> WriteResult:
+        meta = obj["metadata"]
+        old_view = self.view(info, old)
+        old_meta = old_view["metadata"]
+        name = old_meta["name"]
+        rv = meta.get("resourceVersion")
+        if rv not in (None, "") and str(rv) != old_meta["resourceVersion"]:
+            raise errors.conflict(info.resource, name, info.group)
+        uid = meta.get("uid")
+        if uid not in (None, "") and uid != old_meta["uid"]:
+            raise errors.conflict(info.resource, name, info.group, message=(
+                f'Operation cannot be fulfilled on {errors._qualified(info.resource, info.group)} "{name}": '
+                f"StorageError: invalid object, Code: 4, Key: /registry/{info.resource}/{old_meta.get('namespace', '')}"
+                f"/{name}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: "
+                f"{uid}, UID in object meta: {old_meta['uid']}"))
+        if info.namespaced:
+            meta["namespace"] = old_meta.get("namespace", "")
+        # fields only the server sets
+        for k in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
+            if k in old_meta:
+                meta[k] = old_meta[k]
+            else:
+                meta.pop(k, None)
+        meta["resourceVersion"] = old_meta["resourceVersion"]
+        if not meta.get("generateName") and old_meta.get("generateName"):
+            meta.pop("generateName", None)
+        if subresource == "status":
+            info.strategy.prepare_for_status_update(info, obj, old_view)
+        else:
+            info.strategy.prepare_for_update(info, obj, old_view)
+        status_write = subresource == "status"
+        extra: list[dict[str, str]] = []
+        if old_meta.get("deletionTimestamp"):
+            added = [f for f in obj["metadata"].get("finalizers") or [] if f not in (old_meta.get("finalizers") or [])]
+            if added:
+                msg = ("Forbidden: no new finalizers can be added if the object is being deleted, found new "
+                       "finalizers []string{" + ", ".join(f'"{f}"' for f in added) + "}")
+                extra = [cause("FieldValueForbidden", msg, "metadata.finalizers")] * 2
+        self._validate(info, obj, extra)
+        if status_write:
+            info.strategy.validate_status_update(info, obj, old_view)
+        else:
+            info.strategy.validate_update(info, obj, old_view)
+        if record and manager:
+            adapters.record_update(info, obj, old_view, manager, subresource)
+        _drop_empty_meta(obj)
+        if _same(obj, old_view):
+            return WriteResult(old)
+        obj = self.to_stored_form(info, obj)
+        if obj["metadata"].get("deletionTimestamp") and not obj["metadata"].get("finalizers") and not (
+                (info.group, info.resource) == NAMESPACES and (obj.get("spec") or {}).get("finalizers")):
+            # the last finalizer is gone: the object is deleted; watchers see DELETED with the old state
+            if dry_run:
+                return WriteResult(Stored(obj, old.rv))
+            gone = dict(old.obj)
+            gone["metadata"] = dict(gone["metadata"])
+            ch = self.store.commit(bucket, DELETED, gone, old)
+            obj["metadata"]["resourceVersion"] = str(ch.rv)
+            return WriteResult(Stored(obj, ch.rv))
+        if dry_run:
+            return WriteResult(Stored(obj, old.rv))
+        return WriteResult(self.store.commit(bucket, MODIFIED, obj, old).new)
+
+    # ---- patch ----------------------------------------------------------------------------
+    def patch(self, info: ResourceInfo, namespace: str, name: str, ptype: str, body: bytes, *,
+              manager: str, dry_run: bool, subresource: str, force: bool,
+              decode_yaml: Callable[[bytes], Any]) -> WriteResult:
+        bucket = self.bucket(info)
+        old = bucket.objects.get((namespace if info.namespaced else "", name))
+        if ptype == "apply":
+            return self._apply(info, bucket, namespace, name, old, body, manager=manager, dry_run=dry_run,
+                               subresource=subresource, force=force, decode_yaml=decode_yaml)
+        try:
+            patch = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            if ptype == "json":
+                raise errors.bad_request("invalid character looking for beginning of value") from None
+            raise errors.bad_request("Invalid JSON Patch") from None
+        if old is None:
+            raise errors.not_found(info.resource, name, info.group)
+        current = self.view(info, old)
+        if ptype == "merge":
+            if not isinstance(patch, dict):
+                raise errors.bad_request("Invalid JSON Patch")
+            new = adapters.merge_patch(current, patch)
+        elif ptype == "json":
+            if not isinstance(patch, list):
+                raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+            new = adapters.json_patch(current, patch)
+        else:
+            if not isinstance(patch, dict):
+                raise errors.bad_request("Invalid JSON Patch")
+            new = adapters.strategic_merge_patch(info, current, patch)
+        if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
+            raise errors.bad_request("the patched object is not a valid object")
+        if new["metadata"].get("name") != name:
+            raise errors.bad_request(
+                f"the name of the object ({new['metadata'].get('name')}) does not match the name on the URL ({name})")
+        if new.get("kind") != info.kind or new.get("apiVersion") != info.api_version:
+            new["kind"], new["apiVersion"] = info.kind, info.api_version
+        return self._update_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
+                                     subresource=subresource)
+
+    def _apply(self, info: ResourceInfo, bucket: Bucket, namespace: str, name: str, old: Stored | None,
+               body: bytes, *, manager: str, dry_run: bool, subresource: str, force: bool,
+               decode_yaml: Callable[[bytes], Any]) -> WriteResult:
+        config = decode_yaml(body)
+        if not isinstance(config, dict):
+            raise errors.bad_request("error decoding YAML: the apply configuration must be an object")
+        cmeta = config.get("metadata")
+        if isinstance(cmeta, dict) and cmeta.get("name") not in (None, name):
+            raise errors.bad_request(
+                f"the name of the object ({cmeta.get('name')}) does not match the name on the URL ({name})")
+        live = self.view(info, old) if old is not None else None
+        if live is None and subresource:
+            raise errors.not_found(info.resource, name, info.group)
+        merged = adapters.apply(info, live, config, manager, force, subresource)
+        merged.setdefault("metadata", {})["name"] = name
+        if live is None:
+            st = self.create(info, namespace, merged, manager="", dry_run=dry_run)
+            return WriteResult(st, created=True)
+        return self._update_existing(info, bucket, old, merged, manager=manager, dry_run=dry_run,  # type: ignore[arg-type]
+                                     subresource=subresource, record=False)
+
+    # ---- delete ---------------------------------------------------------------------------
+    def parse_delete_options(self, body: Obj, query: Mapping[str, str]) -> Obj:
+        opts = dict(body)
+        for k in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
+            if k in query:
+                opts[k] = query[k]
+        pol = opts.get("propagationPolicy")
+        if pol is not None and pol not in PROPAGATION:
+            raise StatusError(
+                422, "Invalid",
+                f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "{pol}": '
+                'supported values: "Foreground", "Background", "Orphan", "nil"',
+                {"group": "meta.k8s.io", "kind": "DeleteOptions", "causes": [cause(
+                    "FieldValueNotSupported", f'Unsupported value: "{pol}": supported values: "Foreground", '
+                    '"Background", "Orphan", "nil"', "propagationPolicy")]})
+        if pol is None and str(opts.get("orphanDependents", "")).lower() == "true":
+            opts["propagationPolicy"] = "Orphan"
+        return opts
+
+    def delete(self, info: ResourceInfo, namespace: str, name: str, opts: Obj, *, dry_run: bool,
+               manager: str = "") -> tuple[Stored | None, Obj | None]:
+        """Returns (object, None) when the object stays (finalizers) or (None, Status) when it is gone."""
+        bucket = self.bucket(info)
+        old = bucket.objects.get((namespace if info.namespaced else "", name))
+        if old is None:
+            raise errors.not_found(info.resource, name, info.group)
+        meta = old.obj["metadata"]
+        pre = opts.get("preconditions") or {}
+        if isinstance(pre, dict):
+            if pre.get("uid") and pre["uid"] != meta["uid"]:
+                raise StatusError(409, "Conflict", (
+                    f'Operation cannot be fulfilled on {info.kind} "{name}": the UID in the precondition '
+                    f'({pre["uid"]}) does not match the UID in record ({meta["uid"]}). The object might have '
+                    "been deleted and then recreated"), {"name": name, **({"group": info.group} if info.group else {}),
+                                                        "kind": info.kind})
+            if pre.get("resourceVersion") and str(pre["resourceVersion"]) != meta["resourceVersion"]:
+                raise StatusError(409, "Conflict", (
+                    f'Operation cannot be fulfilled on {info.kind} "{name}": the ResourceVersion in the '
+                    f'precondition ({pre["resourceVersion"]}) does not match the ResourceVersion in record '
+                    f'({meta["resourceVersion"]}). The object might have been modified'),
+                    {"name": name, **({"group": info.group} if info.group else {}), "kind": info.kind})
+        policy = opts.get("propagationPolicy")
+        special = (info.group, info.resource)
+        fins = list(meta.get("finalizers") or [])
+        if meta.get("deletionTimestamp"):
+            # already terminating: only new GC finalizers can change anything
+            if policy == "Foreground" and "foregroundDeletion" not in fins:
+                fins.append("foregroundDeletion")
+            elif policy == "Orphan" and "orphan" not in fins:
+                fins.append("orphan")
+            if fins == list(meta.get("finalizers") or []):
+                return old, None
+            obj = self.view(info, old)
+            obj["metadata"]["finalizers"] = fins
+            return self._commit_delete_mark(info, bucket, old, obj, dry_run), None
+        obj = self.view(info, old)
+        keep = info.strategy.prepare_for_delete(info, obj)
+        fins = list(obj["metadata"].get("finalizers") or [])
+        if special == CRDS and CRD_FINALIZER not in fins:
+            fins.append(CRD_FINALIZER)
+        if policy == "Foreground" and "foregroundDeletion" not in fins:
+            fins.append("foregroundDeletion")
+        elif policy == "Orphan" and "orphan" not in fins:
+            fins.append("orphan")
+        if fins or keep:
+            if fins:
+                obj["metadata"]["finalizers"] = fins
+            obj["metadata"]["deletionTimestamp"] = now_rfc3339()
+            if fins:
+                obj["metadata"]["deletionGracePeriodSeconds"] = 0
+            if special == CRDS:
+                conds = obj.setdefault("status", {}).setdefault("conditions", [])
+                conds.append({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
+                              "message": "CustomResource deletion is in progress",
+                              "lastTransitionTime": now_rfc3339()})
+            return self._commit_delete_mark(info, bucket, old, obj, dry_run), None
+        status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                  "details": {"name": name, **({"group": info.group} if info.group else {}),
+                              "kind": info.resource, "uid": meta["uid"]}}
+        if not dry_run:
+            gone = dict(old.obj)
+            gone["metadata"] = dict(gone["metadata"])
+            self.store.commit(bucket, DELETED, gone, old)
+        return None, status
+
+    def _commit_delete_mark(self, info: ResourceInfo, bucket: Bucket, old: Stored, obj: Obj,
+                            dry_run: bool) -> Stored:
+        obj = self.to_stored_form(info, obj)
+        if dry_run:
+            return Stored(obj, old.rv)
+        return self.store.commit(bucket, MODIFIED, obj, old).new
+
+    def delete_collection(self, info: ResourceInfo, namespace: str, opts: Obj, *, dry_run: bool,
+                          match: Callable[[Obj], bool] | None) -> ListResult:
+        res = self.list(info, namespace if info.namespaced else None, {}, match, True)
+        out: list[Stored] = []
+        for st in res.items:
+            meta = st.obj["metadata"]
+            try:
+                obj, _status = self.delete(info, meta.get("namespace", ""), meta["name"], opts, dry_run=dry_run)
+            except StatusError:
+                continue
+            out.append(obj if obj is not None else st)
+        return ListResult(out, self.store.rv)
+
+
+# ---- small helpers -----------------------------------------------------------------------------
+def _same(new: Obj, old: Obj) -> bool:
+    """A no-op write: equal objects, managedFields compared without their timestamps."""
+    if new == old:
+        return True
+    nm, om = new.get("metadata") or {}, old.get("metadata") or {}
+    if {k: v for k, v in new.items() if k != "metadata"} != {k: v for k, v in old.items() if k != "metadata"}:
+        return False
+    if {k: v for k, v in nm.items() if k != "managedFields"} != {k: v for k, v in om.items() if k != "managedFields"}:
+        return False
+    def strip(mf):
+        return ([{k: v for k, v in e.items() if k != "time"} for e in mf or []])
+    return bool(strip(nm.get("managedFields")) == strip(om.get("managedFields")))
+
+
+def _drop_empty_meta(obj: Obj) -> None:
+    meta = obj.get("metadata") or {}
+    for k in ("labels", "annotations", "finalizers", "ownerReferences", "managedFields"):
+        if k in meta and not meta[k]:
+            del meta[k]
+
+
+def _list_options_invalid(reason: str, field_name: str, msg: str) -> StatusError:
+    return StatusError(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {field_name}: {msg}',
+                       {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [cause(reason, msg, field_name)]})
+
+
+def _encode_continue(rv: int, key: Key) -> str:
+    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{key[0]}/{key[1]}\x00"})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, Key]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        d = orjson.loads(raw)
+        rv = int(d["rv"])
+        start = str(d["start"]).rstrip("\x00")
+        ns, _, name = start.rpartition("/")
+        if rv <= 0:
+            raise ValueError
+        return rv, (ns, name + "\x00")
+    except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError):
+        raise errors.bad_request("invalid continue token: continue key is not valid") from None
+
+
+def _bisect_ns(keys: list[Key], ns: str) -> int:
+    lo, hi = 0, len(keys)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if keys[mid][0] < ns:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _bisect_key(keys: list[Key], key: Key) -> int:
+    lo, hi = 0, len(keys)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo

@@ -1,0 +1,183 @@
+"""`APIServer`: the emulator as an async context manager (and the engine of `kubeloop apiserver`).
+
+    async with APIServer(token="t", tls=True) as api:
+        api.url, api.token, api.kubeconfig        # a kubeconfig file for clients
+        api.faults.fail_next(2, 503)              # fault injection
+        api.stats()                               # open watches and request counts
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import secrets
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from .app import APIApp
+from .catalog import Catalog, default_catalog
+from .controllers import Controllers
+from .faults import Faults
+from .registry import Registry, Settings
+from .resources import ResourceInfo
+from .storage import Store
+
+BOOTSTRAP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class APIServer:
+    """An in-process Kubernetes API server emulator on a real socket."""
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        tls: bool = False,
+        kubeconfig_path: str | os.PathLike[str] | None = None,
+        gc: bool = True,
+        history_size: int = 10_000,
+        bookmark_interval: float = 60.0,
+        namespace_delete_delay: float = 0.5,
+        crd_cleanup_delay: float = 0.2,
+        future_rv_wait: float = 3.0,
+        catalog: Catalog | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.token = token
+        self.tls = tls
+        self.settings = Settings(gc_enabled=gc, namespace_delete_delay=namespace_delete_delay,
+                                 crd_cleanup_delay=crd_cleanup_delay, future_rv_wait=future_rv_wait,
+                                 history_size=history_size, bookmark_interval=bookmark_interval)
+        self.catalog = catalog if catalog is not None else default_catalog()
+        self.store = Store(history_size=history_size)
+        self.registry = Registry(self.store, self.catalog, self.settings)
+        self._app = APIApp(self.registry, self.catalog, Faults(self.store, self._close_watches), token)
+        self.store.listeners.append(_fan_out)
+        self._kubeconfig_path = Path(kubeconfig_path) if kubeconfig_path else None
+        self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
+        self._runner: web.AppRunner | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.ca_pem: bytes | None = None
+        self.url = ""
+        self.kubeconfig = ""
+
+    # ---- public surface --------------------------------------------------------------------
+    @property
+    def faults(self) -> Faults:
+        """Fault injection switches (close watches, 410 next watch, compact, delay, fail next N)."""
+        return self._app.faults
+
+    def stats(self) -> dict[str, Any]:
+        """`{"open_watches": {...}, "requests": {...}}`, as `GET /_kubeloop/stats` returns."""
+        return self._app.faults.stats()
+
+    @property
+    def gc_enabled(self) -> bool:
+        return self.settings.gc_enabled
+
+    @gc_enabled.setter
+    def gc_enabled(self, value: bool) -> None:
+        self.settings.gc_enabled = value
+
+    async def start(self) -> None:
+        for info in self.catalog.all():
+            self.store.bucket(info.storage_key)
+        self.controllers = Controllers(self.registry, self._resource_removed)
+        ns_info = self.catalog.lookup("", "v1", "namespaces")
+        if ns_info is not None:
+            for name in BOOTSTRAP_NAMESPACES:
+                self.registry.create(ns_info, "", {"metadata": {"name": name}}, manager="", dry_run=False)
+        self._task = asyncio.get_running_loop().create_task(self.controllers.run())
+        ssl_ctx = None
+        if self.tls:
+            from .tls import generate
+
+            cert = await asyncio.to_thread(generate, [self.host])
+            self.ca_pem = cert.ca_pem
+            ssl_ctx = cert.server_context()
+        self._runner = web.AppRunner(self._app.make_app(), access_log=None, handle_signals=False,
+                                     shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ssl_ctx, reuse_address=True)
+        await site.start()
+        server = site._server
+        assert server is not None
+        port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        self.port = port
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        self.url = f"{'https' if self.tls else 'http'}://{shown}:{port}"
+        self.kubeconfig = str(self.write_kubeconfig(self._kubeconfig_path))
+
+    async def stop(self) -> None:
+        self._app.stopping = True
+        self._close_watches(None)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._tmpdir is not None:
+            self._tmpdir.cleanup()
+            self._tmpdir = None
+
+    async def __aenter__(self) -> APIServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()
+
+    def kubeconfig_dict(self) -> dict[str, Any]:
+        cluster: dict[str, Any] = {"server": self.url}
+        if self.ca_pem:
+            cluster["certificate-authority-data"] = base64.b64encode(self.ca_pem).decode()
+        user: dict[str, Any] = {"token": self.token} if self.token else {}
+        return {
+            "apiVersion": "v1", "kind": "Config", "current-context": "kubeloop",
+            "clusters": [{"name": "kubeloop", "cluster": cluster}],
+            "users": [{"name": "kubeloop", "user": user}],
+            "contexts": [{"name": "kubeloop", "context": {"cluster": "kubeloop", "user": "kubeloop",
+                                                          "namespace": "default"}}],
+            "preferences": {},
+        }
+
+    def write_kubeconfig(self, path: Path | None = None) -> Path:
+        if path is None:
+            if self._tmpdir is None:
+                self._tmpdir = tempfile.TemporaryDirectory(prefix="kubeloop-")
+            path = Path(self._tmpdir.name) / "kubeconfig"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(self.kubeconfig_dict(), sort_keys=False))
+        with contextlib.suppress(OSError):
+            path.chmod(0o600)
+        return path
+
+    # ---- internals -------------------------------------------------------------------------
+    def _close_watches(self, resource: str | None) -> int:
+        return self._app.close_watches(resource)
+
+    def _resource_removed(self, info: ResourceInfo) -> None:
+        self._app.close_watches(info.stats_key)
+
+
+def _fan_out(bucket: Any, ch: Any) -> None:
+    for w in bucket.watchers:
+        w.offer(ch)
+
+
+def random_token() -> str:
+    return secrets.token_urlsafe(24)
