@@ -113,14 +113,24 @@ def _int_attr(exc: BaseException, name: str) -> int | None:
     return None
 
 
-_TRANSPORT_NAMES = ("ClientConnectionError", "ClientPayloadError", "ServerDisconnectedError", "ClientOSError")
+_TRANSPORT_NAMES = frozenset({
+    "ClientConnectionError",  # kubeloop.client and aiohttp
+    "ClientPayloadError",
+    "ServerDisconnectedError",
+    "ClientOSError",
+    "WatchStreamError",  # kubeloop.client: a broken or malformed watch stream
+})
+_NAMED_KINDS = {
+    "RequestTimeoutError": ErrorKind.TIMEOUT,  # kubeloop.client
+    "UnknownResource": ErrorKind.NOT_FOUND,  # kubeloop.client: discovery does not know the kind
+}
 
 
 def classify_exception(exc: BaseException) -> WatchError:
     """Classify an exception raised by a watch source (the client's `ApiError` family or I/O)."""
-    code = _int_attr(exc, "code")
+    code = _int_attr(exc, "status")  # aiohttp (and `.status` is the Status dict on kubeloop errors)
     if code is None:
-        code = _int_attr(exc, "status")
+        code = _int_attr(exc, "code")
     reason_attr = getattr(exc, "reason", None)
     reason = reason_attr if isinstance(reason_attr, str) else None
     message_attr = getattr(exc, "message", None)
@@ -131,9 +141,12 @@ def classify_exception(exc: BaseException) -> WatchError:
     retry_after = float(ra) if isinstance(ra, int | float) and not isinstance(ra, bool) else None
     if code is not None or reason in _REASONS:
         return WatchError(kind_for(code, reason, message), message, code, reason, retry_after)
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    for name in names:
+        if name in _NAMED_KINDS:
+            return WatchError(_NAMED_KINDS[name], message)
     if isinstance(exc, TimeoutError):
         return WatchError(ErrorKind.TIMEOUT, message)
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    if isinstance(exc, OSError | EOFError) or names.intersection(_TRANSPORT_NAMES):
+    if isinstance(exc, OSError | EOFError) or not _TRANSPORT_NAMES.isdisjoint(names):
         return WatchError(ErrorKind.TRANSPORT, message)
     return WatchError(ErrorKind.OTHER, f"{type(exc).__name__}: {message}")
