@@ -15,6 +15,7 @@ nothing.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -81,19 +82,29 @@ class WorkQueueCollector:
     def __init__(self, buckets: tuple[float, ...] = WORKQUEUE_DURATION_BUCKETS) -> None:
         self._buckets = buckets
         self._sources: weakref.WeakSet[WorkQueueSource] = weakref.WeakSet()
+        self._lock = threading.Lock()  # scrapes may come from an exporter thread
 
     def register(self, source: WorkQueueSource) -> None:
         """Start reporting ``source``'s metrics (until it is garbage collected)."""
-        self._sources.add(source)
+        with self._lock:
+            self._sources.add(source)
 
     def unregister(self, source: WorkQueueSource) -> None:
         """Stop reporting ``source``'s metrics."""
-        self._sources.discard(source)
+        with self._lock:
+            self._sources.discard(source)
+
+    def __contains__(self, source: object) -> bool:
+        """True if ``source`` is being reported."""
+        with self._lock:
+            return source in self._sources
 
     def snapshots(self) -> dict[str, WorkQueueSnapshot]:
         """One merged snapshot per queue name."""
         merged: dict[str, WorkQueueSnapshot] = {}
-        for source in list(self._sources):
+        with self._lock:
+            sources = list(self._sources)
+        for source in sources:
             snap = source.metrics_snapshot()
             prev = merged.get(snap.name)
             if prev is not None:

@@ -251,7 +251,9 @@ class WorkQueue(Generic[K]):
         """The queue's ``workqueue_*`` values now (read by :data:`kubeloop.metrics.WORKQUEUE_COLLECTOR`)."""
         stats = self._stats if self._stats is not None else QueueStats()
         now = self._clock()
-        running = [now - started for started in self._core.processing_started()]
+        # tuple() copies in one C call (atomic under the GIL): a scrape from another thread is safe.
+        starts = tuple(self._core.processing_started())
+        running = [now - started for started in starts]
         return WorkQueueSnapshot(
             name=self.name or "",
             depth=self._core.depth,

@@ -51,13 +51,14 @@ async def test_unnamed_queue_has_no_metrics() -> None:
     q.add("a")
     q.done(await q.get())
     assert all(snap.name for snap in WORKQUEUE_COLLECTOR.snapshots().values())
-    assert q not in list(WORKQUEUE_COLLECTOR._sources)
+    assert q not in WORKQUEUE_COLLECTOR
 
 
 def test_dropped_queue_disappears_from_metrics() -> None:
     name = "test-metrics-dropped"
     q: WorkQueue[str] = WorkQueue(name)
     q.add("a")
+    assert q in WORKQUEUE_COLLECTOR
     assert sample("workqueue_adds_total", name) == 1
     del q
     gc.collect()

@@ -42,6 +42,18 @@ async def test_waiting_get_is_woken_by_the_delay_timer() -> None:
     assert time.monotonic() - start >= 0.049
 
 
+async def test_waiting_for_a_delayed_key_does_not_burn_cpu() -> None:
+    q: WorkQueue[int] = WorkQueue()
+    for i in range(100):
+        q.add_after(i, 0.2 + i * 1e-4)
+    getters = [asyncio.create_task(q.get()) for _ in range(8)]
+    cpu = time.process_time()
+    await asyncio.sleep(0.15)
+    assert time.process_time() - cpu < 0.05  # parked on futures and one timer, not polling
+    got = await asyncio.wait_for(asyncio.gather(*getters), 2)
+    assert sorted(got) == list(range(8))
+
+
 async def test_an_earlier_delayed_add_rearms_the_single_timer() -> None:
     q: WorkQueue[str] = WorkQueue()
     q.add_after("late", 30)
