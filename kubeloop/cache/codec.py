@@ -1,0 +1,209 @@
+"""Compact in-memory representations of cached objects.
+
+Plain Python dicts cost 5-10x the JSON they came from. A :class:`Codec` turns an
+(already transformed) object into something smaller to hold and back into a
+dict on read. Three are provided:
+
+- :class:`DictCodec` (``"dict"``): keeps the dict itself; fastest reads, most memory.
+- :class:`JsonCodec` (``"json"``): exact-size orjson bytes (~1.0x the JSON).
+- :class:`ZlibDictCodec` (``"zlib"``, the default): raw deflate with a preset
+  dictionary built from the first objects the store sees. Objects of one kind
+  share most of their text, so each one compresses to a fraction of its JSON
+  while decoding stays a few microseconds.
+
+A codec instance belongs to one store (the zlib codec learns from its objects).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import deque
+from typing import Any, Protocol, runtime_checkable
+
+import orjson
+
+__all__ = ["CODECS", "Codec", "DictCodec", "JsonCodec", "ZlibDictCodec", "make_codec"]
+
+
+@runtime_checkable
+class Codec(Protocol):
+    """How a store holds objects: ``encode(dict) -> stored`` and ``decode(stored) -> dict``.
+
+    ``decode`` must return a fresh dict unless ``shares_objects`` is true (then the store
+    hands out read-only views of the very object it holds).
+    """
+
+    name: str
+    shares_objects: bool
+
+    def encode(self, obj: dict[str, Any]) -> Any:
+        """The compact form of ``obj`` (the store keeps only this)."""
+        ...
+
+    def decode(self, stored: Any) -> dict[str, Any]:
+        """The object back from its compact form."""
+        ...
+
+    def stored_size(self, stored: Any) -> int:
+        """Payload bytes held for one stored object (for statistics)."""
+        ...
+
+
+class DictCodec:
+    """Keep the decoded dict as is (no compaction)."""
+
+    name = "dict"
+    shares_objects = True
+
+    def encode(self, obj: dict[str, Any]) -> Any:
+        """The object itself."""
+        return obj
+
+    def decode(self, stored: Any) -> dict[str, Any]:
+        """The object itself (read-only by contract: the store only hands out views)."""
+        return stored
+
+    def stored_size(self, stored: Any) -> int:
+        """The JSON size (the in-memory size is several times larger)."""
+        return len(orjson.dumps(stored))
+
+
+class JsonCodec:
+    """Exact-size orjson bytes.
+
+    orjson.dumps over-allocates (its result keeps ~8 KiB whatever its length); the copy to
+    an exact-size bytes object is what makes this ~1.0x the JSON.
+    """
+
+    name = "json"
+    shares_objects = False
+
+    def encode(self, obj: dict[str, Any]) -> Any:
+        """Exact-size JSON bytes."""
+        return bytes(memoryview(orjson.dumps(obj)))
+
+    def decode(self, stored: Any) -> dict[str, Any]:
+        """A fresh dict."""
+        return orjson.loads(stored)
+
+    def stored_size(self, stored: Any) -> int:
+        """Length of the bytes."""
+        return len(stored)
+
+
+_TAG_RAW = 0  # b"\x00" + JSON (before a dictionary exists)
+_TAG_DEFLATE = 1  # b"\x01" + raw deflate without dictionary
+_TAG_DICT0 = 2  # b"\x02" + raw deflate with dictionary 0, b"\x03" with dictionary 1, ...
+_MAX_DICTS = 256 - _TAG_DICT0
+
+
+class ZlibDictCodec:
+    """Raw deflate with a preset dictionary learnt from the store's own objects.
+
+    The first ``train_after`` objects are kept as JSON and serve as samples; the
+    dictionary is their concatenation (most recent last), cut to ``dict_size``
+    bytes. Every object after that is deflated against it. If the compression
+    ratio of recent objects drifts above ``retrain_ratio`` (the objects stopped
+    looking like the samples), a new dictionary is learnt from recent objects;
+    older entries keep decoding with the dictionary they were written with.
+    """
+
+    name = "zlib"
+    shares_objects = False
+
+    def __init__(
+        self,
+        *,
+        level: int = 6,
+        dict_size: int = 16384,
+        train_after: int = 8,
+        retrain_ratio: float = 0.35,
+        check_every: int = 512,
+        dictionary: bytes | None = None,
+    ) -> None:
+        self.level = level
+        self.dict_size = dict_size
+        self.train_after = train_after
+        self.retrain_ratio = retrain_ratio
+        self.check_every = check_every
+        self._dicts: list[bytes] = []
+        self._primed: list[Any] = []  # a compressor per dictionary, copied for each object
+        self._recent: deque[bytes] = deque(maxlen=max(1, train_after))
+        self._window_in = 0
+        self._window_out = 0
+        self._window_n = 0
+        if dictionary is not None:
+            self._add_dictionary(dictionary)
+
+    @property
+    def dictionaries(self) -> int:
+        """How many dictionaries have been learnt (0 until ``train_after`` objects were seen)."""
+        return len(self._dicts)
+
+    def _add_dictionary(self, zdict: bytes) -> None:
+        self._dicts.append(zdict)
+        self._primed.append(zlib.compressobj(self.level, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, zdict))
+
+    def train(self, samples: list[bytes]) -> None:
+        """Learn a new dictionary from JSON samples (the newest text goes last: cheapest to reach)."""
+        zdict = b"".join(samples)[-self.dict_size :]
+        if zdict and len(self._dicts) < _MAX_DICTS:
+            self._add_dictionary(zdict)
+
+    def encode(self, obj: dict[str, Any]) -> Any:
+        """Tagged compact bytes."""
+        raw = orjson.dumps(obj)
+        if not self._dicts:
+            self._recent.append(raw)
+            if len(self._recent) >= self.train_after:
+                self.train(list(self._recent))
+                self._recent.clear()
+            return b"\x00" + raw
+        c = self._primed[-1].copy()
+        out = bytes((_TAG_DICT0 + len(self._dicts) - 1,)) + c.compress(raw) + c.flush()
+        self._watch_ratio(raw, len(out))
+        return out
+
+    def _watch_ratio(self, raw: bytes, size: int) -> None:
+        self._recent.append(raw)
+        self._window_in += len(raw)
+        self._window_out += size
+        self._window_n += 1
+        if self._window_n >= self.check_every:
+            if self._window_out > self.retrain_ratio * self._window_in:
+                self.train(list(self._recent))
+            self._window_in = self._window_out = self._window_n = 0
+
+    def decode(self, stored: Any) -> dict[str, Any]:
+        """A fresh dict."""
+        tag = stored[0]
+        body = memoryview(stored)[1:]
+        if tag >= _TAG_DICT0:
+            d = zlib.decompressobj(-15, self._dicts[tag - _TAG_DICT0])
+            return orjson.loads(d.decompress(body))
+        if tag == _TAG_RAW:
+            return orjson.loads(body)
+        return orjson.loads(zlib.decompress(body, -15))
+
+    def stored_size(self, stored: Any) -> int:
+        """Length of the bytes."""
+        return len(stored)
+
+    def dictionary_bytes(self) -> int:
+        """Memory held by the learnt dictionaries (shared by all objects)."""
+        return sum(len(d) for d in self._dicts)
+
+
+CODECS: dict[str, type[Codec]] = {"dict": DictCodec, "json": JsonCodec, "zlib": ZlibDictCodec}
+
+
+def make_codec(codec: Codec | str | None) -> Codec:
+    """A codec from a name (``"zlib"`` default, ``"json"``, ``"dict"``) or an instance."""
+    if codec is None:
+        return ZlibDictCodec()
+    if isinstance(codec, str):
+        try:
+            return CODECS[codec]()
+        except KeyError:
+            raise ValueError(f"unknown codec {codec!r}: expected one of {', '.join(CODECS)}") from None
+    return codec

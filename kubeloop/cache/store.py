@@ -1,0 +1,556 @@
+"""The object store: objects by (namespace, name), compactly held, with indexes.
+
+Sans-IO: the informer (later) calls the writer API (``apply``, ``delete``,
+``replace``) as list/watch results arrive; readers call ``get``, ``list``,
+``by_index``. Readers always get read-only views (:mod:`kubeloop.cache.frozen`).
+
+What the store needs to answer without decoding an object is kept beside its
+compact form: the key, uid, resourceVersion, labels (interned, for label
+selectors) and every index key (so updates and deletes touch only what changed).
+A small LRU keeps the views of recently written or read objects decoded.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from kubeloop.cache.codec import Codec, make_codec
+from kubeloop.cache.frozen import FrozenDict
+from kubeloop.cache.index import (
+    NAMESPACE_INDEX,
+    OWNER_INDEX,
+    OWNER_REF_INDEX,
+    Index,
+    IndexFunc,
+    owner_ref_index,
+    owner_uid_index,
+)
+from kubeloop.client.selectors import FieldSelector, LabelSelector
+
+__all__ = ["Change", "Key", "ReplaceResult", "Store"]
+
+Key = tuple[str, str]
+"""(namespace, name); namespace is "" for cluster-scoped objects."""
+
+_intern = sys.intern
+_list = list  # `Store.list` shadows the builtin in annotations
+
+
+class _Entry:
+    """One stored object: its compact form plus what is needed without decoding it."""
+
+    __slots__ = ("data", "ikeys", "labels", "name", "namespace", "rv", "uid")
+
+    namespace: str
+    name: str
+    uid: str
+    rv: str
+    labels: tuple[str, ...]  # flat (k1, v1, k2, v2, ...), interned and shared between objects
+    ikeys: tuple[tuple[str, ...], ...]  # one tuple of keys per index, in index order
+    data: Any
+
+    def labels_dict(self) -> dict[str, str]:
+        lab = self.labels
+        return dict(zip(lab[::2], lab[1::2], strict=True))
+
+
+class Change:
+    """What an ``apply``/``replace`` did to one key: ``old`` and ``new`` read-only views.
+
+    ``old`` is decoded only when first read (most subscribers look only at ``new``).
+    ``old`` is None for an added object, ``new`` is None for a deleted one.
+    """
+
+    __slots__ = ("_codec", "_old", "_old_data", "name", "namespace", "new")
+
+    def __init__(
+        self,
+        namespace: str,
+        name: str,
+        new: FrozenDict | None,
+        *,
+        old: FrozenDict | None = None,
+        old_data: Any = None,
+        codec: Codec | None = None,
+    ) -> None:
+        self.namespace = namespace
+        self.name = name
+        self.new = new
+        self._old = old
+        self._old_data = old_data
+        self._codec = codec
+
+    @property
+    def key(self) -> Key:
+        """(namespace, name)."""
+        return (self.namespace, self.name)
+
+    @property
+    def old(self) -> FrozenDict | None:
+        """The object before the change (None if it did not exist)."""
+        if self._old is None and self._codec is not None:
+            self._old = FrozenDict(self._codec.decode(self._old_data))
+            self._old_data = self._codec = None
+        return self._old
+
+    @property
+    def kind(self) -> str:
+        """``"added"``, ``"modified"`` or ``"deleted"``."""
+        if self.new is None:
+            return "deleted"
+        if self._old is None and self._codec is None:
+            return "added"
+        return "modified"
+
+    def __repr__(self) -> str:
+        return f"Change({self.kind} {self.namespace}/{self.name})"
+
+
+@dataclass
+class ReplaceResult:
+    """The difference a relist made: what appeared, changed (resourceVersion differs) and vanished."""
+
+    added: list[Change] = field(default_factory=list)
+    modified: list[Change] = field(default_factory=list)
+    deleted: list[Change] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.added) + len(self.modified) + len(self.deleted)
+
+
+@lru_cache(maxsize=256)
+def _parse_labels(text: str) -> LabelSelector:
+    return LabelSelector.parse(text)
+
+
+@lru_cache(maxsize=256)
+def _parse_fields(text: str) -> FieldSelector:
+    return FieldSelector.parse(text)
+
+
+def field_value(obj: Mapping[str, Any], path: str) -> str:
+    """The field-selector string for a dotted path (missing -> "", bools as true/false)."""
+    cur: Any = obj
+    for part in path.split("."):
+        if not isinstance(cur, Mapping) or part not in cur:
+            return ""
+        cur = cur[part]
+    if cur is None:
+        return ""
+    if isinstance(cur, bool):
+        return "true" if cur else "false"
+    return str(cur)
+
+
+class _Prepared:
+    """An object checked, encoded and indexed, ready to be committed (phase 1 of a write)."""
+
+    __slots__ = ("data", "ikeys", "labels", "name", "namespace", "obj", "rv", "uid")
+
+    def __init__(self, store: Store, obj: dict[str, Any]) -> None:
+        md = obj.get("metadata")
+        if not isinstance(md, dict) or not md.get("name"):
+            raise ValueError("cannot store an object without metadata.name")
+        self.obj = obj
+        self.name: str = md["name"]
+        self.namespace: str = _intern(md.get("namespace") or "")
+        self.uid: str = md.get("uid") or ""
+        self.rv: str = md.get("resourceVersion") or ""
+        self.labels = store._intern_labels(md.get("labels"))
+        view = FrozenDict(obj)
+        self.ikeys = tuple(ix.keys_for(view) for ix in store._indexes.values())
+        self.data: Any = None
+
+
+class Store:
+    """Objects of one resource by (namespace, name), read-only to readers, with indexes.
+
+    ``codec`` chooses the in-memory form (default ``"zlib"``; ``"json"``, ``"dict"`` or a
+    :class:`~kubeloop.cache.codec.Codec`). ``hot_size`` decoded views are kept in an LRU.
+    ``owner_index`` adds the built-in OWNER_INDEX and OWNER_REF_INDEX.
+
+    A written object becomes the store's: the caller must not change it afterwards.
+    """
+
+    def __init__(
+        self,
+        *,
+        codec: Codec | str | None = None,
+        hot_size: int = 64,
+        owner_index: bool = True,
+    ) -> None:
+        self.codec: Codec = make_codec(codec)
+        self._by_ns: dict[str, dict[str, _Entry]] = {}
+        self._count = 0
+        self._indexes: dict[str, Index[_Entry]] = {}
+        self._labels: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._hot: OrderedDict[_Entry, FrozenDict] = OrderedDict()
+        self._hot_size = 0 if self.codec.shares_objects else hot_size
+        self.resource_version: str = ""
+        if owner_index:
+            self.add_index(OWNER_INDEX, owner_uid_index)
+            self.add_index(OWNER_REF_INDEX, owner_ref_index)
+
+    # ------------------------------------------------------------------ internals
+
+    def _intern_labels(self, labels: Mapping[str, str] | None) -> tuple[str, ...]:
+        if not labels:
+            return ()
+        flat: list[str] = []
+        for k, v in sorted(labels.items()):
+            flat.append(_intern(k))
+            flat.append(_intern(v) if isinstance(v, str) else str(v))
+        t = tuple(flat)
+        pool = self._labels
+        got = pool.get(t)
+        if got is not None:
+            return got
+        if len(pool) > 2 * self._count + 1024:
+            self._prune_labels()
+        pool[t] = t
+        return t
+
+    def _prune_labels(self) -> None:
+        live: dict[tuple[str, ...], tuple[str, ...]] = {}
+        for bucket in self._by_ns.values():
+            for e in bucket.values():
+                live[e.labels] = e.labels
+        self._labels = live
+
+    def _view(self, e: _Entry) -> FrozenDict:
+        hot = self._hot
+        if self._hot_size:
+            v = hot.get(e)
+            if v is not None:
+                hot.move_to_end(e)
+                return v
+            v = FrozenDict(self.codec.decode(e.data))
+            hot[e] = v
+            if len(hot) > self._hot_size:
+                hot.popitem(last=False)
+            return v
+        return FrozenDict(self.codec.decode(e.data))
+
+    def _remember(self, e: _Entry, view: FrozenDict) -> None:
+        if self._hot_size:
+            self._hot[e] = view
+            self._hot.move_to_end(e)
+            if len(self._hot) > self._hot_size:
+                self._hot.popitem(last=False)
+
+    def _prepare(self, obj: dict[str, Any]) -> _Prepared:
+        p = _Prepared(self, obj)
+        p.data = self.codec.encode(obj)
+        return p
+
+    def _commit(self, p: _Prepared) -> Change:
+        """Phase 2 of a write: cannot fail."""
+        bucket = self._by_ns.get(p.namespace)
+        if bucket is None:
+            bucket = self._by_ns[p.namespace] = {}
+        e = bucket.get(p.name)
+        new_view = FrozenDict(p.obj)
+        if e is None:
+            e = _Entry()
+            e.namespace, e.name, e.uid, e.rv = p.namespace, p.name, p.uid, p.rv
+            e.labels, e.ikeys, e.data = p.labels, p.ikeys, p.data
+            bucket[p.name] = e
+            self._count += 1
+            for ix, keys in zip(self._indexes.values(), p.ikeys, strict=True):
+                ix.add(e, keys)
+            self._remember(e, new_view)
+            return Change(p.namespace, p.name, new_view)
+        old_view = self._hot.pop(e, None)
+        change = Change(
+            p.namespace, p.name, new_view, old=old_view,
+            old_data=e.data if old_view is None else None,
+            codec=self.codec if old_view is None else None,
+        )
+        for ix, old_keys, new_keys in zip(self._indexes.values(), e.ikeys, p.ikeys, strict=True):
+            ix.move(e, old_keys, new_keys)
+        e.uid, e.rv, e.labels, e.ikeys, e.data = p.uid, p.rv, p.labels, p.ikeys, p.data
+        self._remember(e, new_view)
+        return change
+
+    def _drop(self, e: _Entry) -> None:
+        bucket = self._by_ns[e.namespace]
+        del bucket[e.name]
+        if not bucket:
+            del self._by_ns[e.namespace]
+        self._count -= 1
+        for ix, keys in zip(self._indexes.values(), e.ikeys, strict=True):
+            ix.remove(e, keys)
+        self._hot.pop(e, None)
+
+    def _entry(self, namespace: str, name: str) -> _Entry | None:
+        bucket = self._by_ns.get(namespace)
+        return None if bucket is None else bucket.get(name)
+
+    def _entries(self, namespace: str | None = None) -> Iterator[_Entry]:
+        if namespace is not None:
+            yield from (self._by_ns.get(namespace) or {}).values()
+            return
+        for bucket in self._by_ns.values():
+            yield from bucket.values()
+
+    # ------------------------------------------------------------------ writer API
+
+    def apply(self, obj: dict[str, Any]) -> Change:
+        """Insert or replace one object (takes ownership of ``obj``).
+
+        If an index function raises, nothing changes. An object with the same non-empty
+        resourceVersion as the stored one is not re-encoded (the change has old == new).
+        """
+        md = obj.get("metadata")
+        if isinstance(md, dict):
+            e = self._entry(md.get("namespace") or "", md.get("name") or "")
+            rv = md.get("resourceVersion") or ""
+            if e is not None and rv and rv == e.rv:
+                view = self._view(e)
+                self.resource_version = rv
+                return Change(e.namespace, e.name, view, old=view)
+        p = self._prepare(obj)
+        change = self._commit(p)
+        if p.rv:
+            self.resource_version = p.rv
+        return change
+
+    def delete(self, namespace: str, name: str, resource_version: str | None = None) -> FrozenDict | None:
+        """Remove one object; returns what was stored (None if absent)."""
+        e = self._entry(namespace, name)
+        if resource_version:
+            self.resource_version = resource_version
+        if e is None:
+            return None
+        old = self._view(e)
+        self._drop(e)
+        return old
+
+    def replace(self, objs: Iterable[dict[str, Any]], resource_version: str = "") -> ReplaceResult:
+        """Make the store hold exactly ``objs`` (a relist); returns the difference.
+
+        Objects whose resourceVersion is unchanged are kept as they are (not re-encoded,
+        not reported). All-or-nothing: if any object is invalid or an index function
+        raises, the store is left untouched.
+        """
+        prepared: dict[Key, _Prepared | _Entry] = {}
+        for obj in objs:
+            md = obj.get("metadata") if isinstance(obj, dict) else None
+            if isinstance(md, dict):
+                e = self._entry(md.get("namespace") or "", md.get("name") or "")
+                rv = md.get("resourceVersion") or ""
+                if e is not None and rv and rv == e.rv:
+                    prepared[(e.namespace, e.name)] = e
+                    continue
+            p = self._prepare(obj)
+            prepared[(p.namespace, p.name)] = p
+        # ---- commit: nothing below can fail
+        result = ReplaceResult()
+        for e in list(self._entries()):
+            if (e.namespace, e.name) not in prepared:
+                old_view = self._hot.get(e)
+                result.deleted.append(Change(
+                    e.namespace, e.name, None, old=old_view,
+                    old_data=e.data if old_view is None else None,
+                    codec=self.codec if old_view is None else None,
+                ))
+                self._drop(e)
+        for item in prepared.values():
+            if isinstance(item, _Prepared):
+                c = self._commit(item)
+                (result.added if c.kind == "added" else result.modified).append(c)
+        self.resource_version = resource_version or self.resource_version
+        return result
+
+    def set_resource_version(self, resource_version: str) -> None:
+        """Record the latest resourceVersion seen (e.g. from a bookmark)."""
+        self.resource_version = resource_version
+
+    # ------------------------------------------------------------------ reader API
+
+    def get(self, name: str, namespace: str = "") -> FrozenDict | None:
+        """The object, as a read-only view, or None."""
+        e = self._entry(namespace, name)
+        return None if e is None else self._view(e)
+
+    def get_key(self, key: Key) -> FrozenDict | None:
+        """``get`` by (namespace, name)."""
+        return self.get(key[1], key[0])
+
+    def resource_version_of(self, name: str, namespace: str = "") -> str | None:
+        """The stored object's resourceVersion without decoding it."""
+        e = self._entry(namespace, name)
+        return None if e is None else e.rv
+
+    def uid_of(self, name: str, namespace: str = "") -> str | None:
+        """The stored object's uid without decoding it."""
+        e = self._entry(namespace, name)
+        return None if e is None else e.uid
+
+    def labels_of(self, name: str, namespace: str = "") -> dict[str, str] | None:
+        """The stored object's labels without decoding it."""
+        e = self._entry(namespace, name)
+        return None if e is None else e.labels_dict()
+
+    def list(
+        self,
+        namespace: str | None = None,
+        label_selector: LabelSelector | str | None = None,
+        field_selector: FieldSelector | str | None = None,
+    ) -> _list[FrozenDict]:
+        """Objects (optionally in one namespace, matching the selectors), in store order.
+
+        Label selectors and ``metadata.name`` / ``metadata.namespace`` field selectors are
+        answered without decoding non-matching objects.
+        """
+        return [self._view(e) for e in self._select(namespace, label_selector, field_selector)]
+
+    def list_keys(
+        self,
+        namespace: str | None = None,
+        label_selector: LabelSelector | str | None = None,
+        field_selector: FieldSelector | str | None = None,
+    ) -> _list[Key]:
+        """Like :meth:`list` but only the keys (no decoding unless a field selector needs it)."""
+        return [(e.namespace, e.name) for e in self._select(namespace, label_selector, field_selector)]
+
+    def _select(
+        self,
+        namespace: str | None,
+        label_selector: LabelSelector | str | None,
+        field_selector: FieldSelector | str | None,
+    ) -> Iterator[_Entry]:
+        lsel = _parse_labels(label_selector) if isinstance(label_selector, str) else label_selector
+        fsel = _parse_fields(field_selector) if isinstance(field_selector, str) else field_selector
+        if lsel is not None and lsel.empty:
+            lsel = None
+        cheap: list[Any] = []
+        costly: list[Any] = []
+        if fsel is not None:
+            for r in fsel.requirements:
+                (cheap if r.field in ("metadata.name", "metadata.namespace") else costly).append(r)
+            pinned = fsel.equals_value("metadata.namespace")
+            if pinned is not None:
+                if namespace is not None and namespace != pinned:
+                    return
+                namespace = pinned
+        for e in self._entries(namespace):
+            if lsel is not None and not lsel.matches(e.labels_dict() if e.labels else {}):
+                continue
+            if cheap:
+                fields = {"metadata.name": e.name, "metadata.namespace": e.namespace}
+                if not all(r.matches(fields) for r in cheap):
+                    continue
+            if costly:
+                view = self._view(e)
+                if not all(r.matches({r.field: field_value(view, r.field)}) for r in costly):
+                    continue
+            yield e
+
+    def keys(self) -> _list[Key]:
+        """Every (namespace, name)."""
+        return [(e.namespace, e.name) for e in self._entries()]
+
+    def namespaces(self) -> _list[str]:
+        """Namespaces that hold at least one object."""
+        return list(self._by_ns)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, tuple) and len(key) == 2:
+            return self._entry(key[0], key[1]) is not None
+        return False
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self.keys())
+
+    # ------------------------------------------------------------------ indexes
+
+    def add_index(self, name: str, fn: IndexFunc) -> None:
+        """Register an index; built from the current contents if objects exist already.
+
+        ``fn(view)`` returns the keys the object is found under (an iterable of str, one str,
+        or None). If ``fn`` raises on an existing object, the index is not added.
+        """
+        if name in self._indexes or name == NAMESPACE_INDEX:
+            raise ValueError(f"index {name!r} already exists")
+        ix: Index[_Entry] = Index(name, fn)
+        entries = list(self._entries())
+        computed = [ix.keys_for(self._view(e)) for e in entries]
+        self._indexes[name] = ix
+        for e, keys in zip(entries, computed, strict=True):
+            e.ikeys = (*e.ikeys, keys)
+            ix.add(e, keys)
+
+    def remove_index(self, name: str) -> None:
+        """Drop an index and the keys remembered for it."""
+        names = list(self._indexes)
+        pos = names.index(name)
+        del self._indexes[name]
+        for e in self._entries():
+            e.ikeys = e.ikeys[:pos] + e.ikeys[pos + 1 :]
+
+    @property
+    def indexes(self) -> _list[str]:
+        """Names of the registered indexes (NAMESPACE_INDEX is always available)."""
+        return [NAMESPACE_INDEX, *self._indexes]
+
+    def _bucket(self, index: str, key: str) -> Iterable[_Entry]:
+        if index == NAMESPACE_INDEX:
+            return (self._by_ns.get(key) or {}).values()
+        ix = self._indexes.get(index)
+        if ix is None:
+            raise KeyError(f"no index named {index!r}")
+        return ix.buckets.get(key) or ()
+
+    def by_index(self, index: str, key: str) -> _list[FrozenDict]:
+        """The objects filed under ``key`` in ``index`` (read-only views)."""
+        return [self._view(e) for e in self._bucket(index, key)]
+
+    def index_keys(self, index: str, key: str) -> set[Key]:
+        """The (namespace, name) of the objects filed under ``key`` in ``index`` (no decoding)."""
+        return {(e.namespace, e.name) for e in self._bucket(index, key)}
+
+    def index_values(self, index: str) -> _list[str]:
+        """Every key that currently has objects in ``index``."""
+        if index == NAMESPACE_INDEX:
+            return list(self._by_ns)
+        ix = self._indexes.get(index)
+        if ix is None:
+            raise KeyError(f"no index named {index!r}")
+        return list(ix.buckets)
+
+    def object_index_keys(self, index: str, name: str, namespace: str = "") -> tuple[str, ...]:
+        """The keys one stored object is filed under in ``index``."""
+        e = self._entry(namespace, name)
+        if e is None:
+            return ()
+        if index == NAMESPACE_INDEX:
+            return (e.namespace,)
+        pos = list(self._indexes).index(index)
+        return e.ikeys[pos]
+
+    # ------------------------------------------------------------------ statistics
+
+    def stats(self) -> dict[str, Any]:
+        """Object count, payload bytes held by the codec, decoded views cached."""
+        payload = sum(self.codec.stored_size(e.data) for e in self._entries())
+        return {
+            "objects": self._count,
+            "codec": self.codec.name,
+            "payload_bytes": payload,
+            "hot_views": len(self._hot),
+            "label_sets": len(self._labels),
+            "indexes": {n: len(ix.buckets) for n, ix in self._indexes.items()},
+        }
+
+    def clear_hot(self) -> None:
+        """Forget the decoded views kept in the LRU."""
+        self._hot.clear()
