@@ -1,0 +1,232 @@
+"""Retries, rate limiting, timeouts, transport errors, TLS and authentication, over real HTTP against
+the emulator with fault injection (skipped on a real cluster where faults are needed)."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubeloop.client import (
+    ApiError,
+    BadRequest,
+    Client,
+    ClientConnectionError,
+    Forbidden,
+    InternalError,
+    MethodNotAllowed,
+    NotAcceptable,
+    RequestEntityTooLarge,
+    RequestTimeoutError,
+    RetryPolicy,
+    ServiceUnavailable,
+    Timeout,
+    TooManyRequests,
+    Unauthorized,
+    UnsupportedMediaType,
+)
+from kubeloop.config import ClusterConfig, load_kubeconfig
+from kubeloop.testing import APIServer
+
+NO_RETRY = RetryPolicy(max_attempts=1)
+FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.02)
+
+
+def cm(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {}}
+
+
+def count(apiserver: Any, key: str) -> int:
+    return int(apiserver.stats()["requests"].get(key, 0))
+
+
+async def test_429_then_success_honours_retry_after(client: Client, ns: str, apiserver: Any) -> None:
+    faults = apiserver.require_faults()
+    await client.resolve("v1/ConfigMap")
+    before = count(apiserver, "create core/v1/configmaps")
+    faults.fail_next(2, 429, resource="configmaps", retry_after=0)
+    created = await client.create(cm("after-429"), namespace=ns)  # POST: 429 is safe to retry for any verb
+    assert created["metadata"]["name"] == "after-429"
+    assert count(apiserver, "create core/v1/configmaps") - before == 3
+
+
+async def test_429_retry_after_delays_the_retry(apiserver: Any, ns: str) -> None:
+    faults = apiserver.require_faults()
+    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, retry=FAST) as c:
+        await c.resolve("v1/ConfigMap")
+        faults.fail_next(1, 429, resource="configmaps", retry_after=1)
+        t0 = time.monotonic()
+        await c.list("v1/ConfigMap", namespace=ns)
+        assert time.monotonic() - t0 >= 0.9  # Retry-After: 1 beats the 10 ms backoff
+
+
+async def test_429_exhausted_raises_typed(apiserver: Any, ns: str) -> None:
+    faults = apiserver.require_faults()
+    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, retry=FAST) as c:
+        await c.resolve("v1/ConfigMap")
+        faults.fail_next(5, 429, resource="configmaps", retry_after=0)
+        with pytest.raises(TooManyRequests) as exc:
+            await c.list("v1/ConfigMap", namespace=ns)
+        assert exc.value.retry_after == 0
+        faults.reset()
+
+
+async def test_500_on_create_is_not_retried(client: Client, ns: str, apiserver: Any) -> None:
+    faults = apiserver.require_faults()
+    await client.resolve("v1/ConfigMap")
+    before = count(apiserver, "create core/v1/configmaps")
+    faults.fail_next(1, 500, resource="configmaps", verbs=("create",))
+    with pytest.raises(InternalError):
+        await client.create(cm("once"), namespace=ns)
+    assert count(apiserver, "create core/v1/configmaps") - before == 1
+    faults.fail_next(1, 503, resource="configmaps", verbs=("patch",))
+    with pytest.raises(ServiceUnavailable):
+        await client.patch("v1/ConfigMap", "once", {"data": {"a": "b"}}, namespace=ns)
+
+
+async def test_5xx_on_get_is_retried(client: Client, ns: str, apiserver: Any) -> None:
+    faults = apiserver.require_faults()
+    await client.create(cm("g"), namespace=ns)
+    before = count(apiserver, "get core/v1/configmaps")
+    faults.fail_next(1, 500, resource="configmaps", verbs=("get",))
+    faults.fail_next(1, 503, resource="configmaps", verbs=("get",), retry_after=0)
+    assert (await client.get("v1/ConfigMap", "g", namespace=ns))["metadata"]["name"] == "g"
+    assert count(apiserver, "get core/v1/configmaps") - before == 3
+
+
+@pytest.mark.parametrize(("code", "cls"), [
+    (400, BadRequest), (401, Unauthorized), (403, Forbidden), (405, MethodNotAllowed), (406, NotAcceptable),
+    (413, RequestEntityTooLarge), (415, UnsupportedMediaType), (500, InternalError), (503, ServiceUnavailable),
+    (504, Timeout),
+])
+async def test_error_types_from_injected_faults(apiserver: Any, code: int, cls: type[ApiError]) -> None:
+    faults = apiserver.require_faults()
+    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, retry=NO_RETRY) as c:
+        await c.resolve("v1/ConfigMap")
+        faults.fail_next(2 if code == 401 else 1, code, resource="configmaps", retry_after=0)
+        with pytest.raises(cls) as exc:
+            await c.get("v1/ConfigMap", "x", namespace="default")
+        assert exc.value.code == code and exc.value.status["kind"] == "Status"
+
+
+async def test_request_timeout(apiserver: Any) -> None:
+    faults = apiserver.require_faults()
+    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, retry=NO_RETRY, timeout=0.2) as c:
+        await c.resolve("v1/ConfigMap")
+        faults.delay(1.0, resource="configmaps")
+        with pytest.raises(RequestTimeoutError):
+            await c.create(cm("slow"))
+        faults.delay(0)
+
+
+async def test_connection_refused_is_connection_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    async with Client(ClusterConfig(server=f"http://127.0.0.1:{port}"), retry=FAST) as c:
+        with pytest.raises(ClientConnectionError) as exc:
+            await c.get("v1/ConfigMap", "x")
+        assert not isinstance(exc.value, ApiError)
+
+
+async def test_client_side_rate_limit(apiserver: Any) -> None:
+    apiserver.require_faults()  # timing against a shared real cluster is not meaningful
+    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=20, burst=2) as c:
+        t0 = time.monotonic()
+        for _ in range(7):
+            await c.list("v1/ConfigMap", namespace="default")
+        # discovery + 7 lists = 8 requests; 2 burst, 6 more at 20/s >= 0.3 s
+        assert time.monotonic() - t0 >= 0.28
+
+
+# -- TLS and authentication ---------------------------------------------------------------------
+
+@pytest.fixture
+def emulator_only() -> None:
+    import os
+    if os.environ.get("KUBELOOP_TEST_KUBECONFIG"):
+        pytest.skip("starts its own emulator with TLS and a token")
+
+
+def read_doc(path: str | Path) -> dict[str, Any]:
+    return dict(yaml.safe_load(Path(path).read_text()))
+
+
+def write_doc(path: Path, doc: dict[str, Any]) -> Path:
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def rewrite_user(kubeconfig: str, dest: Path, user: dict[str, Any]) -> Path:
+    doc = read_doc(kubeconfig)
+    doc["users"][0]["user"] = user
+    return write_doc(dest, doc)
+
+
+async def test_tls_and_token_from_written_kubeconfig(emulator_only: None, tmp_path: Path) -> None:
+    async with APIServer(token="s3cret", tls=True) as srv:
+        assert srv.url.startswith("https://")
+        cfg = load_kubeconfig(srv.kubeconfig)
+        assert cfg.ca_data
+        async with Client(cfg, qps=None) as c:
+            created = await c.create(cm("tls"))
+            assert created["metadata"]["namespace"] == "default"
+            async with c.watch("v1/ConfigMap", resource_version="0") as w:
+                async for ev in w:
+                    assert ev.object["metadata"]["name"] == "tls"
+                    break
+        bad = load_kubeconfig(rewrite_user(srv.kubeconfig, tmp_path / "bad", {"token": "wrong"}))
+        async with Client(bad, qps=None, retry=NO_RETRY) as c:
+            with pytest.raises(Unauthorized):
+                await c.list("v1/ConfigMap")
+        # without the CA the server certificate is not trusted
+        doc = read_doc(srv.kubeconfig)
+        del doc["clusters"][0]["cluster"]["certificate-authority-data"]
+        write_doc(tmp_path / "noca", doc)
+        async with Client(load_kubeconfig(tmp_path / "noca"), qps=None, retry=NO_RETRY) as c:
+            with pytest.raises(ClientConnectionError, match=r"TLS|certificate|SSL"):
+                await c.list("v1/ConfigMap")
+        doc["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+        write_doc(tmp_path / "insecure", doc)
+        async with Client(load_kubeconfig(tmp_path / "insecure"), qps=None) as c:
+            assert len(await c.list("v1/ConfigMap")) == 1
+
+
+async def test_token_file_reread_after_401(emulator_only: None, tmp_path: Path) -> None:
+    async with APIServer(token="good-token") as srv:
+        tok = tmp_path / "token"
+        tok.write_text("stale-token")
+        cfg = load_kubeconfig(rewrite_user(srv.kubeconfig, tmp_path / "kc", {"tokenFile": str(tok)}))
+        async with Client(cfg, qps=None, retry=NO_RETRY) as c:
+            with pytest.raises(Unauthorized):
+                await c.list("v1/ConfigMap")
+            tok.write_text("good-token")  # the kubelet rotated the token
+            await c.list("v1/ConfigMap")  # the 401 invalidated the cached token: re-read now
+
+
+EXEC_PLUGIN = r'''
+import json, sys
+with open(sys.argv[1], "a") as fh:
+    fh.write("run\n")
+print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                  "status": {"token": sys.argv[2], "expirationTimestamp": "2999-01-01T00:00:00Z"}}))
+'''
+
+
+async def test_exec_plugin_against_server(emulator_only: None, tmp_path: Path) -> None:
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(EXEC_PLUGIN)
+    runs = tmp_path / "runs"
+    async with APIServer(token="exec-token", tls=True) as srv:
+        user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable,
+                         "args": [str(plugin), str(runs), "exec-token"], "interactiveMode": "Never"}}
+        cfg = load_kubeconfig(rewrite_user(srv.kubeconfig, tmp_path / "kc", user))
+        async with Client(cfg, qps=None) as c:
+            for _ in range(3):
+                await c.list("v1/ConfigMap")
+        assert runs.read_text().count("run") == 1  # cached until expiry
