@@ -1,0 +1,331 @@
+"""Field sets of Kubernetes objects, as structured-merge-diff computes them for managedFields.
+
+A field set is a plain Python `set` of paths; a path is a tuple of `fieldsV1` path elements:
+`"f:<field>"` (a map field), `"k:{...}"` (an item of a keyed list, its key fields as compact
+JSON), `"v:<json>"` (an item of a set list) and `"i:<n>"` (an item by index). Working on flat
+sets keeps ownership arithmetic trivial (union, difference, intersection); `encode_fields` /
+`decode_fields` convert to and from the nested `fieldsV1` JSON the server returns.
+
+Walks never look into the fields kube-apiserver strips from every field set (`apiVersion`,
+`kind`, `metadata.name`, `metadata.uid`, `metadata.resourceVersion`, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from .listtypes import FieldPath, ListType, ListTypes
+
+Path = tuple[str, ...]
+FieldSet = set[Path]
+
+TOP_SKIP = frozenset({"apiVersion", "kind"})
+META_SKIP = frozenset({"name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
+                       "generation", "managedFields", "resourceVersion"})
+_NO_SKIP: frozenset[str] = frozenset()
+# top-level structs present in every (zero-valued) object: never members of an Update field set
+_TOP_STRUCTS = frozenset({("f:metadata",), ("f:spec",), ("f:status",)})
+_META_PATH: Path = ("f:metadata",)
+
+
+def _skip(path: Path) -> frozenset[str]:
+    if not path:
+        return TOP_SKIP
+    if path == _META_PATH:
+        return META_SKIP
+    return _NO_SKIP
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON with sorted keys, as used inside `k:` and `v:` path elements."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def item_element(item: Any, index: int, lt: ListType) -> str:
+    """The path element naming one item of a merged (`map` or `set`) list."""
+    if lt.type == "set":
+        return "v:" + to_json(item)
+    if isinstance(item, dict):
+        key = {k: item[k] for k in lt.keys if k in item}
+        if key:
+            return "k:" + to_json(key)
+    return f"i:{index}"
+
+
+def _merged(lt: ListType | None) -> bool:
+    return lt is not None and lt.type != "atomic"
+
+
+# ---- the set of fields an applied configuration specifies (typed.ToFieldSet) ----------------------
+def applied_fields(obj: dict[str, Any], lt: ListTypes) -> FieldSet:
+    """The fields an apply configuration sets: its leaves, empty maps, nulls, atomic lists and the
+    items of keyed/set lists (non-empty maps are not members themselves)."""
+    out: FieldSet = set()
+    _applied_map(obj, (), (), lt, out)
+    return out
+
+
+def _applied_map(obj: dict[str, Any], path: Path, tpath: FieldPath, lt: ListTypes, out: FieldSet) -> None:
+    skip = _skip(path)
+    for k, v in obj.items():
+        if k in skip:
+            continue
+        p = (*path, "f:" + k)
+        tp = (*tpath, k)
+        if isinstance(v, dict):
+            if v:
+                _applied_map(v, p, tp, lt, out)
+            elif p != _META_PATH:
+                out.add(p)
+        elif isinstance(v, list):
+            ltype = lt(tp)
+            if not _merged(ltype):
+                out.add(p)
+                continue
+            assert ltype is not None
+            for i, item in enumerate(v):
+                q = (*p, item_element(item, i, ltype))
+                out.add(q)
+                if isinstance(item, dict) and ltype.type == "map":
+                    _applied_map(item, q, tp, lt, out)
+        else:
+            out.add(p)
+
+
+# ---- every field of a subtree, Update style (maps are members too) -----------------------------
+def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldSet, member: bool) -> None:
+    if isinstance(v, dict):
+        if member and path and path not in _TOP_STRUCTS and path != _META_PATH:
+            out.add(path)
+        skip = _skip(path)
+        for k, x in v.items():
+            if k not in skip:
+                _all_fields(x, (*path, "f:" + k), (*tpath, k), lt, out, True)
+    elif isinstance(v, list):
+        ltype = lt(tpath)
+        if not _merged(ltype):
+            if member:
+                out.add(path)
+            return
+        assert ltype is not None
+        for i, item in enumerate(v):
+            q = (*path, item_element(item, i, ltype))
+            out.add(q)
+            if isinstance(item, dict) and ltype.type == "map":
+                _all_fields(item, q, tpath, lt, out, False)
+    elif member:
+        out.add(path)
+
+
+def object_fields(obj: dict[str, Any], lt: ListTypes) -> FieldSet:
+    """Every field of an object the way an Update manager owns them (what a create gives its writer)."""
+    out: FieldSet = set()
+    _all_fields(obj, (), (), lt, out, False)
+    return out
+
+
+# ---- comparison (typed.Compare) ------------------------------------------------------------------
+def _scalar_equal(a: Any, b: Any) -> bool:
+    if type(a) is type(b):
+        return bool(a == b)
+    if isinstance(a, bool) or isinstance(b, bool):
+        return False
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return bool(a == b)
+    return False
+
+
+def compare(old: dict[str, Any], new: dict[str, Any], lt: ListTypes) -> tuple[FieldSet, FieldSet, FieldSet]:
+    """(added, modified, removed) field sets going from `old` to `new`."""
+    added: FieldSet = set()
+    modified: FieldSet = set()
+    removed: FieldSet = set()
+    _cmp_map(old, new, (), (), lt, added, modified, removed)
+    return added, modified, removed
+
+
+def _cmp_map(o: dict[str, Any], n: dict[str, Any], path: Path, tpath: FieldPath, lt: ListTypes,
+             a: FieldSet, m: FieldSet, r: FieldSet) -> None:
+    skip = _skip(path)
+    for k, nv in n.items():
+        if k in skip:
+            continue
+        p = (*path, "f:" + k)
+        tp = (*tpath, k)
+        if k not in o:
+            _all_fields(nv, p, tp, lt, a, True)
+            continue
+        ov = o[k]
+        if ov is nv:
+            continue
+        _cmp_value(ov, nv, p, tp, lt, a, m, r)
+    for k, ov in o.items():
+        if k not in n and k not in skip:
+            _all_fields(ov, (*path, "f:" + k), (*tpath, k), lt, r, True)
+
+
+def _cmp_value(ov: Any, nv: Any, p: Path, tp: FieldPath, lt: ListTypes,
+               a: FieldSet, m: FieldSet, r: FieldSet) -> None:
+    if isinstance(ov, dict) and isinstance(nv, dict):
+        if ov != nv:
+            _cmp_map(ov, nv, p, tp, lt, a, m, r)
+        return
+    if isinstance(ov, list) and isinstance(nv, list):
+        ltype = lt(tp)
+        if not _merged(ltype):
+            if ov != nv or not _deep_strict_equal(ov, nv):
+                m.add(p)
+            return
+        assert ltype is not None
+        oi = _index_items(ov, ltype)
+        ni = _index_items(nv, ltype)
+        for pe, item in ni.items():
+            q = (*p, pe)
+            if pe not in oi:
+                a.add(q)
+                if isinstance(item, dict) and ltype.type == "map":
+                    _all_fields(item, q, tp, lt, a, False)
+                continue
+            old_item = oi[pe]
+            if isinstance(old_item, dict) and isinstance(item, dict):
+                if old_item != item:
+                    _cmp_map(old_item, item, q, tp, lt, a, m, r)
+            elif not _deep_strict_equal(old_item, item):
+                m.add(q)
+        for pe, item in oi.items():
+            if pe not in ni:
+                q = (*p, pe)
+                r.add(q)
+                if isinstance(item, dict) and ltype.type == "map":
+                    _all_fields(item, q, tp, lt, r, False)
+        return
+    if isinstance(ov, dict | list) or isinstance(nv, dict | list):
+        m.add(p)
+        _all_fields(ov, p, tp, lt, r, False)
+        _all_fields(nv, p, tp, lt, a, False)
+        return
+    if not _scalar_equal(ov, nv):
+        m.add(p)
+
+
+def _index_items(items: list[Any], lt: ListType) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for i, item in enumerate(items):
+        out.setdefault(item_element(item, i, lt), item)
+    return out
+
+
+def _deep_strict_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and len(a) == len(b) and all(
+            k in b and _deep_strict_equal(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(
+            _deep_strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    return _scalar_equal(a, b)
+
+
+# ---- fieldsV1 encoding ---------------------------------------------------------------------------
+_ORDER = {"f": 0, "k": 1, "v": 2, "i": 3}
+
+
+def _pe_sort(el: str) -> tuple[int, str]:
+    return (_ORDER.get(el[:1], 4), el)
+
+
+def encode_fields(paths: Iterable[Path]) -> dict[str, Any]:
+    """The nested `fieldsV1` JSON of a field set (`{}` marks a member leaf, `"."` a member that
+    also has children), keys in structured-merge-diff's order."""
+    root: dict[str, list[Any]] = {}
+    for path in paths:
+        node = root
+        for el in path[:-1]:
+            ent = node.get(el)
+            if ent is None:
+                ent = node[el] = [False, {}]
+            node = ent[1]
+        ent = node.get(path[-1])
+        if ent is None:
+            node[path[-1]] = [True, {}]
+        else:
+            ent[0] = True
+    return _emit(root)
+
+
+def _emit(children: dict[str, list[Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for el in sorted(children, key=_pe_sort):
+        member, ch = children[el]
+        if ch:
+            inner = _emit(ch)
+            out[el] = {".": {}, **inner} if member else inner
+        else:
+            out[el] = {}
+    return out
+
+
+def decode_fields(fields_v1: Any) -> FieldSet:
+    """The field set of a `fieldsV1` JSON object; raises `ValueError` on a malformed one."""
+    out: FieldSet = set()
+    if not isinstance(fields_v1, dict):
+        raise ValueError("fieldsV1 must be an object")
+    _decode(fields_v1, (), out)
+    return out
+
+
+def _decode(node: dict[str, Any], path: Path, out: FieldSet) -> None:
+    for k, sub in node.items():
+        if k == ".":
+            if path:
+                out.add(path)
+            continue
+        if not isinstance(sub, dict) or k[:2] not in ("f:", "k:", "v:", "i:"):
+            raise ValueError(f"invalid fieldsV1 element {k!r}")
+        q = (*path, k)
+        if sub:
+            _decode(sub, q, out)
+        else:
+            out.add(q)
+
+
+def path_string(path: Path) -> str:
+    """A path the way kube-apiserver prints it in conflicts: `.spec.containers[name="a"].image`."""
+    parts: list[str] = []
+    for el in path:
+        kind, body = el[:2], el[2:]
+        if kind == "f:":
+            parts.append("." + body)
+        elif kind == "k:":
+            try:
+                key = orjson.loads(body)
+                parts.append("[" + ",".join(f"{k}={to_json(v)}" for k, v in sorted(key.items())) + "]")
+            except (orjson.JSONDecodeError, AttributeError):
+                parts.append("[" + body + "]")
+        elif kind == "v:":
+            parts.append("[=" + body + "]")
+        else:
+            parts.append("[" + body + "]")
+    return "".join(parts)
+
+
+def with_prefixes(paths: Iterable[Path]) -> set[Path]:
+    """Every path and every ancestor of it (to ask "does anyone own something under here?")."""
+    out: set[Path] = set()
+    for p in paths:
+        for i in range(len(p), 0, -1):
+            q = p[:i]
+            if q in out:
+                break
+            out.add(q)
+    return out
+
+
+def drop_under(paths: FieldSet, roots: Iterable[FieldPath]) -> FieldSet:
+    """`paths` without those at or below any of `roots` (field-name paths, e.g. `("status",)`)."""
+    prefixes = [tuple("f:" + f for f in r) for r in roots]
+    if not prefixes:
+        return paths
+    return {p for p in paths if not any(p[:len(q)] == q for q in prefixes)}

@@ -1,0 +1,506 @@
+"""managedFields and server-side apply, with kube-apiserver's (structured-merge-diff's) semantics.
+
+Two entry points, both pure (no I/O, no clock: the caller passes `now`):
+
+- `update_managed_fields(old, new, ...)` for ordinary writes (create, update, JSON/merge/strategic
+  patch): the writer (operation `Update`) takes every field it added or changed; other managers
+  lose those fields and any field the write removed; managers left owning nothing disappear.
+- `apply(live, applied, ...)` for `application/apply-patch+yaml`: merges the configuration into the
+  live object, removes the fields this applier owned alone and no longer applies, and raises a
+  409 Conflict when the merge would change a field another manager owns (unless `force`).
+
+A write that changes nothing leaves `managedFields` exactly as it was (same entries, same times),
+so the registry can detect the no-op by comparing objects and skip the write, as the real server does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+import orjson
+
+from .errors import StatusError, internal_error
+from .fieldpath import (
+    FieldSet,
+    Path,
+    applied_fields,
+    compare,
+    decode_fields,
+    drop_under,
+    encode_fields,
+    item_element,
+    path_string,
+    with_prefixes,
+)
+from .listtypes import FieldPath, ListTypes, list_types_for
+from .patch import deep_copy, json_equal
+from .resources import ResourceInfo
+
+Obj = dict[str, Any]
+
+__all__ = ["apply", "conflict_error", "record_update", "update_managed_fields"]
+
+_ManagerId = tuple[str, str, str, str]  # manager, operation, apiVersion (Update only), subresource
+
+
+@dataclass
+class _Manager:
+    manager: str
+    operation: str
+    api_version: str
+    subresource: str
+    time: str | None
+    fields: FieldSet
+    entry: Obj | None = None  # the original entry, reused verbatim while nothing about it changes
+    changed: bool = False
+    extra: Obj = field(default_factory=dict)
+
+    @property
+    def ident(self) -> _ManagerId:
+        return _ident(self.manager, self.operation, self.api_version, self.subresource)
+
+    def to_entry(self) -> Obj:
+        if not self.changed and self.entry is not None:
+            return self.entry
+        e: Obj = {"manager": self.manager, "operation": self.operation, "apiVersion": self.api_version}
+        if self.time is not None:
+            e["time"] = self.time
+        e["fieldsType"] = "FieldsV1"
+        e["fieldsV1"] = encode_fields(self.fields)
+        if self.subresource:
+            e["subresource"] = self.subresource
+        return e
+
+    def who(self) -> str:
+        """How conflict messages name this manager (`"editor" using v1` for Update managers)."""
+        s = _go_quote(self.manager)
+        if self.subresource:
+            s += f" with subresource {_go_quote(self.subresource)}"
+        if self.operation == "Update":
+            s += f" using {self.api_version}"
+        return s
+
+
+def _ident(manager: str, operation: str, api_version: str, subresource: str) -> _ManagerId:
+    return (manager, operation, api_version if operation == "Update" else "", subresource)
+
+
+def _go_quote(s: str) -> str:
+    return orjson.dumps(s).decode()
+
+
+def _decode_managers(entries: Any) -> dict[_ManagerId, _Manager]:
+    """Parse `managedFields`; raises ValueError on a malformed list."""
+    out: dict[_ManagerId, _Manager] = {}
+    if not entries:
+        return out
+    if not isinstance(entries, list):
+        raise ValueError("managedFields must be a list")
+    for e in entries:
+        if not isinstance(e, dict):
+            raise ValueError("managedFields entries must be objects")
+        op = e.get("operation") or "Update"
+        if op not in ("Apply", "Update"):
+            raise ValueError(f"invalid operation {op!r}")
+        fv1 = e.get("fieldsV1")
+        fields = decode_fields(fv1) if fv1 is not None else set()
+        m = _Manager(str(e.get("manager") or ""), op, str(e.get("apiVersion") or ""),
+                     str(e.get("subresource") or ""), e.get("time"), fields, e)
+        prev = out.get(m.ident)
+        if prev is not None:  # duplicate identity: merge, as the real server does on decode
+            prev.fields |= fields
+            prev.changed = True
+        else:
+            out[m.ident] = m
+    return out
+
+
+def _sort_key(m: _Manager) -> tuple[str, str, str, str, str]:
+    # kube-apiserver: Apply before Update, then by time (1 s resolution), manager, version, subresource
+    return (m.operation, (m.time or "")[:19], m.manager, m.api_version, m.subresource)
+
+
+def _encode(managers: dict[_ManagerId, _Manager]) -> list[Obj]:
+    return [m.to_entry() for m in sorted(managers.values(), key=_sort_key)]
+
+
+def _is_reset(entries: Any) -> bool:
+    """`managedFields: [{}]` (every entry empty) asks the server to drop all managedFields."""
+    return isinstance(entries, list) and bool(entries) and all(e == {} for e in entries)
+
+
+def _meta(obj: Obj) -> Obj | None:
+    m = obj.get("metadata")
+    return m if isinstance(m, dict) else None
+
+
+def _set_managed(meta: Obj, entries: list[Obj] | None) -> None:
+    if entries:
+        meta["managedFields"] = entries
+    else:
+        meta.pop("managedFields", None)
+
+
+# ---- ordinary writes ---------------------------------------------------------------------------------
+def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: str,
+                          subresource: str | None, now: str, list_types: Any = None,
+                          reset_fields: Iterable[FieldPath] = ()) -> None:
+    """Record in `new.metadata.managedFields` that `manager` wrote `new` over `old` (None: create).
+
+    Call it after defaulting and the strategy's prepare step, so defaulted fields belong to the
+    creator and fields the strategy reset are not attributed. Mutates `new` only. When `new`
+    carries managedFields different from `old`'s (a client editing them), those are the starting
+    point; `[{}]` removes them all. `list_types`: a `ListTypes` lookup, a mapping, or a `ResourceInfo`.
+    """
+    meta = _meta(new)
+    if meta is None:
+        return
+    old_meta = _meta(old) if old is not None else None
+    old_mf = old_meta.get("managedFields") if old_meta is not None else None
+    req_mf = meta.get("managedFields")
+    base = old_mf
+    from_request = False
+    if req_mf and req_mf is not old_mf and req_mf != old_mf:
+        if _is_reset(req_mf):
+            meta.pop("managedFields", None)
+            return
+        base, from_request = req_mf, True
+    lt = list_types_for(list_types)
+    added, modified, removed = compare(old or {}, new, lt)
+    resets = tuple(reset_fields)
+    if resets:
+        added, modified, removed = (drop_under(added, resets), drop_under(modified, resets),
+                                    drop_under(removed, resets))
+    if not (added or modified or removed) and not from_request:
+        _set_managed(meta, old_mf)
+        return
+    try:
+        managers = _decode_managers(base)
+    except (ValueError, TypeError, AttributeError):
+        if not from_request:
+            raise
+        managers = _decode_managers(old_mf)  # unusable managedFields in the request: keep the live ones
+    changed = added | modified
+    any_change = from_request
+    for m in managers.values():
+        if m.fields & changed or m.fields & removed:
+            m.fields = m.fields - changed - removed
+            m.changed = any_change = True
+    own = changed - removed
+    if own:
+        sub = subresource or ""
+        ident = _ident(manager, "Update", api_version, sub)
+        me = managers.get(ident)
+        if me is None:
+            me = managers[ident] = _Manager(manager, "Update", api_version, sub, now, set())
+        me.fields = me.fields | own
+        me.time = now
+        me.changed = any_change = True
+    if not any_change:
+        _set_managed(meta, old_mf)
+        return
+    for ident in [i for i, m in managers.items() if not m.fields]:
+        del managers[ident]
+    _set_managed(meta, _encode(managers))
+
+
+def record_update(info: Any, new: Obj, old: Obj | None, manager: str, subresource: str | None,
+                  now: str | None = None) -> None:
+    """`update_managed_fields` in the registry's terms: version and list types from `info`
+    (a `ResourceInfo`), `now` from the clock unless given."""
+    update_managed_fields(old, new, manager, info.api_version, subresource, now or _now(),
+                          list_types=info, reset_fields=_reset_fields(info, subresource))
+
+
+def _now() -> str:
+    import datetime as _dt
+
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _reset_fields(info: Any, subresource: str | None) -> tuple[FieldPath, ...]:
+    """Fields a write cannot own: `status` through the main resource of a kind with a status
+    subresource, everything but `status` (and metadata) through `/status`."""
+    subs = getattr(info, "subresources", ()) or ()
+    if subresource == "status":
+        return (("spec",),)
+    if not subresource and "status" in subs:
+        return (("status",),)
+    return ()
+
+
+# ---- server-side apply -------------------------------------------------------------------------------
+def conflict_error(conflicts: list[tuple[str, Path]]) -> StatusError:
+    """409 Conflict listing `(manager description, path)` pairs, shaped like kube-apiserver's."""
+    causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {who}", "field": path_string(p)}
+              for who, p in conflicts]
+    if len(conflicts) == 1:
+        who, p = conflicts[0]
+        msg = f"Apply failed with 1 conflict: conflict with {who}: {path_string(p)}"
+    else:
+        by: dict[str, list[Path]] = {}
+        for who, p in conflicts:
+            by.setdefault(who, []).append(p)
+        lines: list[str] = []
+        for who in sorted(by):
+            lines.append(f"conflicts with {who}:")
+            lines.extend(f"- {path_string(p)}" for p in by[who])
+        msg = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+    return StatusError(409, "Conflict", msg, {"causes": causes})
+
+
+@overload
+def apply(live: Obj | None, applied: Obj, manager: str, api_version: str | None = None,
+          subresource: str | None = None, force: bool = False, now: str | None = None,
+          list_types: Any = None, reset_fields: Iterable[FieldPath] = ()) -> Obj: ...
+
+
+@overload
+def apply(live: ResourceInfo, applied: Obj | None, manager: Obj, api_version: str,
+          subresource: bool, force: str | None, now: str | None = None) -> Obj: ...
+
+
+def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subresource: Any = None,
+          force: Any = False, now: str | None = None, list_types: Any = None,
+          reset_fields: Iterable[FieldPath] = ()) -> Obj:
+    """Server-side apply of the configuration `applied` by `manager` onto `live` (None: create).
+
+    Returns a fresh object (defaulting and validation still to run) whose managedFields record the
+    apply. Raises 409 Conflict (causes `FieldManagerConflict`) when another manager owns a field
+    whose value the apply changes and `force` is false; with `force` the applier takes it over.
+
+    Also accepts the registry's call form `apply(info, live, config, manager, force, subresource)`.
+    """
+    if isinstance(live, ResourceInfo):
+        info = live
+        live, applied, manager, force, subresource = applied, manager, api_version, subresource, force
+        return apply(live, applied, manager, info.api_version, subresource, bool(force), now or _now(),
+                     list_types=info, reset_fields=_reset_fields(info, subresource))
+    if api_version is None:
+        api_version = str(applied.get("apiVersion") or "")
+    if now is None:
+        now = _now()
+    if not applied.get("kind"):
+        am = _meta(applied) or {}
+        group, _, version = api_version.rpartition("/")
+        raise internal_error(
+            f"failed to create typed patch object ({am.get('namespace', '')}/{am.get('name', '')}; "
+            f"{group}/{version}, Kind={applied.get('kind') or ''}): no corresponding type for "
+            f"{group}/{version}, Kind={applied.get('kind') or ''}")
+    lt = list_types_for(list_types)
+    resets = tuple(reset_fields)
+    sub = subresource or ""
+    config_set = drop_under(applied_fields(applied, lt), resets)
+
+    base: Obj = live if live is not None else {}
+    merged = deep_copy(base)
+    _merge_map(merged, applied, (), (), lt)
+    live_mf = (_meta(base) or {}).get("managedFields")
+    managers = _decode_managers(live_mf)
+    ident = _ident(manager, "Apply", "", sub)
+    last = managers.get(ident)
+    last_set = last.fields if last is not None else set()
+    me = _Manager(manager, "Apply", api_version, sub, last.time if last else None, config_set,
+                  last.entry if last else None,
+                  changed=last is None or last.fields != config_set or last.api_version != api_version)
+    managers[ident] = me
+
+    gone = last_set - config_set
+    if gone:
+        owned = with_prefixes(p for m in managers.values() for p in m.fields)
+        for p in sorted(gone, key=len):
+            if p not in owned and not _is_key_field(p):
+                _remove_path(merged, p)
+
+    added, modified, removed = compare(base, merged, lt)
+    if resets:
+        added, modified, removed = (drop_under(added, resets), drop_under(modified, resets),
+                                    drop_under(removed, resets))
+    changed = added | modified
+    conflicts: list[tuple[_Manager, FieldSet]] = []
+    for i, m in managers.items():
+        if i != ident:
+            c = m.fields & changed
+            if c:
+                conflicts.append((m, c))
+    if conflicts and not force:
+        raise conflict_error([(m.who(), p) for m, c in sorted(conflicts, key=lambda mc: mc[0].who())
+                              for p in sorted(c)])
+    for m, c in conflicts:
+        m.fields = m.fields - c
+        m.changed = True
+    for i, m in managers.items():
+        if i != ident and m.fields & removed:
+            m.fields = m.fields - removed
+            m.changed = True
+    if added or modified or removed:
+        me.time = now
+        me.changed = True
+    elif last is None and live is None:
+        me.time = now
+    mmeta = merged.get("metadata")
+    if not isinstance(mmeta, dict):
+        mmeta = merged["metadata"] = {}
+    if not any(m.changed for m in managers.values()):
+        _set_managed(mmeta, live_mf)
+        return merged
+    for i in [i for i, m in managers.items() if not m.fields]:
+        del managers[i]
+    _set_managed(mmeta, _encode(managers))
+    return merged
+
+
+def _is_key_field(p: Path) -> bool:
+    """A key field of a keyed-list item: removed only with its item, never alone."""
+    if len(p) < 2 or not p[-2].startswith("k:") or not p[-1].startswith("f:"):
+        return False
+    try:
+        return p[-1][2:] in orjson.loads(p[-2][2:])
+    except (orjson.JSONDecodeError, TypeError):
+        return False
+
+
+def _remove_path(obj: Any, path: Path) -> None:
+    cur = obj
+    last = len(path) - 1
+    for n, el in enumerate(path):
+        kind, body = el[:2], el[2:]
+        if kind == "f:":
+            if not isinstance(cur, dict) or body not in cur:
+                return
+            if n == last:
+                del cur[body]
+                return
+            cur = cur[body]
+            continue
+        if not isinstance(cur, list):
+            return
+        idx = _find_item(cur, kind, body)
+        if idx is None:
+            return
+        if n == last:
+            del cur[idx]
+            return
+        cur = cur[idx]
+
+
+def _find_item(items: list[Any], kind: str, body: str) -> int | None:
+    if kind == "i:":
+        i = int(body)
+        return i if 0 <= i < len(items) else None
+    want = orjson.loads(body)
+    for i, it in enumerate(items):
+        if kind == "v:":
+            if json_equal(it, want):
+                return i
+        elif isinstance(it, dict) and isinstance(want, dict) and all(
+                k in it and json_equal(it[k], v) for k, v in want.items()):
+            return i
+    return None
+
+
+# ---- merging a configuration into a live object (typed.Merge) -----------------------------------
+def _clean_copy(v: Any) -> Any:
+    """A copy of a configuration value without nulls (an explicit null removes the field)."""
+    if isinstance(v, dict):
+        return {k: _clean_copy(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list):
+        return [_clean_copy(x) for x in v]
+    return v
+
+
+def _merge_map(dst: Obj, src: Obj, path: Path, tpath: FieldPath, lt: ListTypes) -> None:
+    top_meta = path == ("f:metadata",)
+    for k, sv in src.items():
+        if top_meta and k == "managedFields":
+            continue
+        if sv is None:
+            dst.pop(k, None)
+            continue
+        dv = dst.get(k)
+        tp = (*tpath, k)
+        if isinstance(sv, dict):
+            if isinstance(dv, dict):
+                _merge_map(dv, sv, (*path, "f:" + k), tp, lt)
+            else:
+                dst[k] = _clean_copy(sv)
+        elif isinstance(sv, list):
+            ltype = lt(tp)
+            if isinstance(dv, list) and ltype is not None and ltype.type != "atomic":
+                dst[k] = _merge_list(dv, sv, path, tp, lt)
+            else:
+                dst[k] = _clean_copy(sv)
+        else:
+            dst[k] = sv
+
+
+def _merge_list(lhs: list[Any], rhs: list[Any], path: Path, tp: FieldPath, lt: ListTypes) -> list[Any]:
+    """structured-merge-diff's associative list merge: live items keep their places, applied items
+    follow the configuration's order, items only in the live list stay where they were."""
+    ltype = lt(tp)
+    assert ltype is not None
+    lpe = [item_element(x, i, ltype) for i, x in enumerate(lhs)]
+    rpe = [item_element(x, i, ltype) for i, x in enumerate(rhs)]
+    lmap: dict[str, Any] = {}
+    for pe, x in zip(lpe, lhs, strict=True):
+        lmap.setdefault(pe, x)
+    rmap: dict[str, Any] = {}
+    for pe, x in zip(rpe, rhs, strict=True):
+        rmap.setdefault(pe, x)
+    shared = [pe for pe in rpe if pe in lmap]
+    si = 0
+
+    def next_shared() -> str | None:
+        nonlocal si
+        if si < len(shared):
+            si += 1
+            return shared[si - 1]
+        return None
+
+    nxt = next_shared()
+    done: set[str] = set()
+    out: list[Any] = []
+
+    def merge_item(pe: str) -> Any:
+        r = rmap[pe]
+        left = lmap.get(pe)
+        if isinstance(left, dict) and isinstance(r, dict) and ltype.type == "map":
+            _merge_map(left, r, path, tp, lt)
+            return left
+        return _clean_copy(r)
+
+    li = ri = 0
+    while li < len(lpe) or ri < len(rpe):
+        if li < len(lpe) and ri < len(rpe):
+            pe = lpe[li]
+            if pe == rpe[ri]:
+                if pe not in done:
+                    done.add(pe)
+                    out.append(merge_item(pe))
+                li += 1
+                ri += 1
+                nxt = next_shared()
+                continue
+            if pe in rmap and nxt is not None and nxt != pe:
+                li += 1
+                continue
+        if li < len(lpe):
+            pe = lpe[li]
+            if pe not in rmap:
+                out.append(lhs[li])
+                li += 1
+                continue
+            if pe in done:
+                li += 1
+                continue
+        if ri < len(rpe):
+            pe = rpe[ri]
+            if pe not in done:
+                done.add(pe)
+                out.append(merge_item(pe))
+            ri += 1
+            if nxt is not None and nxt == pe:
+                nxt = next_shared()
+    return out
