@@ -371,7 +371,7 @@ class APIApp:
         try:
             opts = orjson.loads(body)
         except orjson.JSONDecodeError as e:
-            raise errors.internal_error(f"couldn't get version/kind; json parse error: {e}") from None
+            raise StatusError(500, "", f"couldn't get version/kind; json parse error: {e}") from None
         if not isinstance(opts, dict):
             raise errors.bad_request("DeleteOptions must be an object")
         return opts

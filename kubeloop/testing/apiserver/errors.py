@@ -116,7 +116,7 @@ def unauthorized() -> StatusError:
 
 
 def method_not_allowed() -> StatusError:
-    return StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+    return StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {})
 
 
 def unsupported_media_type(content_type: str) -> StatusError:

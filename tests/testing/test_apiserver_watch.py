@@ -1,0 +1,97 @@
+"""WATCH: resume from a resourceVersion, 410 when too old, bookmarks, timeouts, selector enter/leave,
+streaming lists (sendInitialEvents), and watch-related fault injection."""
+
+from __future__ import annotations
+
+import asyncio
+
+from conftest import Http, cm
+
+from kubeloop.testing import APIServer
+
+BASE = "/api/v1/namespaces/default/configmaps"
+
+
+async def test_watch_from_list_rv_sees_every_write_in_order(http: Http) -> None:
+    _, lst = await http.get(BASE)
+    rv = lst["metadata"]["resourceVersion"]
+    task = asyncio.create_task(http.watch(BASE, 3, resourceVersion=rv))
+    await asyncio.sleep(0.05)
+    _, _a = await http.post(BASE, cm("a"))
+    await http.req("PATCH", BASE + "/a", {"data": {"x": "y"}}, ctype="application/merge-patch+json")
+    await http.req("DELETE", BASE + "/a")
+    events = await asyncio.wait_for(task, 5)
+    assert [e["type"] for e in events] == ["ADDED", "MODIFIED", "DELETED"]
+    rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
+    assert rvs == sorted(rvs) and len(set(rvs)) == 3
+    assert events[0]["object"]["kind"] == "ConfigMap"
+
+
+async def test_resume_replays_history_and_too_old_is_410() -> None:
+    async with APIServer(history_size=3) as server:
+        import aiohttp
+
+        async with aiohttp.ClientSession() as s:
+            http = Http(s, server.url)
+            _, lst = await http.get(BASE)
+            start = lst["metadata"]["resourceVersion"]
+            for i in range(2):
+                await http.post(BASE, cm(f"c{i}"))
+            replay = await http.watch(BASE, 2, resourceVersion=start)
+            assert [e["object"]["metadata"]["name"] for e in replay] == ["c0", "c1"]
+            for i in range(2, 6):
+                await http.post(BASE, cm(f"c{i}"))
+            expired = await http.watch(BASE, 1, resourceVersion=start)
+            assert expired[0]["type"] == "ERROR" and expired[0]["object"]["code"] == 410
+
+
+async def test_selector_leave_is_deleted_with_old_object_and_new_rv(http: Http) -> None:
+    await http.post(BASE, cm("s", {"app": "x"}))
+    _, lst = await http.get(BASE)
+    task = asyncio.create_task(http.watch(BASE, 1, resourceVersion=lst["metadata"]["resourceVersion"],
+                                          labelSelector="app=x"))
+    await asyncio.sleep(0.05)
+    _, out = await http.req("PATCH", BASE + "/s", {"metadata": {"labels": {"app": None}}},
+                            ctype="application/merge-patch+json")
+    (ev,) = await asyncio.wait_for(task, 5)
+    assert ev["type"] == "DELETED"
+    assert ev["object"]["metadata"]["labels"] == {"app": "x"}
+    assert ev["object"]["metadata"]["resourceVersion"] == out["metadata"]["resourceVersion"]
+
+
+async def test_timeout_ends_stream_with_bookmark(http: Http) -> None:
+    events = await asyncio.wait_for(
+        http.watch(BASE, 100, resourceVersion="0", timeoutSeconds="1", allowWatchBookmarks="true"), 5)
+    assert events and all(e["type"] == "BOOKMARK" for e in events)
+    assert int(events[-1]["object"]["metadata"]["resourceVersion"]) > 0
+
+
+async def test_send_initial_events_streaming_list(http: Http) -> None:
+    await http.post(BASE, cm("a"))
+    await http.post(BASE, cm("b"))
+    task = asyncio.create_task(http.watch(BASE, 4, sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
+                                          allowWatchBookmarks="true"))
+    await asyncio.sleep(0.05)
+    await http.post(BASE, cm("c"))
+    events = await asyncio.wait_for(task, 5)
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in events] == [
+        ("ADDED", "a"), ("ADDED", "b"), ("BOOKMARK", None), ("ADDED", "c")]
+    assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    code, _ = await http.get(BASE, watch="true", sendInitialEvents="true")
+    assert code == 422
+
+
+async def test_faults_close_watches_and_expire_next_watch(server: APIServer, http: Http) -> None:
+    task = asyncio.create_task(http.watch(BASE, 10, resourceVersion="0"))
+    for _ in range(50):
+        if server.stats()["open_watches"].get("core/v1/configmaps") == 1:
+            break
+        await asyncio.sleep(0.01)
+    assert server.stats()["open_watches"] == {"core/v1/configmaps": 1}
+    assert server.faults.close_watches() == 1
+    assert await asyncio.wait_for(task, 5) == []
+    assert server.stats()["open_watches"] == {}
+    server.faults.expire_next_watch("configmaps")
+    (ev,) = await http.watch(BASE, 1, resourceVersion="0")
+    assert ev["type"] == "ERROR" and ev["object"]["reason"] == "Expired"
+    assert server.stats()["requests"]["watch core/v1/configmaps"] == 2

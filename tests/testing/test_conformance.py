@@ -1,0 +1,46 @@
+"""The recorded real kube-apiserver behaviour (../shared/conformance) checked against `kubeloop apiserver`.
+
+Starts the emulator as a subprocess with TLS and a token, exactly as a user would, and runs the
+conformance checker in --check mode; any failing scenario fails this test.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CANDIDATES = [REPO.parent / "shared" / "conformance", REPO / "shared" / "conformance"]
+CONFORMANCE = next((p for p in CANDIDATES if (p / "k8s_conformance.py").exists()), None)
+
+
+@pytest.mark.skipif(CONFORMANCE is None, reason="conformance checker not found (expected ../shared/conformance "
+                    "beside the repository)")
+@pytest.mark.skipif(bool(os.environ.get("KUBELOOP_TEST_KUBECONFIG")), reason="checks the emulator only")
+@pytest.mark.timeout(170)
+def test_conformance_against_kubeloop_apiserver() -> None:
+    assert CONFORMANCE is not None
+    token = "conformance-token"
+    server = subprocess.Popen(
+        [sys.executable, "-c", "from kubeloop.cli.main import main; main()", "apiserver", "--tls", "--token", token],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        assert url.startswith("https://"), f"server did not start: {url!r} {server.stderr.read() if server.stderr else ''}"
+        result = subprocess.run(
+            [sys.executable, str(CONFORMANCE / "k8s_conformance.py"), "--server", url, "--token", token,
+             "--insecure", "--check", str(CONFORMANCE / "expected.json")],
+            capture_output=True, text=True, timeout=160)
+        failed = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
+        assert result.returncode == 0 and not failed, "\n" + result.stdout + result.stderr
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
