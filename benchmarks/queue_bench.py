@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "benchmark": "queue",
         "what": "add -> get -> done per item (distinct keys); median of runs",
-        "command": "python benchmarks/queue_bench.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": " ".join(["python benchmarks/queue_bench.py", *(sys.argv[1:] if argv is None else argv)]),
         "items": n,
         "repeat": args.repeat,
         "python": platform.python_version(),
