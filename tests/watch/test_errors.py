@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import aiohttp
 import pytest
 
@@ -86,7 +84,7 @@ def test_classify_duck_typed_and_io_exceptions() -> None:
     e = classify_exception(Weird("unavailable"))
     assert (e.kind, e.code, e.retry_after) == (ErrorKind.SERVER, 503, 2.0)
     assert classify_exception(ConnectionResetError("reset")).kind is ErrorKind.TRANSPORT
-    assert classify_exception(asyncio.TimeoutError()).kind is ErrorKind.TIMEOUT
+    assert classify_exception(TimeoutError()).kind is ErrorKind.TIMEOUT
     assert classify_exception(aiohttp.ServerDisconnectedError()).kind is ErrorKind.TRANSPORT
     resp = aiohttp.ClientResponseError(None, (), status=410, message="Gone")  # type: ignore[arg-type]
     assert classify_exception(resp).kind is ErrorKind.GONE
