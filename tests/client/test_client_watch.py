@@ -15,6 +15,7 @@ from aiohttp import web
 from kubeloop.client import (
     ApiResource,
     Client,
+    Forbidden,
     Gone,
     MalformedWatchLine,
     WatchConnectionLost,
@@ -122,6 +123,8 @@ async def test_open_watches_are_counted_and_closed(client: Client, ns: str, apis
     async with client.watch("v1/ConfigMap", namespace=ns, timeout_seconds=30):
         await asyncio.sleep(0.05)
         assert apiserver.stats()["open_watches"].get("core/v1/configmaps") == 1
+    # the server notices a closed connection when it next writes to it
+    await client.create(cm("poke"), namespace=ns)
     for _ in range(50):
         if not apiserver.stats()["open_watches"].get("core/v1/configmaps"):
             break
@@ -138,13 +141,14 @@ async def test_watch_inactivity_timeout(client: Client, ns: str) -> None:
                 pass
 
 
-async def test_watch_http_error_raises_typed(client: Client) -> None:
-    from kubeloop.client import NotFound
-    with pytest.raises(NotFound):
-        async with client.watch("v1/ConfigMap", namespace="no-such-namespace-really", timeout_seconds=1) as w:
-            async for _ in w:
-                pass
-    # (a real server answers a watch in a missing namespace with 200 and no events; only the emulator 404s)
+async def test_watch_http_error_raises_typed(client: Client, ns: str, apiserver: Any) -> None:
+    faults = apiserver.require_faults()
+    await client.resolve("v1/ConfigMap")
+    faults.fail_next(1, 403, resource="configmaps", verbs=("watch",))
+    stream = client.watch("v1/ConfigMap", namespace=ns, timeout_seconds=1)
+    with pytest.raises(Forbidden):
+        async for _ in stream:
+            pass
 
 
 async def test_watches_do_not_starve_requests(apiserver: Any, ns: str) -> None:
