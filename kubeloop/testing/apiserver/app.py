@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +39,8 @@ from .registry import Registry
 from .resources import ResourceInfo
 from .storage import Obj, Stored
 from .watch import Watcher, bookmark_line, error_line
+
+log = logging.getLogger(__name__)
 
 ADMIN = "/_kubeloop/"
 _PLAIN_404 = "404 page not found\n"
@@ -124,12 +127,17 @@ class APIApp:
             return _status_response(e)
         except PlainNotFound:
             return web.Response(status=404, text=_PLAIN_404, content_type="text/plain")
+        except web.HTTPRequestEntityTooLarge:
+            limit = self.registry.settings.max_body_bytes
+            return _status_response(StatusError(413, "RequestEntityTooLarge",
+                                                f"Request entity too large: limit is {limit}", {}))
         except web.HTTPException:
             raise
         except asyncio.CancelledError:
             raise
         except Exception as e:  # never let a bug in one request take the server down
-            return _status_response(errors.internal_error(f"{type(e).__name__}: {e}"))
+            log.exception("unexpected error serving %s %s", request.method, request.path_qs)
+            return _status_response(errors.internal_error(f"unexpected {type(e).__name__}: {e}"))
 
     def _authorized(self, request: web.Request) -> bool:
         auth = request.headers.get("Authorization", "")
@@ -166,6 +174,10 @@ class APIApp:
     async def api(self, request: web.Request, path: str) -> web.StreamResponse:
         parts = [p for p in path.split("/") if p]
         cat = self.catalog
+        if len(parts) <= 3 and request.method not in ("GET", "HEAD") and (
+                not parts or parts[0] == "version" or (parts[0] == "api" and len(parts) <= 2)
+                or (parts[0] == "apis" and len(parts) <= 3)):
+            raise errors.method_not_allowed()
         if not parts:
             return web.json_response({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/version"]})
         if parts[0] == "version" and len(parts) == 1:
