@@ -108,8 +108,8 @@ async def bench(url: str, objects: int, requests: int, concurrency: int) -> dict
             tasks = [asyncio.create_task(watch_count(s, url, {"resourceVersion": rv}, live)) for _ in range(watchers)]
             await asyncio.sleep(0.2)
 
-            async def update(i: int) -> None:
-                patch = orjson.dumps({"metadata": {"labels": {"b": str(watchers * 100000 + i)}}})
+            async def update(i: int, round_: int = watchers) -> None:
+                patch = orjson.dumps({"metadata": {"labels": {"b": str(round_ * 100000 + i)}}})
                 async with s.patch(url + NS + f"/obj-{i % objects:06d}", data=patch,
                                    headers={"Content-Type": "application/merge-patch+json"}) as r:
                     await r.read()
@@ -123,7 +123,7 @@ async def bench(url: str, objects: int, requests: int, concurrency: int) -> dict
     return res
 
 
-async def main() -> None:
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--objects", type=int, default=10000, help="ConfigMaps to create and LIST (default 10000)")
     ap.add_argument("--requests", type=int, default=2000, help="GET requests (default 2000)")
@@ -135,7 +135,7 @@ async def main() -> None:
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()
-        res = await bench(url, args.objects, args.requests, args.concurrency)
+        res = asyncio.run(bench(url, args.objects, args.requests, args.concurrency))
     finally:
         proc.terminate()
         proc.wait(10)
@@ -149,4 +149,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()
