@@ -1,0 +1,179 @@
+"""`KindStrategy`: the template every built-in kind's strategy fills in.
+
+It follows kube-apiserver's `rest.BeforeCreate` / `rest.BeforeUpdate` order so that kinds only
+state what differs: a schema (decoding), defaults, initial status, their own validation and what
+counts as a generation-bumping change.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ..errors import invalid
+from ..resources import ResourceInfo, Strategy
+from . import meta as m
+from .schema import Struct, decode_object
+
+Obj = dict[str, Any]
+Cause = dict[str, str]
+
+
+def semantic_equal(a: Any, b: Any) -> bool:
+    """apimachinery's `Semantic.DeepEqual`: absent, null, empty map and empty list are the same."""
+    if _empty(a) and _empty(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = set(a) | set(b)
+        return all(semantic_equal(a.get(k), b.get(k)) for k in keys)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(semantic_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b and type(a) is type(b)) or (
+        isinstance(a, int | float) and isinstance(b, int | float)
+        and not isinstance(a, bool) and not isinstance(b, bool) and a == b)
+
+
+def _empty(v: Any) -> bool:
+    return v is None or v == {} or v == []
+
+
+def without(obj: Obj, *keys: str) -> Obj:
+    return {k: v for k, v in obj.items() if k not in keys}
+
+
+def raise_invalid(info: ResourceInfo, obj: Obj, causes: list[Cause]) -> None:
+    if causes:
+        name = (obj.get("metadata") or {}).get("name") or None
+        raise invalid(info.kind, name, causes, info.group)
+
+
+class KindStrategy(Strategy):
+    """A built-in kind: schema-driven decoding, defaults, status and generation rules."""
+
+    #: the kind's struct description; None keeps the body as sent
+    schema: Struct | None = None
+    #: the name rule (`NameIsDNSSubdomain` unless the kind says otherwise)
+    name_fn: m.NameValidator = staticmethod(m.name_is_dns_subdomain)
+    #: whether the kind validates ObjectMeta (core/v1 Events do not)
+    validates_meta: bool = True
+    #: annotation changes bump generation too (Deployment)
+    annotations_bump_generation: bool = False
+    #: a `/status` write cannot change labels (apps workloads)
+    status_keeps_labels: bool = False
+
+    # -- hooks for kinds --------------------------------------------------------------------------
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        """Scheme defaults, applied on every decode (create, update, patch results)."""
+
+    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+        """The status a new object starts with when the kind has a status subresource; None = absent."""
+        return None
+
+    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+        """Kind-specific create preparation (after decoding and status reset)."""
+
+    def prepare_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        """Kind-specific update preparation (before the generation check)."""
+
+    def validate(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        """Validation of a new object; the default checks ObjectMeta only."""
+        if not self.validates_meta:
+            return []
+        return m.validate_object_meta(obj.get("metadata") or {}, info.namespaced, self.name_fn)
+
+    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+        """The kind's `ValidateUpdate`: by default ObjectMeta update rules plus new-object rules."""
+        if not self.validates_meta:
+            return []
+        causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        return causes + self.validate_spec(info, new)
+
+    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        """The non-metadata part of `validate` (reused on update)."""
+        return []
+
+    def spec_of(self, info: ResourceInfo, obj: Obj) -> Obj:
+        """The part of the object whose change bumps generation."""
+        return without(obj, "metadata", "status", "apiVersion", "kind")
+
+    # -- Strategy hooks -------------------------------------------------------------------------
+    def decode(self, info: ResourceInfo, obj: Obj) -> None:
+        if self.schema is not None:
+            decode_object(self.schema, obj, info.kind, info.version)
+        obj.setdefault("metadata", {})
+        self.default(info, obj)
+
+    def prepare_for_create(self, info: ResourceInfo, obj: Obj) -> None:
+        self.decode(info, obj)
+        meta = obj["metadata"]
+        meta.pop("deletionTimestamp", None)
+        meta.pop("deletionGracePeriodSeconds", None)
+        if info.has_status:
+            obj.pop("status", None)
+            status = self.initial_status(info, obj)
+            if status is not None:
+                obj["status"] = status
+        if self.has_generation:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        self.prepare_create(info, obj)
+
+    def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
+        raise_invalid(info, obj, self.validate(info, obj) + self.validate_spec(info, obj))
+        # rest.BeforeCreate: generic ObjectMeta checks with the path-segment name rule, for every kind
+        raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
+                                                        m.validate_path_segment_name))
+
+    def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        self.decode(info, new)
+        m.carry_system_fields(new, old)
+        if info.has_status:
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            else:
+                new.pop("status", None)
+        self.prepare_update(info, new, old)
+        if self.has_generation:
+            nm, om = new["metadata"], old.get("metadata") or {}
+            changed = not semantic_equal(self.spec_of(info, new), self.spec_of(info, old))
+            if self.annotations_bump_generation and not semantic_equal(nm.get("annotations"), om.get("annotations")):
+                changed = True
+            if changed:
+                nm["generation"] = int(om.get("generation") or 0) + 1
+
+    def validate_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        causes: list[Cause] = []
+        if self.validates_meta:
+            # rest.BeforeUpdate's common ObjectMeta checks, then the kind's own (which repeat them)
+            causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        raise_invalid(info, new, causes + self.validate_update_causes(info, new, old))
+
+    def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        self.decode(info, new)
+        m.carry_system_fields(new, old)
+        status = new.get("status")
+        for key in list(new):
+            if key not in ("metadata", "status", "apiVersion", "kind"):
+                del new[key]
+        for key, value in old.items():
+            if key not in ("metadata", "status", "apiVersion", "kind"):
+                new[key] = copy.deepcopy(value)
+        if status is None:
+            new.pop("status", None)
+        if self.status_keeps_labels:
+            labels = (old.get("metadata") or {}).get("labels")
+            if labels is None:
+                new["metadata"].pop("labels", None)
+            else:
+                new["metadata"]["labels"] = copy.deepcopy(labels)
+
+    def validate_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        causes: list[Cause] = []
+        if self.validates_meta:
+            causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+            causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        raise_invalid(info, new, causes + self.validate_status(info, new))
+
+    def validate_status(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        return []

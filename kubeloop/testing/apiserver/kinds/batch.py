@@ -1,0 +1,158 @@
+"""batch/v1 Job and CronJob."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import bad_request
+from ..resources import ResourceInfo
+from . import meta as m
+from . import podspec
+from .apps import WorkloadStrategy, validate_selector_and_template
+from .base import semantic_equal
+from .schema import (
+    ANY,
+    BOOL,
+    INT32,
+    INT64,
+    LABEL_SELECTOR,
+    OBJECT_META,
+    POD_TEMPLATE_SPEC,
+    STRING,
+    struct,
+    top_level,
+)
+
+Obj = dict[str, Any]
+Cause = dict[str, str]
+
+JOB_RESTART = ("OnFailure", "Never")
+JOB_SPEC = struct(
+    "JobSpec", open=True, parallelism=INT32, completions=INT32, activeDeadlineSeconds=INT64, backoffLimit=INT32,
+    selector=LABEL_SELECTOR, manualSelector=BOOL, template=POD_TEMPLATE_SPEC, ttlSecondsAfterFinished=INT32,
+    completionMode=STRING, suspend=BOOL,
+)
+CRON_JOB_SPEC = struct(
+    "CronJobSpec", schedule=STRING, timeZone=STRING, startingDeadlineSeconds=INT64, concurrencyPolicy=STRING,
+    suspend=BOOL, jobTemplate=struct("JobTemplateSpec", metadata=OBJECT_META, spec=JOB_SPEC),
+    successfulJobsHistoryLimit=INT32, failedJobsHistoryLimit=INT32,
+)
+
+
+def default_job_spec(spec: Obj) -> None:
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault("template", {})
+    podspec.default_pod_template(spec["template"])
+
+
+class JobStrategy(WorkloadStrategy):
+    schema = top_level("Job", spec=JOB_SPEC, status=ANY)
+    kind_word = "job"
+    status_keeps_labels = False
+
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        spec = obj.setdefault("spec", {})
+        default_job_spec(spec)
+        labels = (spec["template"].get("metadata") or {}).get("labels")
+        meta = obj["metadata"]
+        if labels and not meta.get("labels"):
+            meta["labels"] = dict(labels)
+
+    def validate(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        # generateSelector: the real server does this during create validation, once uid and name exist
+        spec = obj.setdefault("spec", {})
+        meta = obj.get("metadata") or {}
+        if not spec.get("manualSelector"):
+            uid = meta.get("uid") or ""
+            tmeta = spec.setdefault("template", {}).setdefault("metadata", {})
+            labels = tmeta.setdefault("labels", {})
+            labels.setdefault("controller-uid", uid)
+            labels.setdefault("job-name", meta.get("name") or "")
+            if spec.get("selector") is None:
+                spec["selector"] = {"matchLabels": {"controller-uid": uid}}
+        return super().validate(info, obj)
+
+    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        spec = obj.get("spec") or {}
+        causes: list[Cause] = []
+        for key in ("parallelism", "completions", "backoffLimit"):
+            value = spec.get(key)
+            if isinstance(value, int) and value < 0:
+                causes.append(m.invalid_cause(f"spec.{key}", value, "must be greater than or equal to 0"))
+        ads = spec.get("activeDeadlineSeconds")
+        if isinstance(ads, int) and ads <= 0:
+            causes.append(m.invalid_cause("spec.activeDeadlineSeconds", ads, "must be greater than 0"))
+        mode = spec.get("completionMode")
+        if mode not in ("NonIndexed", "Indexed"):
+            causes.append(m.not_supported_cause("spec.completionMode", mode or "", ("NonIndexed", "Indexed")))
+        elif mode == "Indexed" and spec.get("completions") is None:
+            causes.append(m.required_cause("spec.completions",
+                                           "when completion mode is Indexed"))
+        return causes + validate_selector_and_template(spec, "job", JOB_RESTART)
+
+    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+        causes = super().validate_update_causes(info, new, old)
+        ns, os_ = new.get("spec") or {}, old.get("spec") or {}
+        for key in ("completions", "completionMode"):
+            if not semantic_equal(ns.get(key), os_.get(key)):
+                causes.append(m.invalid_cause(f"spec.{key}", ns.get(key), "field is immutable"))
+        if not os_.get("suspend") and not semantic_equal(ns.get("template"), os_.get("template")):
+            causes.append(m.invalid_cause("spec.template", ns.get("template"), "field is immutable"))
+        return causes
+
+    def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
+        return (*super().field_labels(info), "status.successful")
+
+    def check_field_label(self, info: ResourceInfo, label: str) -> None:
+        if label not in self.field_labels(info):
+            raise bad_request(f"field label not supported: {label}")
+
+    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+        values = super().field_values(info, obj)
+        values["status.successful"] = str(int((obj.get("status") or {}).get("succeeded") or 0))
+        return values
+
+
+class CronJobStrategy(WorkloadStrategy):
+    schema = top_level("CronJob", spec=CRON_JOB_SPEC, status=ANY)
+    kind_word = "cronjob"
+    status_keeps_labels = False
+
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("concurrencyPolicy", "Allow")
+        spec.setdefault("suspend", False)
+        spec.setdefault("successfulJobsHistoryLimit", 3)
+        spec.setdefault("failedJobsHistoryLimit", 1)
+        jt = spec.setdefault("jobTemplate", {})
+        jt.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+        jspec = jt.setdefault("spec", {})
+        jspec.setdefault("template", {})
+        podspec.default_pod_template(jspec["template"])
+
+    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        spec = obj.get("spec") or {}
+        causes: list[Cause] = []
+        schedule = spec.get("schedule") or ""
+        if not schedule:
+            causes.append(m.required_cause("spec.schedule"))
+        elif len(schedule.split()) not in (5, 6) and not schedule.startswith("@"):
+            causes.append(m.invalid_cause("spec.schedule", schedule,
+                                          f"expected exactly 5 fields, found {len(schedule.split())}: {schedule}"))
+        cp = spec.get("concurrencyPolicy")
+        if cp not in ("Allow", "Forbid", "Replace"):
+            causes.append(m.not_supported_cause("spec.concurrencyPolicy", cp or "", ("Allow", "Forbid", "Replace")))
+        tspec = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
+        for c in podspec.validate_pod_spec(tspec.get("spec"), "spec.jobTemplate.spec.template.spec", JOB_RESTART):
+            causes.append(c)
+        return causes
+
+    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+        causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        return causes + self.validate_spec(info, new)

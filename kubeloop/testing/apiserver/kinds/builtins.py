@@ -1,0 +1,87 @@
+"""The built-in resources the emulator serves, with kube-apiserver 1.24's discovery data."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+from ..resources import DEFAULT_VERBS, ResourceInfo, Strategy
+from .apps import DaemonSetStrategy, DeploymentStrategy, ReplicaSetStrategy, StatefulSetStrategy
+from .base import KindStrategy
+from .batch import CronJobStrategy, JobStrategy
+from .coordination import LeaseStrategy
+from .core import (
+    ConfigMapStrategy,
+    EndpointsStrategy,
+    NamespaceStrategy,
+    NodeStrategy,
+    PersistentVolumeClaimStrategy,
+    PodStrategy,
+    SecretStrategy,
+    ServiceAccountStrategy,
+    ServiceStrategy,
+)
+from .crd import CustomResourceDefinitionStrategy
+from .events import CoreEventStrategy, NewEventStrategy
+
+NO_DELETECOLLECTION = tuple(v for v in DEFAULT_VERBS if v != "deletecollection")
+
+
+def storage_version_hash(group: str, version: str, kind: str) -> str:
+    """`discovery.StorageVersionHash`: base64 of the first 8 bytes of sha256("group/version/kind")."""
+    digest = hashlib.sha256(f"{group}/{version}/{kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode()
+
+
+def _info(group: str, version: str, resource: str, kind: str, namespaced: bool, strategy: Strategy, *,
+          short: tuple[str, ...] = (), categories: tuple[str, ...] = (), sub: tuple[str, ...] = (),
+          verbs: tuple[str, ...] = DEFAULT_VERBS, storage: str = "", hash_gvk: tuple[str, str, str] | None = None,
+          create_on_update: bool = False) -> ResourceInfo:
+    hg, hv, hk = hash_gvk or (group, version, kind)
+    return ResourceInfo(group, version, resource, kind, namespaced, short_names=short, categories=categories,
+                        verbs=verbs, subresources=frozenset(sub), storage=storage, strategy=strategy,
+                        storage_version_hash=storage_version_hash(hg, hv, hk),
+                        allow_create_on_update=create_on_update)
+
+
+def builtin_resources() -> list[ResourceInfo]:
+    """Fresh ResourceInfos (and strategies) for every built-in kind."""
+    events_storage = "/events"
+    return [
+        _info("", "v1", "namespaces", "Namespace", False, NamespaceStrategy(), short=("ns",),
+              sub=("status", "finalize"), verbs=NO_DELETECOLLECTION),
+        _info("", "v1", "configmaps", "ConfigMap", True, ConfigMapStrategy(), short=("cm",)),
+        _info("", "v1", "secrets", "Secret", True, SecretStrategy()),
+        _info("", "v1", "services", "Service", True, ServiceStrategy(), short=("svc",), categories=("all",),
+              sub=("status",), verbs=NO_DELETECOLLECTION),
+        _info("", "v1", "pods", "Pod", True, PodStrategy(), short=("po",), categories=("all",), sub=("status",)),
+        _info("", "v1", "events", "Event", True, CoreEventStrategy(), short=("ev",), storage=events_storage,
+              create_on_update=True),
+        _info("", "v1", "serviceaccounts", "ServiceAccount", True, ServiceAccountStrategy(), short=("sa",)),
+        _info("", "v1", "endpoints", "Endpoints", True, EndpointsStrategy(), short=("ep",), create_on_update=True),
+        _info("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, PersistentVolumeClaimStrategy(),
+              short=("pvc",), sub=("status",)),
+        _info("", "v1", "nodes", "Node", False, NodeStrategy(), short=("no",), sub=("status",)),
+        _info("", "v1", "podtemplates", "PodTemplate", True, KindStrategy()),
+        _info("apps", "v1", "deployments", "Deployment", True, DeploymentStrategy(), short=("deploy",),
+              categories=("all",), sub=("status", "scale")),
+        _info("apps", "v1", "statefulsets", "StatefulSet", True, StatefulSetStrategy(), short=("sts",),
+              categories=("all",), sub=("status", "scale")),
+        _info("apps", "v1", "replicasets", "ReplicaSet", True, ReplicaSetStrategy(), short=("rs",),
+              categories=("all",), sub=("status", "scale")),
+        _info("apps", "v1", "daemonsets", "DaemonSet", True, DaemonSetStrategy(), short=("ds",),
+              categories=("all",), sub=("status",)),
+        _info("batch", "v1", "jobs", "Job", True, JobStrategy(), categories=("all",), sub=("status",)),
+        _info("batch", "v1", "cronjobs", "CronJob", True, CronJobStrategy(), short=("cj",), categories=("all",),
+              sub=("status",)),
+        _info("coordination.k8s.io", "v1", "leases", "Lease", True, LeaseStrategy(), create_on_update=True),
+        _info("events.k8s.io", "v1", "events", "Event", True, NewEventStrategy(), short=("ev",),
+              storage=events_storage, hash_gvk=("", "v1", "Event"), create_on_update=True),
+        _info("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
+              CustomResourceDefinitionStrategy(), short=("crd", "crds"), categories=("api-extensions",),
+              sub=("status",), hash_gvk=("apiextensions.k8s.io", "v1beta1", "CustomResourceDefinition")),
+    ]
+
+
+#: the order kube-apiserver 1.24 lists its groups in `/apis` (CRD groups follow)
+GROUP_ORDER = ("apps", "events.k8s.io", "autoscaling", "batch", "apiextensions.k8s.io", "coordination.k8s.io")

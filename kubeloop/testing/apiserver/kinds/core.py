@@ -1,0 +1,505 @@
+"""core/v1 kinds: Namespace, ConfigMap, Secret, ServiceAccount, Endpoints, Service, Pod,
+PersistentVolumeClaim, Node (Events live in `events.py`)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import itertools
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from ..errors import bad_request
+from ..resources import ResourceInfo
+from . import meta as m
+from . import podspec
+from .base import KindStrategy, semantic_equal, without
+from .schema import (
+    ANY,
+    BOOL,
+    BYTES,
+    INT32,
+    INT_OR_STRING,
+    OBJECT_REFERENCE,
+    POD_SPEC,
+    STRING,
+    list_of,
+    map_of,
+    struct,
+    top_level,
+)
+
+Obj = dict[str, Any]
+Cause = dict[str, str]
+
+METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class FieldLabelStrategy(KindStrategy):
+    """Kinds with a registered field-label conversion: unsupported labels get the short message."""
+
+    extra_field_labels: tuple[str, ...] = ()
+
+    def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
+        return super().field_labels(info) + self.extra_field_labels
+
+    def check_field_label(self, info: ResourceInfo, label: str) -> None:
+        if label not in self.field_labels(info):
+            raise bad_request(f"field label not supported: {label}")
+
+
+def _get(obj: Obj, path: str) -> Any:
+    cur: Any = obj
+    for part in path.split("."):
+        cur = cur.get(part) if isinstance(cur, dict) else None
+    return cur
+
+
+# -- Namespace --------------------------------------------------------------------------------
+
+class NamespaceStrategy(FieldLabelStrategy):
+    schema = top_level("Namespace", spec=struct("NamespaceSpec", finalizers=list_of(STRING)),
+                       status=struct("NamespaceStatus", phase=STRING, conditions=list_of(ANY)))
+    name_fn = staticmethod(m.name_is_dns_label)
+    extra_field_labels = ("status.phase",)
+
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        meta = obj["metadata"]
+        if meta.get("name"):
+            meta.setdefault("labels", {})[METADATA_NAME_LABEL] = meta["name"]
+        status = obj.get("status")
+        if isinstance(status, dict):
+            status.setdefault("phase", "Active")
+
+    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+        obj["status"] = {"phase": "Active"}
+        spec = obj.setdefault("spec", {})
+        fins = spec.setdefault("finalizers", [])
+        if "kubernetes" not in fins:
+            fins.append("kubernetes")
+
+    def validate(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        # Canonicalize: a generated name gets its label once the name is known
+        meta = obj.setdefault("metadata", {})
+        if meta.get("name"):
+            meta.setdefault("labels", {})[METADATA_NAME_LABEL] = meta["name"]
+        return super().validate(info, obj)
+
+    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        causes: list[Cause] = []
+        for i, f in enumerate((obj.get("spec") or {}).get("finalizers") or []):
+            for msg in m.is_qualified_name(f):
+                causes.append(m.invalid_cause(f"spec.finalizers[{i}]", f, msg))
+            if "/" not in f and f not in m.STANDARD_FINALIZERS:
+                causes.append(m.invalid_cause(f"spec.finalizers[{i}]", f,
+                                              "name is neither a standard finalizer name nor is it fully qualified"))
+        return causes
+
+    def prepare_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        new["spec"] = copy.deepcopy(old.get("spec") or {})
+
+    def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        super().prepare_for_status_update(info, new, old)
+
+    def prepare_for_finalize_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        """PUT `/namespaces/<name>/finalize`: only `spec.finalizers` may change."""
+        self.decode(info, new)
+        m.carry_system_fields(new, old)
+        spec = new.get("spec") or {}
+        if "status" in old:
+            new["status"] = copy.deepcopy(old["status"])
+        new["spec"] = {"finalizers": list(spec.get("finalizers") or [])} if spec.get("finalizers") else {}
+
+    def prepare_for_delete(self, info: ResourceInfo, obj: Obj) -> bool:
+        obj.setdefault("status", {})["phase"] = "Terminating"
+        return bool((obj.get("spec") or {}).get("finalizers"))
+
+    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+        values = super().field_values(info, obj)
+        values["status.phase"] = str(_get(obj, "status.phase") or "")
+        return values
+
+
+# -- ConfigMap / Secret -----------------------------------------------------------------------
+
+MAX_SECRET_SIZE = 1024 * 1024
+IMMUTABLE_MSG = "field is immutable when `immutable` is set"
+
+
+def _validate_keys(data: Any, fld: str) -> list[Cause]:
+    causes: list[Cause] = []
+    for key in (data or {}):
+        for msg in m.is_config_key(key):
+            causes.append(m.invalid_cause(f"{fld}[{key}]", key, msg))
+    return causes
+
+
+def _immutable_causes(new: Obj, old: Obj, fields: tuple[str, ...]) -> list[Cause]:
+    if old.get("immutable") is not True:
+        return []
+    causes: list[Cause] = []
+    if new.get("immutable") is not True:
+        causes.append(m.forbidden_cause("immutable", IMMUTABLE_MSG))
+    for f in fields:
+        if not semantic_equal(new.get(f), old.get(f)):
+            causes.append(m.forbidden_cause(f, IMMUTABLE_MSG))
+    return causes
+
+
+class ConfigMapStrategy(KindStrategy):
+    schema = top_level("ConfigMap", data=map_of(STRING), binaryData=map_of(BYTES), immutable=BOOL)
+
+    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
+        causes = _validate_keys(data, "data")
+        for key in binary:
+            for msg in m.is_config_key(key):
+                causes.append(m.invalid_cause(f"binaryData[{key}]", key, msg))
+            if key in data:
+                causes.append(m.invalid_cause(f"data[{key}]", key, "duplicate of key present in binaryData"))
+        size = sum(len(k) + len(v) for k, v in data.items()) + sum(
+            len(k) + len(v) * 3 // 4 for k, v in binary.items())
+        if size > MAX_SECRET_SIZE:
+            causes.append(m.too_long_cause("", MAX_SECRET_SIZE))
+        return causes
+
+    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+        causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        causes += _immutable_causes(new, old, ("data", "binaryData"))
+        return causes + self.validate_spec(info, new)
+
+
+SECRET_TYPE_KEYS = {
+    "kubernetes.io/dockercfg": (".dockercfg",),
+    "kubernetes.io/dockerconfigjson": (".dockerconfigjson",),
+    "kubernetes.io/ssh-auth": ("ssh-privatekey",),
+    "kubernetes.io/tls": ("tls.key", "tls.crt"),
+}
+
+
+class SecretStrategy(FieldLabelStrategy):
+    schema = top_level("Secret", data=map_of(BYTES), stringData=map_of(STRING), type=STRING, immutable=BOOL)
+    extra_field_labels = ("type",)
+
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        if not obj.get("type"):
+            obj["type"] = "Opaque"
+        string_data = obj.pop("stringData", None)
+        if string_data:
+            data = obj.get("data") or {}
+            for k, v in string_data.items():
+                data[k] = base64.b64encode(v.encode()).decode()
+            obj["data"] = data
+
+    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        data = obj.get("data") or {}
+        causes = _validate_keys(data, "data")
+        kind = obj.get("type") or ""
+        meta = obj.get("metadata") or {}
+        if kind == "kubernetes.io/service-account-token":
+            if not (meta.get("annotations") or {}).get("kubernetes.io/service-account.name"):
+                causes.append(m.required_cause("metadata.annotations[kubernetes.io/service-account.name]"))
+        elif kind == "kubernetes.io/basic-auth":
+            if not data.get("username") and not data.get("password"):
+                causes.append(m.required_cause("data[username]"))
+                causes.append(m.required_cause("data[password]"))
+        elif kind in SECRET_TYPE_KEYS:
+            for key in SECRET_TYPE_KEYS[kind]:
+                if not data.get(key):
+                    causes.append(m.required_cause(f"data[{key}]"))
+            if kind in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"):
+                key = SECRET_TYPE_KEYS[kind][0]
+                if data.get(key):
+                    try:
+                        json.loads(base64.b64decode(data[key]))
+                    except (ValueError, UnicodeDecodeError) as e:
+                        causes.append(m.invalid_cause(f"data[{key}]", "<secret contents redacted>", str(e)))
+        size = sum(len(k) + len(v) * 3 // 4 for k, v in data.items())
+        if size > MAX_SECRET_SIZE:
+            causes.append(m.too_long_cause("data", MAX_SECRET_SIZE))
+        return causes
+
+    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+        causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        causes += m.immutable_causes("type", new.get("type"), old.get("type"))
+        causes += _immutable_causes(new, old, ("data",))
+        return causes + self.validate_spec(info, new)
+
+    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+        values = super().field_values(info, obj)
+        values["type"] = str(obj.get("type") or "")
+        return values
+
+
+# -- ServiceAccount / Endpoints ---------------------------------------------------------------
+
+class ServiceAccountStrategy(KindStrategy):
+    schema = top_level("ServiceAccount", secrets=list_of(OBJECT_REFERENCE),
+                       imagePullSecrets=list_of(struct("LocalObjectReference", name=STRING)),
+                       automountServiceAccountToken=BOOL)
+
+
+ENDPOINT_PORT = struct("EndpointPort", name=STRING, port=INT32, protocol=STRING, appProtocol=STRING)
+ENDPOINT_SUBSET = struct("EndpointSubset", addresses=list_of(ANY), notReadyAddresses=list_of(ANY),
+                         ports=list_of(ENDPOINT_PORT))
+
+
+class EndpointsStrategy(KindStrategy):
+    schema = top_level("Endpoints", subsets=list_of(ENDPOINT_SUBSET))
+
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        for subset in obj.get("subsets") or []:
+            for port in (subset or {}).get("ports") or []:
+                if isinstance(port, dict):
+                    port.setdefault("protocol", "TCP")
+
+
+# -- Service ----------------------------------------------------------------------------------
+
+SERVICE_PORT = struct("ServicePort", name=STRING, protocol=STRING, appProtocol=STRING, port=INT32,
+                      targetPort=INT_OR_STRING, nodePort=INT32)
+SERVICE_SPEC = struct("ServiceSpec", open=True, ports=list_of(SERVICE_PORT), selector=map_of(STRING),
+                      clusterIP=STRING, clusterIPs=list_of(STRING), type=STRING, sessionAffinity=STRING,
+                      externalName=STRING, ipFamilies=list_of(STRING), ipFamilyPolicy=STRING,
+                      internalTrafficPolicy=STRING, externalTrafficPolicy=STRING)
+SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
+
+
+class ServiceStrategy(KindStrategy):
+    schema = top_level("Service", spec=SERVICE_SPEC, status=ANY)
+    name_fn = staticmethod(m.name_is_dns1035_label)
+
+    def __init__(self) -> None:
+        self._next_ip = itertools.count(1)
+        self._next_node_port = itertools.count(30000)
+
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("type", "ClusterIP")
+        spec.setdefault("sessionAffinity", "None")
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict):
+                port.setdefault("protocol", "TCP")
+                if "targetPort" not in port and "port" in port:
+                    port["targetPort"] = port["port"]
+        if spec["type"] in ("NodePort", "LoadBalancer"):
+            spec.setdefault("externalTrafficPolicy", "Cluster")
+
+    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+        return {"loadBalancer": {}}
+
+    def _allocate_ip(self) -> str:
+        n = next(self._next_ip)
+        return f"10.96.{n // 250}.{n % 250 + 1}"
+
+    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+        spec = obj["spec"]
+        if spec.get("type") == "ExternalName":
+            return
+        if spec.get("clusterIP") != "None" and not spec.get("clusterIP"):
+            spec["clusterIP"] = self._allocate_ip()
+        if not spec.get("clusterIPs"):
+            spec["clusterIPs"] = [spec["clusterIP"]]
+        spec.setdefault("ipFamilies", ["IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+        if spec.get("type") in ("NodePort", "LoadBalancer"):
+            for port in spec.get("ports") or []:
+                if isinstance(port, dict) and not port.get("nodePort"):
+                    port["nodePort"] = next(self._next_node_port)
+
+    def prepare_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        ns, os_ = new.setdefault("spec", {}), old.get("spec") or {}
+        for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "internalTrafficPolicy"):
+            if not ns.get(key) and os_.get(key) and ns.get("type") == os_.get("type"):
+                ns[key] = copy.deepcopy(os_[key])
+        old_ports = {(p.get("port"), p.get("protocol")): p for p in os_.get("ports") or [] if isinstance(p, dict)}
+        for port in ns.get("ports") or []:
+            prev = old_ports.get((port.get("port"), port.get("protocol")))
+            if isinstance(port, dict) and prev and prev.get("nodePort") and not port.get("nodePort") \
+                    and ns.get("type") in ("NodePort", "LoadBalancer"):
+                port["nodePort"] = prev["nodePort"]
+
+    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        spec = obj.get("spec") or {}
+        causes: list[Cause] = []
+        stype = spec.get("type")
+        if stype not in SERVICE_TYPES:
+            causes.append(m.not_supported_cause("spec.type", stype or "", SERVICE_TYPES))
+        ports = spec.get("ports") or []
+        if stype == "ExternalName":
+            if not spec.get("externalName"):
+                causes.append(m.required_cause("spec.externalName"))
+        elif not ports and spec.get("clusterIP") != "None":
+            causes.append(m.required_cause("spec.ports"))
+        for i, port in enumerate(ports):
+            p = (port or {}).get("port")
+            if not isinstance(p, int) or not 0 < p < 65536:
+                causes.append(m.invalid_cause(f"spec.ports[{i}].port", p or 0,
+                                              "must be between 1 and 65535, inclusive"))
+            if len(ports) > 1 and not (port or {}).get("name"):
+                causes.append(m.required_cause(f"spec.ports[{i}].name"))
+        if spec.get("sessionAffinity") not in ("None", "ClientIP"):
+            causes.append(m.not_supported_cause("spec.sessionAffinity", spec.get("sessionAffinity") or "",
+                                                ("ClientIP", "None")))
+        return causes
+
+    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+        causes = super().validate_update_causes(info, new, old)
+        ns, os_ = new.get("spec") or {}, old.get("spec") or {}
+        if os_.get("clusterIP") and ns.get("type") != "ExternalName" and os_.get("type") != "ExternalName":
+            causes += m.immutable_causes("spec.clusterIP", ns.get("clusterIP"), os_.get("clusterIP"))
+        return causes
+
+
+# -- Pod --------------------------------------------------------------------------------------
+
+NOT_READY_TOLERATIONS = [
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+]
+POD_UPDATE_MSG = (
+    "pod updates may not change fields other than `spec.containers[*].image`, "
+    "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to "
+    "existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+    "previously negative)"
+)
+
+
+def qos_class(spec: Obj) -> str:
+    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
+    any_set = False
+    guaranteed = True
+    for c in containers:
+        res = (c or {}).get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        if req or lim:
+            any_set = True
+        for r in ("cpu", "memory"):
+            if r not in lim or str(req.get(r, lim.get(r))) != str(lim[r]):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+class PodStrategy(FieldLabelStrategy):
+    schema = top_level("Pod", spec=POD_SPEC, status=ANY)
+    extra_field_labels = ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+                          "spec.serviceAccountName", "status.phase", "status.podIP", "status.podIPs",
+                          "status.nominatedNodeName", "spec.host")
+
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        spec = obj.setdefault("spec", {})
+        podspec.default_pod_spec(spec)
+        spec.setdefault("enableServiceLinks", True)
+        for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+            res = (c or {}).get("resources") if isinstance(c, dict) else None
+            if isinstance(res, dict) and res.get("limits"):
+                req = res.setdefault("requests", {})
+                for k, v in res["limits"].items():
+                    req.setdefault(k, v)
+
+    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+        return {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
+
+    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+        spec = obj["spec"]
+        # admission plugins every real cluster runs: Priority, DefaultTolerationSeconds
+        spec.setdefault("priority", 0)
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        tolerations = spec.setdefault("tolerations", [])
+        for t in NOT_READY_TOLERATIONS:
+            if not any(isinstance(x, dict) and x.get("key") == t["key"] for x in tolerations):
+                tolerations.append(dict(t))
+
+    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        return podspec.validate_pod_spec(obj.get("spec"), "spec")
+
+    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+        causes = super().validate_update_causes(info, new, old)
+
+        def mutable_masked(spec: Obj) -> Obj:
+            spec = copy.deepcopy(spec or {})
+            for key in ("containers", "initContainers"):
+                for c in spec.get(key) or []:
+                    if isinstance(c, dict):
+                        c.pop("image", None)
+            for key in ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds"):
+                spec.pop(key, None)
+            return spec
+
+        if not semantic_equal(mutable_masked(new.get("spec") or {}), mutable_masked(old.get("spec") or {})):
+            causes.append(m.forbidden_cause("spec", POD_UPDATE_MSG))
+        return causes
+
+    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+        values = super().field_values(info, obj)
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        values["spec.nodeName"] = str(spec.get("nodeName") or "")
+        values["spec.host"] = values["spec.nodeName"]
+        values["spec.restartPolicy"] = str(spec.get("restartPolicy") or "")
+        values["spec.schedulerName"] = str(spec.get("schedulerName") or "")
+        values["spec.serviceAccountName"] = str(spec.get("serviceAccountName") or "")
+        values["status.phase"] = str(status.get("phase") or "")
+        values["status.podIP"] = str(status.get("podIP") or "")
+        ips = [str((ip or {}).get("ip") or "") for ip in status.get("podIPs") or []]
+        values["status.podIPs"] = ",".join(ips) if ips else values["status.podIP"]
+        values["status.nominatedNodeName"] = str(status.get("nominatedNodeName") or "")
+        return values
+
+
+# -- PersistentVolumeClaim / Node ---------------------------------------------------------------
+
+class PersistentVolumeClaimStrategy(KindStrategy):
+    schema = top_level("PersistentVolumeClaim", spec=struct(
+        "PersistentVolumeClaimSpec", open=True, accessModes=list_of(STRING), storageClassName=STRING,
+        volumeMode=STRING, volumeName=STRING), status=ANY)
+
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+
+    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+        return {"phase": "Pending"}
+
+    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        spec = obj.get("spec") or {}
+        causes: list[Cause] = []
+        if not spec.get("accessModes"):
+            causes.append(m.required_cause("spec.accessModes", "at least 1 access mode is required"))
+        if not ((spec.get("resources") or {}).get("requests") or {}).get("storage"):
+            causes.append(m.required_cause("spec.resources[storage]"))
+        return causes
+
+    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+        causes = super().validate_update_causes(info, new, old)
+        ns, os_ = without(new.get("spec") or {}, "resources"), without(old.get("spec") or {}, "resources")
+        if os_.get("volumeName") and not semantic_equal(ns, os_):
+            causes.append(m.forbidden_cause("spec", "spec is immutable after creation except "
+                                            "resources.requests for bound claims"))
+        return causes
+
+
+class NodeStrategy(FieldLabelStrategy):
+    schema = top_level("Node", spec=struct("NodeSpec", open=True, unschedulable=BOOL, podCIDR=STRING,
+                                           podCIDRs=list_of(STRING), providerID=STRING), status=ANY)
+    extra_field_labels = ("spec.unschedulable",)
+
+    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+        return {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}}, "nodeInfo": {
+            "machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "", "osImage": "",
+            "containerRuntimeVersion": "", "kubeletVersion": "", "kubeProxyVersion": "",
+            "operatingSystem": "", "architecture": ""}}
+
+    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+        obj.setdefault("spec", {})
+
+    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+        values = super().field_values(info, obj)
+        values["spec.unschedulable"] = "true" if (obj.get("spec") or {}).get("unschedulable") else "false"
+        return values

@@ -1,0 +1,224 @@
+"""The strategy of resources served from a CustomResourceDefinition.
+
+Per served version: pruning + defaulting from the version's structural schema, schema
+validation, `status`/`scale` subresources as declared, generation bumped by any change outside
+`metadata` (and outside `status` when it is a subresource), kind/apiVersion checked by validation
+(422, as the real server does for custom resources).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ..errors import bad_request, invalid
+from ..resources import ResourceInfo, Strategy
+from . import meta as m
+from . import structural
+from .apps import validate_scale
+from .base import semantic_equal
+from .schema import OBJECT_META, DecodeError, decode_struct
+
+Obj = dict[str, Any]
+Cause = dict[str, str]
+
+
+def _get_path(obj: Obj, json_path: str) -> Any:
+    cur: Any = obj
+    for part in [p for p in json_path.split(".") if p]:
+        cur = cur.get(part) if isinstance(cur, dict) else None
+    return cur
+
+
+def _set_path(obj: Obj, json_path: str, value: Any) -> None:
+    parts = [p for p in json_path.split(".") if p]
+    cur = obj
+    for part in parts[:-1]:
+        nxt = cur.get(part)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            cur[part] = nxt
+        cur = nxt
+    if parts:
+        cur[parts[-1]] = value
+
+
+class CustomResourceStrategy(Strategy):
+    """One served version of a CRD."""
+
+    has_generation = True
+
+    def __init__(self, group: str, version: str, kind: str, schema: Obj | None,
+                 scale: Obj | None = None, storage_version: str = "") -> None:
+        self.group = group
+        self.version = version
+        self.kind = kind
+        self.schema = schema
+        self.scale = scale  # {specReplicasPath, statusReplicasPath, labelSelectorPath}
+        self.storage_version = storage_version or version
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
+
+    # -- decoding -------------------------------------------------------------------------------
+    def decode(self, info: ResourceInfo, obj: Obj) -> None:
+        meta = obj.get("metadata")
+        if meta is None:
+            obj["metadata"] = meta = {}
+        if not isinstance(meta, dict):
+            raise bad_request(f"unable to decode metadata: expected an object, got {type(meta).__name__}")
+        try:
+            decode_struct(OBJECT_META, meta, "metadata")
+        except DecodeError as e:
+            raise bad_request(str(e)) from None
+        obj.setdefault("apiVersion", info.api_version)
+        obj.setdefault("kind", info.kind)
+        if self.schema is not None:
+            structural.prune(obj, self.schema, root=True)
+            structural.apply_defaults(obj, self.schema)
+
+    # -- create / update ------------------------------------------------------------------------
+    def prepare_for_create(self, info: ResourceInfo, obj: Obj) -> None:
+        self.decode(info, obj)
+        meta = obj["metadata"]
+        meta.pop("deletionTimestamp", None)
+        meta.pop("deletionGracePeriodSeconds", None)
+        if info.has_status:
+            obj.pop("status", None)
+        meta["generation"] = 1
+
+    def _type_meta_causes(self, obj: Obj) -> list[Cause]:
+        causes: list[Cause] = []
+        if obj.get("kind") != self.kind:
+            causes.append(m.invalid_cause("kind", obj.get("kind") or "", f"must be {self.kind}"))
+        if obj.get("apiVersion") != self.api_version:
+            causes.append(m.invalid_cause("apiVersion", obj.get("apiVersion") or "", f"must be {self.api_version}"))
+        return causes
+
+    def _raise(self, obj: Obj, causes: list[Cause]) -> None:
+        if causes:
+            name = (obj.get("metadata") or {}).get("name") or None
+            raise invalid(str(obj.get("kind") or self.kind), name, causes, self.group)
+
+    def _content_causes(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        causes = structural.validate_root(obj, self.schema)
+        causes += self._scale_causes(obj)
+        return causes
+
+    def _scale_causes(self, obj: Obj) -> list[Cause]:
+        if not self.scale:
+            return []
+        causes: list[Cause] = []
+        spec_path = self.scale.get("specReplicasPath") or ""
+        value = _get_path(obj, spec_path)
+        fld = spec_path.lstrip(".")
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                causes.append(m.invalid_cause(fld, value, "should be an integer"))
+            elif value < 0:
+                causes.append(m.invalid_cause(fld, value, "should be a non-negative integer"))
+        return causes
+
+    def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
+        type_causes = self._type_meta_causes(obj)
+        self._raise(obj, type_causes)
+        causes = m.validate_object_meta(obj.get("metadata") or {}, info.namespaced)
+        causes += self._content_causes(info, obj)
+        self._raise(obj, causes)
+
+    def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        self.decode(info, new)
+        m.carry_system_fields(new, old)
+        if info.has_status:
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            else:
+                new.pop("status", None)
+        a = {k: v for k, v in new.items() if k != "metadata"}
+        b = {k: v for k, v in old.items() if k != "metadata"}
+        if not semantic_equal(a, b):
+            new["metadata"]["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
+
+    def validate_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        self._raise(new, self._type_meta_causes(new))
+        nm, om = new.get("metadata") or {}, old.get("metadata") or {}
+        causes = m.validate_object_meta_update(nm, om) + m.validate_object_meta_update(nm, om)
+        causes += self._content_causes(info, new)
+        self._raise(new, causes)
+
+    def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        """Only `status` changes: everything else (metadata included) is taken from `old`, except
+        `managedFields` and the client's `resourceVersion`."""
+        self.decode(info, new)
+        status_present = "status" in new
+        status = new.get("status")
+        new_meta = new.get("metadata") or {}
+        managed = new_meta.get("managedFields")
+        rv = new_meta.get("resourceVersion")
+        new.clear()
+        new.update(copy.deepcopy(old))
+        if status_present:
+            new["status"] = status
+        else:
+            new.pop("status", None)
+        meta = new.setdefault("metadata", {})
+        if managed is not None:
+            meta["managedFields"] = managed
+        else:
+            meta.pop("managedFields", None)
+        if rv:
+            meta["resourceVersion"] = rv
+
+    def validate_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        nm, om = new.get("metadata") or {}, old.get("metadata") or {}
+        causes = m.validate_object_meta_update(nm, om)
+        causes += self._content_causes(info, new)
+        self._raise(new, causes)
+
+    # -- versions -------------------------------------------------------------------------------
+    def to_storage(self, info: ResourceInfo, obj: Obj) -> Obj:
+        storage_api = f"{self.group}/{self.storage_version}"
+        if obj.get("apiVersion") == storage_api:
+            return obj
+        out = dict(obj)
+        out["apiVersion"] = storage_api
+        return out
+
+    def from_storage(self, info: ResourceInfo, stored: Obj) -> Obj:
+        if stored.get("apiVersion") == info.api_version:
+            return stored
+        out = dict(stored)
+        out["apiVersion"] = info.api_version
+        return out
+
+    # -- scale ----------------------------------------------------------------------------------
+    def get_scale(self, info: ResourceInfo, obj: Obj) -> Obj:
+        if not self.scale:
+            return super().get_scale(info, obj)
+        meta = obj.get("metadata") or {}
+        smeta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                 if k in meta}
+        spec_replicas = _get_path(obj, self.scale.get("specReplicasPath") or "")
+        status_replicas = _get_path(obj, self.scale.get("statusReplicasPath") or "")
+        status: Obj = {"replicas": int(status_replicas) if isinstance(status_replicas, int) else 0}
+        sel_path = self.scale.get("labelSelectorPath")
+        if sel_path:
+            sel = _get_path(obj, sel_path)
+            if isinstance(sel, str) and sel:
+                status["selector"] = sel
+        spec: Obj = {"replicas": spec_replicas} if isinstance(spec_replicas, int) and spec_replicas else {}
+        return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": smeta, "spec": spec, "status": status}
+
+    def apply_scale(self, info: ResourceInfo, obj: Obj, scale: Obj) -> None:
+        if not self.scale:
+            super().apply_scale(info, obj, scale)
+            return
+        validate_scale(scale)
+        replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+        _set_path(obj, self.scale.get("specReplicasPath") or ".spec.replicas", replicas)
+
+    # -- server-side apply ----------------------------------------------------------------------
+    def list_type(self, path: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+        """`(list-type, map keys)` of the list at `path` (field names) per the schema, for apply."""
+        return structural.list_info(self.schema, path)

@@ -1,0 +1,439 @@
+"""ObjectMeta rules shared by every kind: names, labels, annotations, finalizers, owner references.
+
+The messages and `details.causes` reasons/fields are the ones kube-apiserver 1.24 produces
+(apimachinery `validation` and `IsDNS1123Subdomain`/`IsQualifiedName`), because clients and the
+conformance checker compare them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..errors import cause
+
+Obj = dict[str, Any]
+Cause = dict[str, str]
+NameValidator = Callable[[str, bool], list[str]]
+
+# -- value rendering as Go prints it in field errors -------------------------------------------
+
+
+def go_repr(value: Any) -> str:
+    """Render a value the way `field.Invalid` prints it (`%#v`-ish): quoted strings, Go maps/slices."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
+        inner = ", ".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(value.items()))
+        return "map[string]string{" + inner + "}"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "[]string{" + ", ".join(json.dumps(v) for v in value) + "}"
+    return json.dumps(value, sort_keys=True)
+
+
+# -- field error causes (field.ErrorList entries) ---------------------------------------------
+
+
+def invalid_cause(fld: str, value: Any, detail: str) -> Cause:
+    return cause("FieldValueInvalid", f"Invalid value: {go_repr(value)}: {detail}", fld)
+
+
+def invalid_cause_raw(fld: str, shown: str, detail: str) -> Cause:
+    """Invalid with an already rendered value (e.g. `""` when the real server prints an empty value)."""
+    return cause("FieldValueInvalid", f"Invalid value: {shown}: {detail}", fld)
+
+
+def required_cause(fld: str, detail: str = "") -> Cause:
+    return cause("FieldValueRequired", "Required value" + (f": {detail}" if detail else ""), fld)
+
+
+def forbidden_cause(fld: str, detail: str) -> Cause:
+    return cause("FieldValueForbidden", f"Forbidden: {detail}", fld)
+
+
+def not_supported_cause(fld: str, value: Any, valid: Iterable[str]) -> Cause:
+    quoted = ", ".join(json.dumps(v) for v in valid)
+    return cause("FieldValueNotSupported", f"Unsupported value: {go_repr(value)}: supported values: {quoted}", fld)
+
+
+def too_long_cause(fld: str, limit: int) -> Cause:
+    return cause("FieldValueTooLong", f"Too long: must have at most {limit} bytes", fld)
+
+
+def duplicate_cause(fld: str, value: Any) -> Cause:
+    return cause("FieldValueDuplicate", f"Duplicate value: {go_repr(value)}", fld)
+
+
+def type_invalid_cause(fld: str, value: Any, detail: str) -> Cause:
+    return cause("FieldValueTypeInvalid", f"Invalid value: {go_repr(value)}: {detail}", fld)
+
+
+def cause_type_invalid(fld: str, shown_type: str, detail: str) -> Cause:
+    """kube-openapi's type error: the value shown is the JSON type name (`"string"`)."""
+    return cause("FieldValueTypeInvalid", f"Invalid value: {json.dumps(shown_type)}: {detail}", fld)
+
+
+def cause_too_long(fld: str, detail: str) -> Cause:
+    return cause("FieldValueTooLong", f"Too long: {detail}", fld)
+
+
+def cause_too_many(fld: str, actual: int, limit: int) -> Cause:
+    return cause("FieldValueTooMany", f"Too many: {actual}: must have at most {limit} items", fld)
+
+
+def immutable_causes(fld: str, new: Any, old: Any) -> list[Cause]:
+    """`ValidateImmutableField`."""
+    if new == old:
+        return []
+    return [invalid_cause(fld, new, "field is immutable")]
+
+
+# -- names ------------------------------------------------------------------------------------
+
+DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + "(\\." + DNS1123_LABEL_FMT + ")*"
+DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+LABEL_VALUE_FMT = "(" + QUALIFIED_NAME_FMT + ")?"
+CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
+
+_DNS1123_LABEL = re.compile("^" + DNS1123_LABEL_FMT + "$")
+_DNS1123_SUBDOMAIN = re.compile("^" + DNS1123_SUBDOMAIN_FMT + "$")
+_DNS1035_LABEL = re.compile("^" + DNS1035_LABEL_FMT + "$")
+_QUALIFIED_NAME = re.compile("^" + QUALIFIED_NAME_FMT + "$")
+_LABEL_VALUE = re.compile("^" + LABEL_VALUE_FMT + "$")
+_CONFIG_KEY = re.compile("^" + CONFIG_KEY_FMT + "$")
+
+DNS1123_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+    f"validation is '{DNS1123_SUBDOMAIN_FMT}')"
+)
+DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+    f"validation is '{DNS1123_LABEL_FMT}')"
+)
+DNS1035_LABEL_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+    f"regex used for validation is '{DNS1035_LABEL_FMT}')"
+)
+QUALIFIED_NAME_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+    "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+    f"validation is '{QUALIFIED_NAME_FMT}')"
+)
+QUALIFIED_NAME_SLASH_MSG = (
+    "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
+    f"for validation is '{QUALIFIED_NAME_FMT}') with an optional DNS subdomain prefix and '/' "
+    "(e.g. 'example.com/MyName')"
+)
+LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
+    f"'12345', regex used for validation is '{LABEL_VALUE_FMT}')"
+)
+CONFIG_KEY_MSG = (
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  "
+    f"or 'KEY_NAME',  or 'key-name', regex used for validation is '{CONFIG_KEY_FMT}')"
+)
+
+
+def _max_len(value: str, n: int) -> list[str]:
+    return [f"must be no more than {n} characters"] if len(value) > n else []
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    errs = _max_len(value, 253)
+    if not _DNS1123_SUBDOMAIN.match(value):
+        errs.append(DNS1123_SUBDOMAIN_MSG)
+    return errs
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    errs = _max_len(value, 63)
+    if not _DNS1123_LABEL.match(value):
+        errs.append(DNS1123_LABEL_MSG)
+    return errs
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    errs = _max_len(value, 63)
+    if not _DNS1035_LABEL.match(value):
+        errs.append(DNS1035_LABEL_MSG)
+    return errs
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """`IsQualifiedName`: `[prefix/]name` with a DNS-subdomain prefix."""
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            return ["prefix part must be non-empty", *_name_part(name)]
+        errs = ["prefix part " + m for m in is_dns1123_subdomain(prefix)]
+        return errs + _name_part(name)
+    else:
+        return [QUALIFIED_NAME_SLASH_MSG]
+    return _name_part(name)
+
+
+def _name_part(name: str) -> list[str]:
+    errs: list[str] = []
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QUALIFIED_NAME.match(name):
+        errs.append(QUALIFIED_NAME_MSG)
+    return errs
+
+
+def is_label_value(value: str) -> list[str]:
+    errs = _max_len(value, 63)
+    if not _LABEL_VALUE.match(value):
+        errs.append(LABEL_VALUE_MSG)
+    return errs
+
+
+def is_config_key(value: str) -> list[str]:
+    errs = _max_len(value, 253)
+    if not _CONFIG_KEY.match(value):
+        errs.append(CONFIG_KEY_MSG)
+    if value == ".":
+        errs.append("must not be '.'")
+    elif value == "..":
+        errs.append("must not be '..'")
+    elif value.startswith(".."):
+        errs.append("must not start with '..'")
+    return errs
+
+
+def _mask_trailing_dash(name: str) -> str:
+    if len(name) > 1 and name.endswith("-"):
+        return name[:-2] + "a"
+    return name
+
+
+def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
+    """`NameIsDNSSubdomain` (most kinds)."""
+    if prefix:
+        name = _mask_trailing_dash(name)
+    return is_dns1123_subdomain(name)
+
+
+def name_is_dns_label(name: str, prefix: bool) -> list[str]:
+    """`NameIsDNSLabel` (Namespaces)."""
+    if prefix:
+        name = _mask_trailing_dash(name)
+    return is_dns1123_label(name)
+
+
+def name_is_dns1035_label(name: str, prefix: bool) -> list[str]:
+    """`NameIsDNS1035Label` (Services)."""
+    if prefix:
+        name = _mask_trailing_dash(name)
+    return is_dns1035_label(name)
+
+
+def validate_path_segment_name(name: str, prefix: bool) -> list[str]:
+    """`path.ValidatePathSegmentName`: what every kind's name must satisfy to be addressable."""
+    errs: list[str] = []
+    if not prefix and name in (".", ".."):
+        errs.append(f"may not be '{name}'")
+    for bad in ("/", "%"):
+        if bad in name:
+            errs.append(f"may not contain '{bad}'")
+    return errs
+
+
+# -- generateName -----------------------------------------------------------------------------
+
+_GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand's alphanumerics (no vowels, no 0/1/3)
+MAX_GENERATED_NAME_LENGTH = 63
+_RANDOM_LENGTH = 5
+
+
+def generate_name(prefix: str) -> str:
+    """`names.SimpleNameGenerator`: the prefix cut to 58 characters plus 5 random characters."""
+    max_prefix = MAX_GENERATED_NAME_LENGTH - _RANDOM_LENGTH
+    if len(prefix) > max_prefix:
+        prefix = prefix[:max_prefix]
+    return prefix + "".join(random.choice(_GEN_ALPHABET) for _ in range(_RANDOM_LENGTH))
+
+
+# -- ObjectMeta validation --------------------------------------------------------------------
+
+STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+
+
+def validate_labels(labels: Any, fld: str) -> list[Cause]:
+    causes: list[Cause] = []
+    if not isinstance(labels, dict):
+        return causes
+    for k, v in labels.items():
+        for msg in is_qualified_name(k):
+            causes.append(invalid_cause(fld, k, msg))
+        for msg in is_label_value(v if isinstance(v, str) else str(v)):
+            causes.append(invalid_cause(fld, v, msg))
+    return causes
+
+
+def validate_annotations(annotations: Any, fld: str) -> list[Cause]:
+    causes: list[Cause] = []
+    if not isinstance(annotations, dict):
+        return causes
+    total = 0
+    for k, v in annotations.items():
+        for msg in is_qualified_name(k.lower()):
+            causes.append(invalid_cause(fld, k, msg))
+        total += len(k) + len(v if isinstance(v, str) else str(v))
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT:
+        causes.append(too_long_cause(fld, TOTAL_ANNOTATION_SIZE_LIMIT))
+    return causes
+
+
+def validate_finalizers(finalizers: Any, fld: str) -> list[Cause]:
+    causes: list[Cause] = []
+    if not isinstance(finalizers, list):
+        return causes
+    for i, f in enumerate(finalizers):
+        for msg in is_qualified_name(f):
+            causes.append(invalid_cause(f"{fld}[{i}]", f, msg))
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        causes.append(invalid_cause(fld, finalizers,
+                                    "finalizers \"orphan\" and \"foregroundDeletion\" cannot be both set"))
+    return causes
+
+
+def validate_owner_references(refs: Any, fld: str) -> list[Cause]:
+    causes: list[Cause] = []
+    if not isinstance(refs, list):
+        return causes
+    controllers = []
+    for ref in refs:
+        if not isinstance(ref, dict):
+            continue
+        api_version = ref.get("apiVersion") or ""
+        kind = ref.get("kind") or ""
+        if not api_version or not kind:
+            causes.append(invalid_cause(fld, api_version + "/" + kind if api_version or kind else "",
+                                        "version must not be empty" if not api_version else "kind must not be empty"))
+        if not ref.get("name"):
+            causes.append(invalid_cause(f"{fld}.name", ref.get("name") or "", "name must not be empty"))
+        if not ref.get("uid"):
+            causes.append(invalid_cause(f"{fld}.uid", ref.get("uid") or "", "uid must not be empty"))
+        if ref.get("controller") is True:
+            controllers.append(ref)
+    if len(controllers) > 1:
+        causes.append(invalid_cause(fld, refs, "Only one reference can have Controller set to true. "
+                                    "Found \"true\" in references for " +
+                                    " and ".join(f"{c.get('kind')}/{c.get('name')}" for c in controllers)))
+    return causes
+
+
+def validate_object_meta(meta: Obj, namespaced: bool, name_fn: NameValidator = name_is_dns_subdomain,
+                         fld: str = "metadata") -> list[Cause]:
+    """`ValidateObjectMeta` for a new object (after generateName produced a name)."""
+    causes: list[Cause] = []
+    gen = meta.get("generateName") or ""
+    name = meta.get("name") or ""
+    if gen:
+        for msg in name_fn(gen, True):
+            causes.append(invalid_cause(f"{fld}.generateName", gen, msg))
+    if not name:
+        causes.append(required_cause(f"{fld}.name", "name or generateName is required"))
+    else:
+        for msg in name_fn(name, False):
+            causes.append(invalid_cause(f"{fld}.name", name, msg))
+    ns = meta.get("namespace") or ""
+    if namespaced:
+        if not ns:
+            causes.append(required_cause(f"{fld}.namespace"))
+        else:
+            for msg in is_dns1123_label(ns):
+                causes.append(invalid_cause(f"{fld}.namespace", ns, msg))
+    elif ns:
+        causes.append(forbidden_cause(f"{fld}.namespace", "not allowed on this type"))
+    generation = meta.get("generation")
+    if isinstance(generation, int) and generation < 0:
+        causes.append(invalid_cause(f"{fld}.generation", generation, "must be greater than or equal to 0"))
+    causes += validate_labels(meta.get("labels"), f"{fld}.labels")
+    causes += validate_annotations(meta.get("annotations"), f"{fld}.annotations")
+    causes += validate_owner_references(meta.get("ownerReferences"), f"{fld}.ownerReferences")
+    causes += validate_finalizers(meta.get("finalizers"), f"{fld}.finalizers")
+    return causes
+
+
+def validate_path_segment_meta(meta: Obj, fld: str = "metadata") -> list[Cause]:
+    """The generic name check every kind gets after its own validation passed (`BeforeCreate`)."""
+    causes: list[Cause] = []
+    gen = meta.get("generateName") or ""
+    name = meta.get("name") or ""
+    if gen:
+        for msg in validate_path_segment_name(gen, True):
+            causes.append(invalid_cause(f"{fld}.generateName", gen, msg))
+    if not name and not gen:
+        causes.append(required_cause(f"{fld}.name", "name or generateName is required"))
+    elif name:
+        for msg in validate_path_segment_name(name, False):
+            causes.append(invalid_cause(f"{fld}.name", name, msg))
+    return causes
+
+
+def validate_no_new_finalizers(new: Any, old: Any, fld: str) -> list[Cause]:
+    new_set = [f for f in (new or []) if f not in (old or [])]
+    if not new_set:
+        return []
+    return [forbidden_cause(fld, "no new finalizers can be added if the object is being deleted, "
+                            f"found new finalizers {go_repr(new_set)}")]
+
+
+def validate_object_meta_update(new: Obj, old: Obj, fld: str = "metadata") -> list[Cause]:
+    """`ValidateObjectMetaUpdate` (resourceVersion presence is the registry's business)."""
+    causes: list[Cause] = []
+    if old.get("deletionTimestamp"):
+        causes += validate_no_new_finalizers(new.get("finalizers"), old.get("finalizers"), f"{fld}.finalizers")
+    new_gen, old_gen = new.get("generation") or 0, old.get("generation") or 0
+    if isinstance(new_gen, int) and isinstance(old_gen, int) and new_gen < old_gen:
+        causes.append(invalid_cause(f"{fld}.generation", new_gen, "must not be decremented"))
+    for key in ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp",
+                "deletionGracePeriodSeconds"):
+        causes += immutable_causes(f"{fld}.{key}", new.get(key), old.get(key))
+    causes += validate_labels(new.get("labels"), f"{fld}.labels")
+    causes += validate_annotations(new.get("annotations"), f"{fld}.annotations")
+    causes += validate_owner_references(new.get("ownerReferences"), f"{fld}.ownerReferences")
+    causes += validate_finalizers(new.get("finalizers"), f"{fld}.finalizers")
+    return causes
+
+
+def carry_system_fields(new: Obj, old: Obj) -> None:
+    """What `BeforeUpdate` does before validation: a write cannot change uid (when absent),
+    creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds or generation."""
+    nm = new.setdefault("metadata", {})
+    om = old.get("metadata") or {}
+    if not nm.get("uid") and om.get("uid"):
+        nm["uid"] = om["uid"]
+    if om.get("creationTimestamp"):
+        nm["creationTimestamp"] = om["creationTimestamp"]
+    for key in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+        if om.get(key) is not None:
+            nm[key] = om[key]
+    if "generation" in om:
+        nm["generation"] = om["generation"]
+    else:
+        nm.pop("generation", None)

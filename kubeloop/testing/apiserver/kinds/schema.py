@@ -1,0 +1,316 @@
+"""A small typed description of built-in kinds, used the way kube-apiserver's JSON decoder uses
+Go structs: values of the wrong JSON type are a 400 BadRequest (not 422), unknown fields are
+dropped silently, `null` means "unset", and time values are parsed and re-rendered in UTC
+(`metav1.Time` at second precision, `metav1.MicroTime` needing exactly six fractional digits).
+
+Only the fields the emulator models are described; a struct marked `open` keeps fields it does
+not describe (so nothing a client sends for an unmodelled part is lost).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+from ..errors import StatusError, bad_request
+
+
+class DecodeError(Exception):
+    """The detail of a decoding failure (becomes `<Kind> in version ... cannot be handled as ...`)."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """A scalar: kind is string, int32, int64, bool, float64, time, microtime, bytes, intorstr,
+    quantity or any."""
+
+    kind: str
+
+    @property
+    def go_type(self) -> str:
+        return {"time": "v1.Time", "microtime": "v1.MicroTime", "bytes": "[]uint8",
+                "intorstr": "intstr.IntOrString", "quantity": "resource.Quantity",
+                "any": "interface {}"}.get(self.kind, self.kind)
+
+
+@dataclass(frozen=True)
+class Struct(Node):
+    go_name: str = ""
+    fields: dict[str, Node] = field(default_factory=dict)
+    open: bool = False
+
+    @property
+    def go_type(self) -> str:
+        return "v1." + self.go_name
+
+
+@dataclass(frozen=True)
+class MapOf(Node):
+    value: Node = field(default_factory=lambda: Node("string"))
+
+    @property
+    def go_type(self) -> str:
+        return "map[string]" + self.value.go_type
+
+
+@dataclass(frozen=True)
+class ListOf(Node):
+    item: Node = field(default_factory=lambda: Node("string"))
+
+    @property
+    def go_type(self) -> str:
+        return "[]" + self.item.go_type
+
+
+def struct(go_name: str, open: bool = False, **fields: Node) -> Struct:
+    return Struct("struct", go_name, fields, open)
+
+
+def map_of(value: Node) -> MapOf:
+    return MapOf("map", value)
+
+
+def list_of(item: Node) -> ListOf:
+    return ListOf("list", item)
+
+
+STRING = Node("string")
+INT32 = Node("int32")
+INT64 = Node("int64")
+BOOL = Node("bool")
+FLOAT = Node("float64")
+TIME = Node("time")
+MICROTIME = Node("microtime")
+BYTES = Node("bytes")
+INT_OR_STRING = Node("intorstr")
+QUANTITY = Node("quantity")
+ANY = Node("any")
+
+
+# -- time formats -------------------------------------------------------------------------------
+
+_TIME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(.*)$")
+RFC3339 = "2006-01-02T15:04:05Z07:00"
+RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
+
+
+def _parse_tz(rest: str, text: str, layout: str) -> timezone | None:
+    if rest in ("Z", "z"):
+        return UTC
+    m = re.fullmatch(r"([+-])(\d{2}):(\d{2})", rest)
+    if not m:
+        raise DecodeError(f'parsing time "{text}" as "{layout}": cannot parse "{rest}" as "Z07:00"')
+    sign = 1 if m.group(1) == "+" else -1
+    return timezone(sign * timedelta(hours=int(m.group(2)), minutes=int(m.group(3))))
+
+
+def parse_time(text: str, micro: bool) -> datetime:
+    """Parse like Go's `time.Parse(RFC3339[Micro])` (MicroTime needs exactly 6 fractional digits)."""
+    layout = RFC3339_MICRO if micro else RFC3339
+    m = _TIME_RE.match(text)
+    if not m:
+        raise DecodeError(f'parsing time "{text}" as "{layout}": cannot parse "{text}" as "2006"')
+    rest = m.group(7)
+    frac = ""
+    if micro:
+        fm = re.match(r"\.(\d+)", rest)
+        if not fm or len(fm.group(1)) != 6:
+            raise DecodeError(f'parsing time "{text}" as "{layout}": cannot parse "{rest}" as ".000000"')
+        frac, rest = fm.group(1), rest[fm.end():]
+    else:
+        fm = re.match(r"\.(\d+)", rest)
+        if fm:
+            frac, rest = fm.group(1), rest[fm.end():]
+    tz = _parse_tz(rest, text, layout)
+    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+    try:
+        dt = datetime(year, month, day, hour, minute, second, int((frac + "000000")[:6] or 0), tzinfo=tz)
+    except ValueError as e:
+        raise DecodeError(f'parsing time "{text}": {e}') from None
+    return dt.astimezone(UTC)
+
+
+def format_time(dt: datetime) -> str:
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_micro_time(dt: datetime) -> str:
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def check_base64(text: str) -> None:
+    """Go's `base64.StdEncoding` rules (newlines ignored)."""
+    cleaned = text.replace("\r", "").replace("\n", "")
+    try:
+        base64.b64decode(cleaned, validate=True)
+        return
+    except (binascii.Error, ValueError):
+        pass
+    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    for i, ch in enumerate(cleaned):
+        if ch not in alphabet:
+            if ch == "=" and i >= len(cleaned) - 2 and len(cleaned) % 4 == 0:
+                continue
+            raise DecodeError(f"illegal base64 data at input byte {i}")
+    raise DecodeError(f"illegal base64 data at input byte {len(cleaned) - len(cleaned) % 4}")
+
+
+# -- decoding -----------------------------------------------------------------------------------
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _type_error(value: Any, node: Node, struct_name: str, path: str) -> DecodeError:
+    jt = _json_type(value)
+    if jt == "number" and node.kind in ("int32", "int64", "intorstr"):
+        jt = f"number {value}"
+    return DecodeError(f"json: cannot unmarshal {jt} into Go struct field {struct_name}.{path} of type {node.go_type}")
+
+
+def decode_value(node: Node, value: Any, struct_name: str, path: str) -> Any:
+    """Check and normalize one value; returns the value to keep."""
+    k = node.kind
+    if k == "any":
+        return value
+    if isinstance(node, Struct):
+        if not isinstance(value, dict):
+            raise _type_error(value, node, struct_name, path)
+        decode_struct(node, value, path)
+        return value
+    if isinstance(node, MapOf):
+        if not isinstance(value, dict):
+            raise _type_error(value, node, struct_name, path)
+        for key in list(value):
+            v = value[key]
+            if v is None:
+                value[key] = "" if node.value.kind == "string" else v
+                continue
+            value[key] = decode_value(node.value, v, struct_name, path)
+        return value
+    if isinstance(node, ListOf):
+        if not isinstance(value, list):
+            raise _type_error(value, node, struct_name, path)
+        for i, v in enumerate(value):
+            if v is not None:
+                value[i] = decode_value(node.item, v, struct_name, path)
+        return value
+    if k == "string":
+        if not isinstance(value, str):
+            raise _type_error(value, node, struct_name, path)
+        return value
+    if k in ("int32", "int64"):
+        if isinstance(value, bool) or not isinstance(value, int):  # Go rejects 1.0 as well
+            raise _type_error(value, node, struct_name, path)
+        return value
+    if k == "bool":
+        if not isinstance(value, bool):
+            raise _type_error(value, node, struct_name, path)
+        return value
+    if k == "float64":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _type_error(value, node, struct_name, path)
+        return value
+    if k == "intorstr":
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise _type_error(value, node, struct_name, path)
+        return value
+    if k == "quantity":
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise DecodeError("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+        return value
+    if k in ("time", "microtime"):
+        if not isinstance(value, str):
+            raise _type_error(value, node, struct_name, path)
+        dt = parse_time(value, k == "microtime")
+        return format_micro_time(dt) if k == "microtime" else format_time(dt)
+    if k == "bytes":
+        if not isinstance(value, str):
+            raise _type_error(value, node, struct_name, path)
+        check_base64(value)
+        return value
+    return value
+
+
+def decode_struct(node: Struct, obj: dict[str, Any], path: str = "") -> None:
+    """Check, normalize and prune `obj` in place against `node`."""
+    for key in list(obj):
+        sub = node.fields.get(key)
+        if sub is None:
+            if not node.open:
+                del obj[key]
+            continue
+        value = obj[key]
+        if value is None:
+            del obj[key]
+            continue
+        obj[key] = decode_value(sub, value, node.go_name, f"{path}.{key}" if path else key)
+
+
+def decode_object(node: Struct, obj: dict[str, Any], kind: str, version: str) -> None:
+    """Decode a whole request body; raise the real server's 400 for what Go's decoder rejects."""
+    try:
+        decode_struct(node, obj)
+    except DecodeError as e:
+        raise decode_failure(kind, version, str(e)) from None
+
+
+def decode_failure(kind: str, version: str, detail: str) -> StatusError:
+    return bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {detail}')
+
+
+# -- common structures ---------------------------------------------------------------------------
+
+OWNER_REFERENCE = struct("OwnerReference", apiVersion=STRING, kind=STRING, name=STRING, uid=STRING,
+                         controller=BOOL, blockOwnerDeletion=BOOL)
+MANAGED_FIELDS_ENTRY = struct("ManagedFieldsEntry", manager=STRING, operation=STRING, apiVersion=STRING,
+                              time=TIME, fieldsType=STRING, fieldsV1=ANY, subresource=STRING)
+OBJECT_META = struct(
+    "ObjectMeta", name=STRING, generateName=STRING, namespace=STRING, selfLink=STRING, uid=STRING,
+    resourceVersion=STRING, generation=INT64, creationTimestamp=TIME, deletionTimestamp=TIME,
+    deletionGracePeriodSeconds=INT64, labels=map_of(STRING), annotations=map_of(STRING),
+    ownerReferences=list_of(OWNER_REFERENCE), finalizers=list_of(STRING), clusterName=STRING,
+    managedFields=list_of(MANAGED_FIELDS_ENTRY),
+)
+LABEL_SELECTOR_REQUIREMENT = struct("LabelSelectorRequirement", key=STRING, operator=STRING,
+                                    values=list_of(STRING))
+LABEL_SELECTOR = struct("LabelSelector", matchLabels=map_of(STRING),
+                        matchExpressions=list_of(LABEL_SELECTOR_REQUIREMENT))
+OBJECT_REFERENCE = struct("ObjectReference", kind=STRING, namespace=STRING, name=STRING, uid=STRING,
+                          apiVersion=STRING, resourceVersion=STRING, fieldPath=STRING)
+CONTAINER_PORT = struct("ContainerPort", name=STRING, hostPort=INT32, containerPort=INT32, protocol=STRING,
+                        hostIP=STRING)
+ENV_VAR = struct("EnvVar", open=True, name=STRING, value=STRING)
+RESOURCE_REQUIREMENTS = struct("ResourceRequirements", limits=map_of(QUANTITY), requests=map_of(QUANTITY))
+CONTAINER = struct(
+    "Container", open=True, name=STRING, image=STRING, command=list_of(STRING), args=list_of(STRING),
+    workingDir=STRING, ports=list_of(CONTAINER_PORT), env=list_of(ENV_VAR), resources=RESOURCE_REQUIREMENTS,
+    terminationMessagePath=STRING, terminationMessagePolicy=STRING, imagePullPolicy=STRING,
+    stdin=BOOL, stdinOnce=BOOL, tty=BOOL,
+)
+POD_SPEC = struct(
+    "PodSpec", open=True, containers=list_of(CONTAINER), initContainers=list_of(CONTAINER),
+    restartPolicy=STRING, terminationGracePeriodSeconds=INT64, activeDeadlineSeconds=INT64,
+    dnsPolicy=STRING, nodeSelector=map_of(STRING), serviceAccountName=STRING, serviceAccount=STRING,
+    automountServiceAccountToken=BOOL, nodeName=STRING, hostNetwork=BOOL, hostPID=BOOL, hostIPC=BOOL,
+    hostname=STRING, subdomain=STRING, schedulerName=STRING, priorityClassName=STRING, priority=INT32,
+    enableServiceLinks=BOOL, preemptionPolicy=STRING,
+)
+POD_TEMPLATE_SPEC = struct("PodTemplateSpec", metadata=OBJECT_META, spec=POD_SPEC)
+
+
+def top_level(kind: str, **fields: Node) -> Struct:
+    """The struct of a whole object: TypeMeta + metadata + the kind's fields."""
+    return Struct("struct", kind, {"apiVersion": STRING, "kind": STRING, "metadata": OBJECT_META, **fields})
