@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import Http, cm
+from tests.testing.conftest import Http, cm
 
 from kubeloop.testing import APIServer
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import yaml
-from conftest import Http, cm
+from tests.testing.conftest import Http, cm
 
 from kubeloop.testing import APIServer
 

@@ -6,7 +6,7 @@ import random
 
 import aiohttp
 import orjson
-from conftest import Http
+from tests.testing.conftest import Http
 
 from kubeloop.testing import APIServer, TestCluster
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import aiohttp
-from conftest import Http, cm
+from tests.testing.conftest import Http, cm
 
 from kubeloop.testing import APIServer
 

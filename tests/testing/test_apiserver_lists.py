@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import Http, cm
+from tests.testing.conftest import Http, cm
 
 from kubeloop.testing import APIServer
 
