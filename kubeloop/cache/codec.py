@@ -154,7 +154,7 @@ class ZlibDictCodec:
         """Tagged compact bytes."""
         raw = orjson.dumps(obj)
         if not self._dicts:
-            self._recent.append(raw)
+            self._recent.append(bytes(memoryview(raw)))
             if len(self._recent) >= self.train_after:
                 self.train(list(self._recent))
                 self._recent.clear()
@@ -165,7 +165,8 @@ class ZlibDictCodec:
         return out
 
     def _watch_ratio(self, raw: bytes, size: int) -> None:
-        self._recent.append(raw)
+        if self._window_n % max(1, self.check_every // max(1, self.train_after)) == 0:
+            self._recent.append(bytes(memoryview(raw)))  # exact size: orjson's result over-allocates
         self._window_in += len(raw)
         self._window_out += size
         self._window_n += 1

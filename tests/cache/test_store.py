@@ -1,0 +1,298 @@
+"""Store and indexes: exact against a brute-force model under random churn."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pytest
+
+from kubeloop.cache import (
+    NAMESPACE_INDEX,
+    OWNER_INDEX,
+    OWNER_REF_INDEX,
+    FrozenDict,
+    ReadOnlyError,
+    Store,
+    owner_ref_key,
+    thaw,
+)
+from kubeloop.cache.index import owner_ref_index, owner_uid_index
+from kubeloop.client.selectors import LabelSelector
+
+CODECS = ["zlib", "json", "dict"]
+
+
+def obj(ns: str, name: str, rv: int, labels: dict[str, str] | None = None,
+        owners: Iterable[tuple[str, str]] = (), node: str = "") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name, "namespace": ns, "uid": f"uid-{ns}-{name}", "resourceVersion": str(rv),
+            "labels": dict(labels or {}),
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": oname, "uid": ouid}
+                                for ouid, oname in owners],
+        },
+        "spec": {"nodeName": node, "unschedulable": rv % 2 == 0},
+    }
+
+
+def app_index(o: Mapping[str, Any]) -> str | None:
+    return (o["metadata"].get("labels") or {}).get("app")
+
+
+def label_pairs_index(o: Mapping[str, Any]) -> list[str]:
+    return [f"{k}={v}" for k, v in (o["metadata"].get("labels") or {}).items()]
+
+
+def node_index(o: Mapping[str, Any]) -> list[str]:
+    node = o["spec"].get("nodeName")
+    return [node, node] if node else []  # duplicates are filed once
+
+
+class Model:
+    """The obvious implementation: a dict, with every index recomputed from scratch."""
+
+    def __init__(self) -> None:
+        self.objs: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def index(self, fn: Any) -> dict[str, set[tuple[str, str]]]:
+        out: dict[str, set[tuple[str, str]]] = {}
+        for key, o in self.objs.items():
+            keys = fn(FrozenDict(o))
+            if isinstance(keys, str):
+                keys = [keys]
+            for k in keys or ():
+                out.setdefault(k, set()).add(key)
+        return out
+
+
+def random_obj(rng: random.Random, rv: int) -> dict[str, Any]:
+    ns = rng.choice(["", "a", "b"])
+    name = f"o{rng.randrange(10)}"
+    labels = {k: rng.choice(["x", "y", "z"]) for k in rng.sample(["app", "tier", "env"], rng.randrange(4))}
+    owners = [(f"rs-uid-{u}", f"rs-{u}") for u in rng.sample(range(4), rng.randrange(3))]
+    return obj(ns, name, rv, labels, owners, node=rng.choice(["", "n1", "n2"]))
+
+
+def check(store: Store, model: Model, fns: dict[str, Any], rng: random.Random) -> None:
+    assert len(store) == len(model.objs)
+    assert set(store.keys()) == set(model.objs)
+    assert len(store.keys()) == len(store)
+    for key, o in model.objs.items():
+        assert key in store
+        got = store.get(key[1], key[0])
+        assert got == o
+        assert store.resource_version_of(key[1], key[0]) == o["metadata"]["resourceVersion"]
+        assert store.labels_of(key[1], key[0]) == o["metadata"]["labels"]
+    assert ("zz", "nope") not in store and store.get("nope", "zz") is None
+    for name, fn in fns.items():
+        want = model.index(fn)
+        assert set(store.index_values(name)) == set(want), name
+        for k, keys in want.items():
+            assert store.index_keys(name, k) == keys, (name, k)
+            assert sorted(map(thaw, store.by_index(name, k)), key=lambda o: (o["metadata"]["namespace"],
+                          o["metadata"]["name"])) == sorted((model.objs[x] for x in keys),
+                                                            key=lambda o: (o["metadata"]["namespace"],
+                                                                           o["metadata"]["name"]))
+        assert store.index_keys(name, "absent-key") == set()
+    want_ns = model.index(lambda o: o["metadata"]["namespace"])
+    assert set(store.index_values(NAMESPACE_INDEX)) == set(want_ns)
+    for ns, keys in want_ns.items():
+        assert store.index_keys(NAMESPACE_INDEX, ns) == keys
+        assert {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in store.list(namespace=ns)} == keys
+    sel = rng.choice(["app=x", "app in (x,y),tier", "!env", "tier notin (z)", "", "app,env!=y"])
+    want_sel = {k for k, o in model.objs.items() if LabelSelector.parse(sel).matches(o["metadata"]["labels"])}
+    assert set(store.list_keys(label_selector=sel)) == want_sel
+    assert {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in store.list(label_selector=sel)} == want_sel
+    fsel = rng.choice(["spec.nodeName=n1", "metadata.name=o1", "metadata.namespace=a,spec.nodeName!=n2",
+                       "spec.unschedulable=true"])
+    from kubeloop.cache.store import field_value
+    from kubeloop.client.selectors import FieldSelector
+
+    parsed = FieldSelector.parse(fsel)
+    want_f = {k for k, o in model.objs.items()
+              if parsed.matches({r.field: field_value(o, r.field) for r in parsed.requirements})}
+    assert set(store.list_keys(field_selector=fsel)) == want_f
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_churn_matches_model(codec: str, seed: int) -> None:
+    rng = random.Random(seed)
+    store = Store(codec=codec, hot_size=rng.choice([0, 3, 64]))
+    model = Model()
+    fns: dict[str, Any] = {OWNER_INDEX: owner_uid_index, OWNER_REF_INDEX: owner_ref_index, "app": app_index}
+    store.add_index("app", app_index)
+    rv = 0
+    for step in range(220):
+        rv += 1
+        op = rng.random()
+        if op < 0.6:
+            o = random_obj(rng, rv)
+            key = (o["metadata"]["namespace"], o["metadata"]["name"])
+            prev = model.objs.get(key)
+            change = store.apply(thaw(o))
+            assert change.key == key and change.new == o
+            assert change.kind == ("added" if prev is None else "modified")
+            assert change.old == prev
+            model.objs[key] = o
+            assert store.resource_version == str(rv)
+        elif op < 0.85:
+            key = rng.choice([*model.objs, ("a", "missing")])
+            old = store.delete(key[0], key[1], resource_version=str(rv))
+            assert old == model.objs.pop(key, None)
+            assert store.resource_version == str(rv)
+        else:
+            keep = [o for o in model.objs.values() if rng.random() < 0.6]
+            fresh = [random_obj(rng, rv + i) for i in range(rng.randrange(5))]
+            rv += 5
+            changed = []
+            for o in keep:
+                if rng.random() < 0.3:
+                    o = thaw(o)
+                    o["metadata"]["labels"]["app"] = rng.choice(["x", "y", "w"])
+                    o["metadata"]["resourceVersion"] = str(rv)
+                changed.append(o)
+            new_model = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in changed + fresh}
+            result = store.replace([thaw(o) for o in changed + fresh], resource_version=str(rv))
+            assert {c.key for c in result.deleted} == set(model.objs) - set(new_model)
+            assert {c.key for c in result.added} == set(new_model) - set(model.objs)
+            for c in result.deleted:
+                assert c.new is None and c.old == model.objs[c.key] and c.kind == "deleted"
+            for c in result.modified:
+                assert c.old == model.objs[c.key] and c.new == new_model[c.key]
+                assert c.old["metadata"]["resourceVersion"] != c.new["metadata"]["resourceVersion"]
+            unchanged = {k for k in set(model.objs) & set(new_model)
+                         if model.objs[k]["metadata"]["resourceVersion"]
+                         == new_model[k]["metadata"]["resourceVersion"]}
+            assert {c.key for c in result.modified} == (set(model.objs) & set(new_model)) - unchanged
+            model.objs = new_model
+            assert store.resource_version == str(rv)
+        if step == 90:
+            store.add_index("labels", label_pairs_index)  # added late: built from current contents
+            fns["labels"] = label_pairs_index
+        if step == 150:
+            store.add_index("node", node_index)
+            fns["node"] = node_index
+            store.remove_index("app")
+            del fns["app"]
+        if step % 10 == 0 or step > 200:
+            check(store, model, fns, rng)
+    check(store, model, fns, rng)
+
+
+def test_reads_are_read_only_and_shared_copy_is_safe() -> None:
+    store = Store()
+    store.apply(obj("a", "p", 1, {"app": "x"}))
+    got = store.get("p", "a")
+    assert got is not None
+    with pytest.raises(ReadOnlyError):
+        got["metadata"]["labels"]["app"] = "hacked"
+    with pytest.raises(ReadOnlyError):
+        store.list()[0]["spec"].update({"x": 1})
+    with pytest.raises(ReadOnlyError):
+        store.by_index(NAMESPACE_INDEX, "a")[0]["metadata"]["ownerReferences"].append({})
+    mine = thaw(got)
+    mine["metadata"]["labels"]["app"] = "mine"
+    assert store.get("p", "a")["metadata"]["labels"]["app"] == "x"  # type: ignore[index]
+
+
+def test_index_function_failure_leaves_store_untouched() -> None:
+    store = Store(codec="json")
+    store.apply(obj("a", "p", 1, {"app": "x"}))
+
+    def picky(o: Mapping[str, Any]) -> list[str]:
+        if o["metadata"]["name"] == "bad":
+            raise RuntimeError("boom")
+        return [o["metadata"]["name"]]
+
+    store.add_index("picky", picky)
+    with pytest.raises(RuntimeError):
+        store.apply(obj("a", "bad", 2))
+    assert ("a", "bad") not in store and len(store) == 1
+    with pytest.raises(RuntimeError):
+        store.replace([obj("a", "q", 3), obj("a", "bad", 4)], "4")
+    assert store.keys() == [("a", "p")] and store.index_keys("picky", "p") == {("a", "p")}
+    assert store.resource_version == "1"
+    with pytest.raises(ValueError, match=r"metadata\.name"):
+        store.apply({"metadata": {}})
+
+    def late(o: Mapping[str, Any]) -> list[str]:
+        raise RuntimeError("late")
+
+    with pytest.raises(RuntimeError):
+        store.add_index("late-bad", late)  # fails on the existing object: not added
+    assert "late-bad" not in store.indexes
+    store.apply(obj("a", "r", 6))
+    assert store.index_keys("picky", "r") == {("a", "r")}
+
+
+def test_index_keys_change_and_leave_everywhere() -> None:
+    store = Store(codec="zlib", hot_size=0)
+    store.add_index("app", app_index)
+    store.add_index("labels", label_pairs_index)
+    store.apply(obj("a", "p", 1, {"app": "x", "tier": "web"}, owners=[("u1", "rs1")]))
+    assert store.index_keys("app", "x") == {("a", "p")}
+    assert store.index_keys(OWNER_INDEX, "u1") == {("a", "p")}
+    assert store.index_keys(OWNER_REF_INDEX, owner_ref_key("apps/v1", "ReplicaSet", "a", "rs1")) == {("a", "p")}
+    assert store.object_index_keys("labels", "p", "a") == ("app=x", "tier=web")
+    store.apply(obj("a", "p", 2, {"app": "y"}, owners=[("u2", "rs2")]))
+    assert store.index_keys("app", "x") == set() and store.index_keys("app", "y") == {("a", "p")}
+    assert store.index_values("labels") == ["app=y"]
+    assert store.index_values(OWNER_INDEX) == ["u2"]
+    store.delete("a", "p")
+    for ix in store.indexes:
+        assert store.index_values(ix) == []
+    assert store.delete("a", "p") is None
+    with pytest.raises(KeyError):
+        store.by_index("nope", "x")
+    with pytest.raises(ValueError, match="already exists"):
+        store.add_index("app", app_index)
+
+
+def test_same_resource_version_is_not_reencoded_and_cluster_scope() -> None:
+    store = Store(codec="json")
+    store.apply(obj("", "node-1", 7, {"role": "x"}))
+    data_before = store._by_ns[""]["node-1"].data
+    change = store.apply(obj("", "node-1", 7, {"role": "x"}))
+    assert store._by_ns[""]["node-1"].data is data_before
+    assert change.old == change.new and change.kind == "modified"
+    assert store.get("node-1") == obj("", "node-1", 7, {"role": "x"})
+    assert store.keys() == [("", "node-1")] and store.namespaces() == [""]
+    assert store.uid_of("node-1") == "uid--node-1"
+
+
+def test_label_pool_shares_identical_label_sets() -> None:
+    store = Store(codec="json")
+    for i in range(20):
+        store.apply(obj("a", f"p{i}", i + 1, {"app": "x", "tier": "web"}))
+    tuples = {id(e.labels) for e in store._by_ns["a"].values()}
+    assert len(tuples) == 1
+    stats = store.stats()
+    assert stats["objects"] == 20 and stats["label_sets"] == 1 and stats["payload_bytes"] > 0
+
+
+def test_hot_cache_serves_repeated_reads_and_is_bounded() -> None:
+    store = Store(codec="zlib", hot_size=4)
+    for i in range(10):
+        store.apply(obj("a", f"p{i}", i + 1))
+    assert store.stats()["hot_views"] == 4
+    first = store.get("p0", "a")
+    assert store.get("p0", "a") is first  # served from the LRU
+    store.apply(obj("a", "p0", 99))
+    assert store.get("p0", "a") is not first and store.get("p0", "a")["metadata"]["resourceVersion"] == "99"  # type: ignore[index]
+    store.clear_hot()
+    assert store.stats()["hot_views"] == 0
+
+
+def test_replace_to_empty_reports_everything_deleted() -> None:
+    store = Store()
+    for i in range(5):
+        store.apply(obj("a", f"p{i}", i + 1))
+    res = store.replace([], "100")
+    assert len(res) == 5 and len(res.deleted) == 5 and len(store) == 0
+    assert {c.old["metadata"]["name"] for c in res.deleted if c.old is not None} == {f"p{i}" for i in range(5)}
+    assert store.namespaces() == [] and store.index_values(OWNER_INDEX) == []
