@@ -1,0 +1,210 @@
+"""managedFields for ordinary writes (operation Update) and the fieldsV1 encoding."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubeloop.testing.apiserver.fieldpath import (
+    compare,
+    decode_fields,
+    encode_fields,
+    object_fields,
+    path_string,
+)
+from kubeloop.testing.apiserver.listtypes import builtin_list_types
+from kubeloop.testing.apiserver.managedfields import apply, record_update, update_managed_fields
+from kubeloop.testing.apiserver.resources import ResourceInfo
+
+T0, T1, T2 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z", "2026-01-01T00:00:02Z"
+CM = builtin_list_types("", "ConfigMap")
+
+
+def cm(data: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "ns", "uid": "u", "resourceVersion": "5", **meta},
+            "data": data}
+
+
+def created(data: dict[str, Any], manager: str = "creator", **meta: Any) -> dict[str, Any]:
+    obj = cm(data, **meta)
+    update_managed_fields(None, obj, manager, "v1", None, T0, CM)
+    return obj
+
+
+def fields(obj: dict[str, Any]) -> dict[str, Any]:
+    return {f"{e['manager']}/{e['operation']}{'/' + e['subresource'] if e.get('subresource') else ''}":
+            e["fieldsV1"] for e in obj["metadata"].get("managedFields", [])}
+
+
+def test_create_gives_the_creator_every_field_update_style() -> None:
+    obj = created({"a": "1", "b": "2"}, labels={"x": "1"})
+    assert obj["metadata"]["managedFields"] == [{
+        "manager": "creator", "operation": "Update", "apiVersion": "v1", "time": T0, "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:data": {".": {}, "f:a": {}, "f:b": {}}, "f:metadata": {"f:labels": {".": {}, "f:x": {}}}}}]
+
+
+def test_noop_write_keeps_managed_fields_identical() -> None:
+    old = created({"a": "1"})
+    new = copy.deepcopy(old)
+    update_managed_fields(old, new, "someone-else", "v1", None, T2, CM)
+    assert json.dumps(new) == json.dumps(old)
+    # a client that sends no managedFields (e.g. a cache that dropped them) changes nothing either
+    new2 = copy.deepcopy(old)
+    del new2["metadata"]["managedFields"]
+    update_managed_fields(old, new2, "x", "v1", None, T2, CM)
+    assert json.dumps(new2) == json.dumps(old)
+    # nor does a change to a stripped field alone (resourceVersion, generation, ...)
+    new3 = copy.deepcopy(old)
+    new3["metadata"]["resourceVersion"] = "9"
+    new3["metadata"]["generation"] = 4
+    update_managed_fields(old, new3, "x", "v1", None, T2, CM)
+    assert new3["metadata"]["managedFields"] == old["metadata"]["managedFields"]
+
+
+def test_writer_takes_changed_fields_from_other_managers() -> None:
+    old = created({"a": "1", "b": "2"})
+    new = copy.deepcopy(old)
+    new["data"]["a"] = "changed"
+    new["data"]["c"] = "3"
+    update_managed_fields(old, new, "editor", "v1", None, T1, CM)
+    assert fields(new) == {"creator/Update": {"f:data": {".": {}, "f:b": {}}},
+                           "editor/Update": {"f:data": {"f:a": {}, "f:c": {}}}}
+    assert next(e for e in new["metadata"]["managedFields"] if e["manager"] == "creator")["time"] == T0
+    assert next(e for e in new["metadata"]["managedFields"] if e["manager"] == "editor")["time"] == T1
+
+
+def test_removal_only_write_adds_no_entry_and_strips_owners() -> None:
+    old = created({"a": "1", "b": "2"})
+    new = copy.deepcopy(old)
+    del new["data"]["b"]
+    update_managed_fields(old, new, "editor", "v1", None, T1, CM)
+    assert fields(new) == {"creator/Update": {"f:data": {".": {}, "f:a": {}}}}
+    new2 = copy.deepcopy(new)
+    del new2["data"]
+    update_managed_fields(new, new2, "editor", "v1", None, T1, CM)
+    assert "managedFields" not in new2["metadata"]  # nobody owns anything: no managers left
+
+
+def test_same_manager_different_version_or_subresource_are_separate_entries() -> None:
+    old = created({"a": "1"})
+    new = copy.deepcopy(old)
+    new["data"]["b"] = "2"
+    update_managed_fields(old, new, "creator", "v2", None, T1, CM)
+    new2 = copy.deepcopy(new)
+    new2["data"]["c"] = "3"
+    update_managed_fields(new, new2, "creator", "v1", "status", T2, CM)
+    entries = new2["metadata"]["managedFields"]
+    assert [(e["manager"], e["apiVersion"], e.get("subresource")) for e in entries] == [
+        ("creator", "v1", None), ("creator", "v2", None), ("creator", "v1", "status")]
+    assert list(entries[2]) == ["manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1",
+                                "subresource"]
+
+
+def test_client_supplied_managed_fields_are_used_and_reset_removes_them() -> None:
+    old = created({"a": "1"})
+    new = copy.deepcopy(old)
+    new["metadata"]["managedFields"] = [{"manager": "other", "operation": "Update", "apiVersion": "v1",
+                                         "time": T0, "fieldsType": "FieldsV1",
+                                         "fieldsV1": {"f:data": {"f:a": {}}}}]
+    update_managed_fields(old, new, "editor", "v1", None, T1, CM)
+    assert fields(new) == {"other/Update": {"f:data": {"f:a": {}}}}
+    reset = copy.deepcopy(old)
+    reset["metadata"]["managedFields"] = [{}]
+    update_managed_fields(old, reset, "editor", "v1", None, T1, CM)
+    assert "managedFields" not in reset["metadata"]
+
+
+def test_apply_after_update_only_touches_its_fields() -> None:
+    old = created({"a": "1"})
+    out = apply(old, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"b": "2"}},
+                "ctl", "v1", None, False, T1, CM)
+    assert fields(out) == {"ctl/Apply": {"f:data": {"f:b": {}}},
+                           "creator/Update": {"f:data": {".": {}, "f:a": {}}}}
+    # Apply entries come first, then Update entries by time
+    assert [e["operation"] for e in out["metadata"]["managedFields"]] == ["Apply", "Update"]
+
+
+def test_record_update_uses_resource_info() -> None:
+    info = ResourceInfo("apps", "v1", "deployments", "Deployment", True, subresources=frozenset({"status"}))
+    old = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+           "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}, "status": {}}
+    new = copy.deepcopy(old)
+    new["spec"]["template"]["spec"]["containers"].insert(0, {"name": "b", "image": "y"})
+    new["status"] = {"replicas": 3}  # a main-resource write cannot own status fields
+    record_update(info, new, old, "mgr", "", now=T1)
+    assert fields(new) == {"mgr/Update": {"f:spec": {"f:template": {"f:spec": {"f:containers": {
+        'k:{"name":"b"}': {".": {}, "f:image": {}, "f:name": {}}}}}}}}
+
+
+def test_compare_keyed_lists() -> None:
+    lt = builtin_list_types("apps", "Deployment")
+    old = {"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b"}]}}}}
+    new = {"spec": {"template": {"spec": {"containers": [{"name": "b"}, {"name": "a", "image": "2"},
+                                                         {"name": "c"}]}}}}
+    added, modified, removed = compare(old, new, lt)
+    base = ("f:spec", "f:template", "f:spec", "f:containers")
+    assert added == {(*base, 'k:{"name":"c"}'), (*base, 'k:{"name":"c"}', "f:name")}
+    assert modified == {(*base, 'k:{"name":"a"}', "f:image")}
+    assert removed == set()
+
+
+def test_path_string() -> None:
+    assert path_string(("f:data", "f:k1")) == ".data.k1"
+    assert path_string(("f:spec", "f:containers", 'k:{"name":"a"}', "f:image")) == '.spec.containers[name="a"].image'
+    assert path_string(("f:ports", 'k:{"containerPort":80,"protocol":"TCP"}')) == \
+        '.ports[containerPort=80,protocol="TCP"]'
+    assert path_string(("f:metadata", "f:finalizers", 'v:"x"')) == '.metadata.finalizers[="x"]'
+    assert path_string(("f:l", "i:3")) == ".l[3]"
+
+
+elements = st.one_of(st.text("abc", min_size=1, max_size=3).map(lambda s: "f:" + s),
+                     st.sampled_from(['k:{"name":"a"}', 'v:"x"', "i:0"]))
+paths = st.lists(elements, min_size=1, max_size=4).map(tuple)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(paths, max_size=12))
+def test_fields_v1_roundtrip(s: set[tuple[str, ...]]) -> None:
+    encoded = encode_fields(s)
+    assert decode_fields(json.loads(json.dumps(encoded))) == s
+    assert encode_fields(decode_fields(encoded)) == encoded
+
+
+scalars = st.one_of(st.booleans(), st.integers(-3, 3), st.text("xy", max_size=2))
+values = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("abc"), inner, max_size=3)), max_leaves=8)
+objs = st.dictionaries(st.sampled_from(["data", "spec", "x"]), values, max_size=3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(objs, objs)
+def test_compare_is_consistent(a: dict[str, Any], b: dict[str, Any]) -> None:
+    added, modified, removed = compare(a, b, CM)
+    if a == b:
+        assert not (added or modified or removed)
+    assert compare(a, a, CM) == (set(), set(), set())
+    back_added, back_modified, back_removed = compare(b, a, CM)
+    assert back_added == removed and back_removed == added and back_modified == modified
+    assert object_fields(b, CM) >= added
+
+
+@settings(max_examples=100, deadline=None)
+@given(objs, objs)
+def test_update_then_noop_is_stable(a: dict[str, Any], b: dict[str, Any]) -> None:
+    old = {"metadata": {"name": "n"}, **a}
+    update_managed_fields(None, old, "one", "v1", None, T0, CM)
+    new = {"metadata": {"name": "n", **({"managedFields": old["metadata"]["managedFields"]}
+                                         if "managedFields" in old["metadata"] else {})}, **b}
+    update_managed_fields(old, new, "two", "v1", None, T1, CM)
+    again = copy.deepcopy(new)
+    update_managed_fields(new, again, "three", "v1", None, T2, CM)
+    assert again == new
+    owned = set()
+    for e in new["metadata"].get("managedFields", []):
+        assert e["fieldsV1"], "managers owning nothing are dropped"
+        owned |= decode_fields(e["fieldsV1"])

@@ -1,0 +1,249 @@
+"""Server-side apply: the conformance scenario's steps plus keyed lists, defaults and pruning."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from kubeloop.testing.apiserver.errors import StatusError
+from kubeloop.testing.apiserver.listtypes import builtin_list_types
+from kubeloop.testing.apiserver.managedfields import apply, update_managed_fields
+
+T0, T1, T2 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z", "2026-01-01T00:00:02Z"
+
+
+def cm(data: dict[str, str] | None, labels: dict[str, str] | None = None, name: str = "s") -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "ns"}
+    if labels:
+        meta["labels"] = labels
+    body: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}
+    if data is not None:
+        body["data"] = data
+    return body
+
+
+def managers(obj: dict[str, Any]) -> dict[str, Any]:
+    """manager/operation -> fieldsV1, as the conformance projection shows them."""
+    return {f"{e['manager']}/{e['operation']}": e["fieldsV1"] for e in obj["metadata"].get("managedFields", [])}
+
+
+def ssa(live: dict[str, Any] | None, body: dict[str, Any], mgr: str, force: bool = False,
+        now: str = T1, **kw: Any) -> dict[str, Any]:
+    return apply(live, body, mgr, "v1", None, force, now, **kw)
+
+
+def test_conformance_scenario_steps() -> None:
+    # alice applies (creates)
+    o1 = ssa(None, cm({"k1": "a", "k2": "a"}, {"owner": "alice"}), "alice", now=T0)
+    assert o1["data"] == {"k1": "a", "k2": "a"}
+    assert managers(o1) == {"alice/Apply": {"f:data": {"f:k1": {}, "f:k2": {}},
+                                            "f:metadata": {"f:labels": {"f:owner": {}}}}}
+    entry = o1["metadata"]["managedFields"][0]
+    assert list(entry) == ["manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1"]
+    assert entry["time"] == T0 and entry["fieldsType"] == "FieldsV1" and entry["apiVersion"] == "v1"
+    # alice re-applies identical: nothing changes, not even the time
+    o2 = ssa(o1, cm({"k1": "a", "k2": "a"}, {"owner": "alice"}), "alice", now=T2)
+    assert json.dumps(o2) == json.dumps(o1)
+    # bob applies k3
+    o3 = ssa(o2, cm({"k3": "b"}), "bob")
+    assert o3["data"] == {"k1": "a", "k2": "a", "k3": "b"}
+    assert managers(o3)["bob/Apply"] == {"f:data": {"f:k3": {}}}
+    assert managers(o3)["alice/Apply"] == managers(o1)["alice/Apply"]
+    # bob applies conflicting k1 without force
+    with pytest.raises(StatusError) as e:
+        ssa(o3, cm({"k1": "b", "k3": "b"}), "bob")
+    err = e.value
+    assert (err.code, err.reason) == (409, "Conflict")
+    assert err.details == {"causes": [{"reason": "FieldManagerConflict", "message": 'conflict with "alice"',
+                                       "field": ".data.k1"}]}
+    assert err.message == 'Apply failed with 1 conflict: conflict with "alice": .data.k1'
+    # ... with force
+    o4 = ssa(o3, cm({"k1": "b", "k3": "b"}), "bob", force=True)
+    assert o4["data"] == {"k1": "b", "k2": "a", "k3": "b"}
+    assert managers(o4) == {"alice/Apply": {"f:data": {"f:k2": {}}, "f:metadata": {"f:labels": {"f:owner": {}}}},
+                            "bob/Apply": {"f:data": {"f:k1": {}, "f:k3": {}}}}
+    # alice re-applies without k1 and k2: k2 (hers alone) goes, k1 (bob's now) stays
+    o5 = ssa(o4, cm({}, {"owner": "alice"}), "alice")
+    assert o5["data"] == {"k1": "b", "k3": "b"}
+    assert managers(o5)["alice/Apply"] == {"f:data": {}, "f:metadata": {"f:labels": {"f:owner": {}}}}
+    # editor updates k3 via PUT
+    put = copy.deepcopy(o5)
+    put["data"]["k3"] = "edited"
+    update_managed_fields(o5, put, "editor", "v1", None, T2)
+    assert managers(put) == {"alice/Apply": {"f:data": {}, "f:metadata": {"f:labels": {"f:owner": {}}}},
+                             "bob/Apply": {"f:data": {"f:k1": {}}},
+                             "editor/Update": {"f:data": {"f:k3": {}}}}
+    # bob re-applies k3: conflict with the Update manager names its version
+    with pytest.raises(StatusError) as e:
+        ssa(put, cm({"k1": "b", "k3": "b"}), "bob")
+    assert e.value.details == {"causes": [{"reason": "FieldManagerConflict",
+                                           "message": 'conflict with "editor" using v1', "field": ".data.k3"}]}
+    assert e.value.message == 'Apply failed with 1 conflict: conflict with "editor" using v1: .data.k3'
+    # carol applies k4
+    o6 = ssa(put, cm({"k4": "carol"}), "carol")
+    assert o6["data"] == {"k1": "b", "k3": "edited", "k4": "carol"}
+    mf = o6["metadata"]["managedFields"]
+    assert [(e["manager"], e["operation"]) for e in mf] == [
+        ("alice", "Apply"), ("bob", "Apply"), ("carol", "Apply"), ("editor", "Update")]
+
+
+def test_apply_does_not_mutate_inputs_and_result_is_independent() -> None:
+    live = ssa(None, cm({"a": "1"}), "alice")
+    cfg = cm({"a": "1", "b": "2"})
+    snap_live, snap_cfg = copy.deepcopy(live), copy.deepcopy(cfg)
+    out = ssa(live, cfg, "alice")
+    out["data"]["c"] = "3"
+    out["metadata"]["managedFields"].append({})
+    assert live == snap_live and cfg == snap_cfg
+
+
+def test_same_value_is_shared_ownership_not_conflict() -> None:
+    o = ssa(None, cm({"k": "v"}), "alice")
+    o2 = ssa(o, cm({"k": "v"}), "bob")
+    assert managers(o2)["bob/Apply"] == {"f:data": {"f:k": {}}}
+    assert managers(o2)["alice/Apply"] == {"f:data": {"f:k": {}}}
+    # bob drops it: alice still owns it, so it stays
+    o3 = ssa(o2, cm(None), "bob")
+    assert o3["data"] == {"k": "v"}
+    assert "bob/Apply" not in managers(o3)
+
+
+def test_multiple_conflicts_message_groups_by_manager() -> None:
+    o = ssa(None, cm({"a": "1"}), "alice")
+    o = ssa(o, cm({"b": "1"}), "bob")
+    with pytest.raises(StatusError) as e:
+        ssa(o, cm({"a": "2", "b": "2"}), "carol")
+    assert e.value.message == ('Apply failed with 2 conflicts: conflicts with "alice":\n- .data.a\n'
+                               'conflicts with "bob":\n- .data.b')
+    assert sorted(c["field"] for c in e.value.details["causes"]) == [".data.a", ".data.b"]
+
+
+def test_explicit_null_removes_field_and_is_owned() -> None:
+    o = ssa(None, cm({"a": "1", "b": "2"}), "alice")
+    o2 = ssa(o, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "s"}, "data": {"a": "1", "b": None}},
+             "alice")
+    assert o2["data"] == {"a": "1"}
+
+
+def test_apply_without_kind_is_internal_error() -> None:
+    with pytest.raises(StatusError) as e:
+        apply(None, {"apiVersion": "v1", "metadata": {"name": "s"}}, "dave", "v1", None, False, T0)
+    assert e.value.code == 500
+    assert "no corresponding type for /v1, Kind=" in e.value.message
+
+
+# ---- workloads: keyed lists and defaulted fields -------------------------------------------------------
+DEPLOY = builtin_list_types("apps", "Deployment")
+
+
+def deploy_cfg(*containers: dict[str, Any], replicas: int | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"selector": {"matchLabels": {"app": "web"}},
+                            "template": {"metadata": {"labels": {"app": "web"}},
+                                         "spec": {"containers": list(containers)}}}
+    if replicas is not None:
+        spec["replicas"] = replicas
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "ns"},
+            "spec": spec}
+
+
+def defaulted(obj: dict[str, Any]) -> dict[str, Any]:
+    """A few of the defaults the real server fills in on create."""
+    out = copy.deepcopy(obj)
+    out["spec"].setdefault("replicas", 1)
+    for c in out["spec"]["template"]["spec"]["containers"]:
+        c.setdefault("imagePullPolicy", "IfNotPresent")
+    return out
+
+
+def test_defaults_are_owned_by_the_creator_and_conflict_with_an_applier() -> None:
+    created = defaulted(deploy_cfg({"name": "main", "image": "nginx:1.21"}))
+    update_managed_fields(None, created, "kubectl-create", "apps/v1", None, T0, list_types=DEPLOY)
+    fv1 = managers(created)["kubectl-create/Update"]
+    assert fv1["f:spec"]["f:replicas"] == {}
+    assert fv1["f:spec"]["f:template"]["f:spec"]["f:containers"] == {
+        'k:{"name":"main"}': {".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {}}}
+    with pytest.raises(StatusError) as e:
+        apply(created, deploy_cfg({"name": "main", "image": "nginx:1.21"}, replicas=3), "ctl", "apps/v1", None,
+              False, T1, list_types=DEPLOY)
+    assert [c["field"] for c in e.value.details["causes"]] == [".spec.replicas"]
+    assert e.value.details["causes"][0]["message"] == 'conflict with "kubectl-create" using apps/v1'
+    forced = apply(created, deploy_cfg({"name": "main", "image": "nginx:1.21"}, replicas=3), "ctl", "apps/v1",
+                   None, True, T1, list_types=DEPLOY)
+    assert forced["spec"]["replicas"] == 3
+    assert "f:replicas" not in managers(forced)["kubectl-create/Update"]["f:spec"]
+    assert managers(forced)["ctl/Apply"]["f:spec"]["f:replicas"] == {}
+
+
+def test_containers_merge_by_name_and_owned_items_are_pruned() -> None:
+    live = apply(None, deploy_cfg({"name": "main", "image": "a"}, {"name": "side", "image": "b"}), "ctl",
+                 "apps/v1", None, False, T0, list_types=DEPLOY)
+    live = defaulted(live)
+    out = apply(live, deploy_cfg({"name": "main", "image": "a2"}), "ctl", "apps/v1", None, False, T1,
+                list_types=DEPLOY)
+    cs = out["spec"]["template"]["spec"]["containers"]
+    assert [c["name"] for c in cs] == ["main"]  # side was ctl's alone: removed
+    assert cs[0] == {"name": "main", "image": "a2", "imagePullPolicy": "IfNotPresent"}  # defaults kept
+    fv1 = managers(out)["ctl/Apply"]["f:spec"]["f:template"]["f:spec"]["f:containers"]
+    assert fv1 == {'k:{"name":"main"}': {".": {}, "f:image": {}, "f:name": {}}}
+
+
+def test_another_appliers_list_item_is_kept_and_order_follows_live() -> None:
+    live = apply(None, deploy_cfg({"name": "a", "image": "1"}), "one", "apps/v1", None, False, T0,
+                 list_types=DEPLOY)
+    live = apply(live, deploy_cfg({"name": "b", "image": "2"}), "two", "apps/v1", None, False, T0,
+                 list_types=DEPLOY)
+    assert [c["name"] for c in live["spec"]["template"]["spec"]["containers"]] == ["a", "b"]
+    out = apply(live, deploy_cfg({"name": "c", "image": "3"}), "one", "apps/v1", None, False, T1,
+                list_types=DEPLOY)
+    assert [c["name"] for c in out["spec"]["template"]["spec"]["containers"]] == ["b", "c"]
+
+
+def test_ports_keyed_by_port_and_protocol() -> None:
+    live = apply(None, deploy_cfg({"name": "m", "image": "a", "ports": [{"containerPort": 80, "protocol": "TCP"},
+                                                          {"containerPort": 80, "protocol": "UDP"}]}),
+                 "x", "apps/v1", None, False, T0, list_types=DEPLOY)
+    fv1 = managers(live)["x/Apply"]["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"m"}']
+    assert set(fv1["f:ports"]) == {'k:{"containerPort":80,"protocol":"TCP"}',
+                                   'k:{"containerPort":80,"protocol":"UDP"}'}
+    # applying a different image over x's conflicts on that container's field only
+    with pytest.raises(StatusError) as e:
+        apply(live, deploy_cfg({"name": "m", "image": "z", "ports": [{"containerPort": 80, "protocol": "TCP"}]}),
+              "y", "apps/v1", None, False, T1, list_types=DEPLOY)
+    assert [c["field"] for c in e.value.details["causes"]] == ['.spec.template.spec.containers[name="m"].image']
+
+
+def test_adding_unowned_subfield_is_no_conflict() -> None:
+    live = apply(None, deploy_cfg({"name": "m", "ports": [{"containerPort": 80, "protocol": "UDP"}]}),
+                 "x", "apps/v1", None, False, T0, list_types=DEPLOY)
+    out = apply(live, deploy_cfg({"name": "m", "ports": [{"containerPort": 80, "protocol": "UDP", "name": "u"}]}),
+                "y", "apps/v1", None, False, T1, list_types=DEPLOY)
+    port = out["spec"]["template"]["spec"]["containers"][0]["ports"][0]
+    assert port == {"containerPort": 80, "protocol": "UDP", "name": "u"}
+    fv1 = managers(out)["y/Apply"]["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"m"}']
+    assert fv1["f:ports"]['k:{"containerPort":80,"protocol":"UDP"}'] == {
+        ".": {}, "f:containerPort": {}, "f:name": {}, "f:protocol": {}}
+
+
+def test_finalizers_are_a_set() -> None:
+    lt = builtin_list_types("", "ConfigMap")
+    o = apply(None, {**cm(None), "metadata": {"name": "s", "finalizers": ["a"]}}, "one", "v1", None, False, T0,
+              list_types=lt)
+    o = apply(o, {**cm(None), "metadata": {"name": "s", "finalizers": ["b"]}}, "two", "v1", None, False, T0,
+              list_types=lt)
+    assert o["metadata"]["finalizers"] == ["a", "b"]
+    assert managers(o)["two/Apply"] == {"f:metadata": {"f:finalizers": {'v:"b"': {}}}}
+    o = apply(o, {**cm(None), "metadata": {"name": "s"}}, "one", "v1", None, False, T1, list_types=lt)
+    assert o["metadata"]["finalizers"] == ["b"]
+
+
+def test_status_subresource_apply_and_reset_fields() -> None:
+    live = apply(None, deploy_cfg({"name": "m"}), "ctl", "apps/v1", None, False, T0, list_types=DEPLOY)
+    cfg = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+           "status": {"replicas": 2}, "spec": {"replicas": 9}}
+    out = apply(live, cfg, "kcm", "apps/v1", "status", False, T1, list_types=DEPLOY, reset_fields=[("spec",)])
+    entry = next(e for e in out["metadata"]["managedFields"] if e["manager"] == "kcm")
+    assert entry["subresource"] == "status" and entry["operation"] == "Apply"
+    assert entry["fieldsV1"] == {"f:status": {"f:replicas": {}}}
