@@ -95,3 +95,16 @@ async def test_faults_close_watches_and_expire_next_watch(server: APIServer, htt
     (ev,) = await http.watch(BASE, 1, resourceVersion="0")
     assert ev["type"] == "ERROR" and ev["object"]["reason"] == "Expired"
     assert server.stats()["requests"]["watch core/v1/configmaps"] == 2
+
+
+async def test_client_hang_up_is_counted_immediately(server: APIServer, http: Http) -> None:
+    for _ in range(3):
+        await http.watch(BASE, 1, resourceVersion="0", allowWatchBookmarks="true", timeoutSeconds="1")
+    await http.post(BASE, cm("z"))
+    for _ in range(3):
+        await http.watch(BASE, 1, resourceVersion="0")
+    for _ in range(100):
+        if not server.stats()["open_watches"]:
+            break
+        await asyncio.sleep(0.01)
+    assert server.stats()["open_watches"] == {}

@@ -482,6 +482,7 @@ class APIApp:
             if send_initial:
                 watcher.push_line(bookmark_line(info.kind, info.api_version, reg.store.rv, initial_end=True))
         else:
+            watcher.min_rv = rv
             replay = bucket.changes_since(min(rv, reg.store.rv))
             if replay is not None:
                 for ch in replay:

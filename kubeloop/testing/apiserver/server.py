@@ -105,8 +105,10 @@ class APIServer:
             cert = await asyncio.to_thread(generate, [self.host])
             self.ca_pem = cert.ca_pem
             ssl_ctx = cert.server_context()
+        # handler_cancellation: a client hanging up on a watch ends its handler at once, so the
+        # open-watch counters tests read are exact
         self._runner = web.AppRunner(self._app.make_app(), access_log=None, handle_signals=False,
-                                     shutdown_timeout=0.5)
+                                     shutdown_timeout=0.5, handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ssl_ctx, reuse_address=True)
         await site.start()

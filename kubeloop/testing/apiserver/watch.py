@@ -38,6 +38,8 @@ class Watcher:
         self.wakeup = asyncio.Event()
         self.closed = False
         self.last_rv = 0
+        #: changes at or below this RV are not sent (a watch from a future resourceVersion)
+        self.min_rv = 0
 
     def close(self) -> None:
         """Ask the stream to end (fault injection, server shutdown, resource removed)."""
@@ -51,6 +53,8 @@ class Watcher:
     def offer(self, ch: Change) -> None:
         """Filter one committed change and queue the event it produces for this watcher, if any."""
         if self.namespace is not None and ch.key[0] != self.namespace:
+            return
+        if ch.rv <= self.min_rv:
             return
         self.last_rv = ch.rv
         match = self.match
