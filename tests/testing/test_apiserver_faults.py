@@ -9,9 +9,9 @@ from pathlib import Path
 
 import aiohttp
 import yaml
-from tests.testing.conftest import Http, cm
 
 from kubeloop.testing import APIServer
+from tests.testing.conftest import Http, cm
 
 BASE = "/api/v1/namespaces/default/configmaps"
 

@@ -6,9 +6,9 @@ import random
 
 import aiohttp
 import orjson
-from tests.testing.conftest import Http
 
 from kubeloop.testing import APIServer, TestCluster
+from tests.testing.conftest import Http
 
 PATHS = ["/api/v1/namespaces/default/configmaps", "/api/v1/namespaces/default/configmaps/x",
          "/api/v1/namespaces", "/api/v1/configmaps", "/apis", "/api", "/api/v1/namespaces/default/configmaps/x/status",

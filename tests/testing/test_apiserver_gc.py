@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import aiohttp
-from tests.testing.conftest import Http, cm
 
 from kubeloop.testing import APIServer
+from tests.testing.conftest import Http, cm
 
 BASE = "/api/v1/namespaces/default/configmaps"
 

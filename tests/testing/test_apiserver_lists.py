@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import time
 
-from tests.testing.conftest import Http, cm
-
 from kubeloop.testing import APIServer
+from tests.testing.conftest import Http, cm
 
 BASE = "/api/v1/namespaces/default/configmaps"
 
