@@ -41,10 +41,11 @@ def without(obj: Obj, *keys: str) -> Obj:
     return {k: v for k, v in obj.items() if k not in keys}
 
 
-def raise_invalid(info: ResourceInfo, obj: Obj, causes: list[Cause]) -> None:
+def raise_invalid(info: ResourceInfo, obj: Obj, causes: list[Cause], group: str | None = None) -> None:
+    """422 Invalid; `group` overrides the group shown (errors name the internal kind's group)."""
     if causes:
         name = (obj.get("metadata") or {}).get("name") or None
-        raise invalid(info.kind, name, causes, info.group)
+        raise invalid(info.kind, name, causes, info.group if group is None else group)
 
 
 class KindStrategy(Strategy):
@@ -60,6 +61,9 @@ class KindStrategy(Strategy):
     annotations_bump_generation: bool = False
     #: a `/status` write cannot change labels (apps workloads)
     status_keeps_labels: bool = False
+    #: the group 422 errors name when it differs from the served group (events.k8s.io Events are
+    #: validated as the internal core Event, so their errors carry no group)
+    error_group: str | None = None
 
     # -- hooks for kinds --------------------------------------------------------------------------
     def default(self, info: ResourceInfo, obj: Obj) -> None:
@@ -120,10 +124,10 @@ class KindStrategy(Strategy):
         self.prepare_create(info, obj)
 
     def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
-        raise_invalid(info, obj, self.validate(info, obj) + self.validate_spec(info, obj))
+        raise_invalid(info, obj, self.validate(info, obj) + self.validate_spec(info, obj), self.error_group)
         # rest.BeforeCreate: generic ObjectMeta checks with the path-segment name rule, for every kind
         raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
-                                                        m.validate_path_segment_name))
+                                                        m.validate_path_segment_name), self.error_group)
 
     def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         self.decode(info, new)
@@ -147,7 +151,7 @@ class KindStrategy(Strategy):
         if self.validates_meta:
             # rest.BeforeUpdate's common ObjectMeta checks, then the kind's own (which repeat them)
             causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-        raise_invalid(info, new, causes + self.validate_update_causes(info, new, old))
+        raise_invalid(info, new, causes + self.validate_update_causes(info, new, old), self.error_group)
 
     def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         self.decode(info, new)
@@ -173,7 +177,7 @@ class KindStrategy(Strategy):
         if self.validates_meta:
             causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
             causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-        raise_invalid(info, new, causes + self.validate_status(info, new))
+        raise_invalid(info, new, causes + self.validate_status(info, new), self.error_group)
 
     def validate_status(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
         return []

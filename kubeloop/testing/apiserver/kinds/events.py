@@ -223,6 +223,7 @@ class NewEventStrategy(KindStrategy):
 
     schema = NEW_EVENT
     validates_meta = False
+    error_group = ""
 
     def default(self, info: ResourceInfo, obj: Obj) -> None:
         render_new(obj)
