@@ -201,13 +201,19 @@ class FakeSource:
             rv = int(resource_version or self.api.rv)
             drops = self._drop
             while True:
-                for ev_rv, kind, o in self.api.events_after(rv):
-                    rv = ev_rv
-                    yield RawEvent(kind, o)
                 if self._drop != drops:
                     return
+                events = self.api.events_after(rv)
+                for ev_rv, kind, o in events:
+                    rv = ev_rv
+                    yield RawEvent(kind, o)
+                    if self._drop != drops:
+                        return
+                if events:
+                    continue
                 self._changed.clear()
-                await self._changed.wait()
+                if not self.api.events_after(rv) and self._drop == drops:
+                    await self._changed.wait()
         finally:
             self.open_watches -= 1
             self.closed_watches += 1

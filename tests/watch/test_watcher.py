@@ -1,0 +1,360 @@
+"""The asyncio driver against an in-memory `WatchSource` (protocol fake, no HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from kubeloop.watch import (
+    INIT,
+    ErrorKind,
+    InitDone,
+    RawEvent,
+    WatchConfig,
+    Watcher,
+    WatchEvent,
+    WatchState,
+)
+
+from .fakes import ApiFailure, FakeSource, Store, api_view, bookmark, obj, status
+
+FAST = WatchConfig(backoff_initial=0.01, backoff_max=0.05, page_size=2)
+
+
+async def until(events: AsyncGenerator[WatchEvent, None], store: Store, pred: Callable[[], bool],
+                within: float = 3.0) -> None:
+    """Pull events into `store` until `pred()` holds."""
+    async with asyncio.timeout(within):
+        while not pred():
+            store.apply(await anext(events))
+
+
+async def poll(pred: Callable[[], bool], within: float = 2.0) -> None:
+    """Wait for a condition on the fakes, which have no events to await."""
+    async with asyncio.timeout(within):
+        while not pred():  # noqa: ASYNC110
+            await asyncio.sleep(0.005)
+
+
+def seeded(n: int = 3) -> FakeSource:
+    source = FakeSource()
+    for i in range(n):
+        source.api.put(f"o{i}")
+    return source
+
+
+async def test_lists_in_pages_then_follows_changes() -> None:
+    source = seeded(5)
+    watcher = Watcher(source, FAST)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced)
+        assert store.view() == api_view(source.api)
+        assert [c["continue_token"] is None for c in source.list_calls] == [True, False, False]
+        source.api.put("o1")
+        source.api.delete("o2")
+        source.api.put("new")
+        source.notify()
+        await until(events, store, lambda: store.view() == api_view(source.api))
+        assert watcher.synced and watcher.resource_version == str(source.api.rv)
+    assert source.open_watches == 0
+    assert watcher.state is WatchState.STOPPED
+
+
+async def test_dropped_watch_resumes_from_the_last_rv_without_relisting() -> None:
+    source = seeded()
+    watcher = Watcher(source, FAST)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced)
+        source.api.put("o0")
+        source.notify()
+        await until(events, store, lambda: store.view() == api_view(source.api))
+        last = str(source.api.rv)
+        source.drop()
+        source.api.put("o9")
+        source.notify()
+        await until(events, store, lambda: store.view() == api_view(source.api))
+    assert len(source.list_calls) == 2  # 3 objects, pages of 2: one list only
+    assert [c["resource_version"] for c in source.watch_calls][-1] == last
+    assert watcher.counters.watch_restarts == 1
+
+
+async def test_410_relists_and_reports_objects_deleted_meanwhile() -> None:
+    source = seeded(4)
+    watcher = Watcher(source, FAST)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced)
+        await asyncio.sleep(0.01)
+        source.fail_watch.append(ApiFailure(410, "too old resource version"))
+        source.api.delete("o1")
+        source.api.compact()
+        source.drop()  # the current watch ends; the next one gets a 410
+        await until(events, store, lambda: store.deleted_by_diff == ["o1"])
+        assert store.view() == api_view(source.api)
+    assert watcher.counters.relists == 1
+    assert watcher.last_error is not None and watcher.last_error.kind is ErrorKind.GONE
+
+
+async def test_error_event_closes_the_stream_and_relists() -> None:
+    source = seeded(1)
+    source.scripts.append([RawEvent("ADDED", obj("x", 100)), RawEvent("ERROR", status(410, "Expired", "gone"))])
+    watcher = Watcher(source, FAST)
+    store = Store()
+    seen: list[WatchEvent] = []
+    async with contextlib.aclosing(watcher.events()) as events:
+        async with asyncio.timeout(3):
+            while len([e for e in seen if isinstance(e, InitDone)]) < 2:
+                e = await anext(events)
+                seen.append(e)
+                store.apply(e)
+        # the stream that carried the ERROR was closed before the relist began
+        assert (source.closed_watches, source.open_watches) == (1, 0)
+    assert seen.count(INIT) == 2
+    assert source.open_watches == 0
+
+
+async def test_backoff_between_failures_then_recovery_and_state() -> None:
+    source = seeded()
+    message = 'configmaps is forbidden: User "bob" cannot list resource "configmaps"'
+    source.fail_list += [ApiFailure(403, message), ApiFailure(403, message)]
+    watcher = Watcher(source, WatchConfig(backoff_initial=0.05, backoff_max=0.1, backoff_jitter=0.0))
+    store = Store()
+    states: list[WatchState] = []
+    started = time.monotonic()
+    async with contextlib.aclosing(watcher.events()) as events:
+        async def watch_state() -> None:
+            while not store.synced:
+                states.append(watcher.state)
+                await asyncio.sleep(0.01)
+
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(watch_state())
+            await until(events, store, lambda: store.synced)
+    elapsed = time.monotonic() - started
+    assert elapsed >= 0.05 + 0.1 - 0.01  # two backoff periods: 0.05 then 0.1
+    assert WatchState.FORBIDDEN in states
+    assert watcher.last_error is not None and watcher.last_error.message == message
+    assert len(source.list_calls) == 3
+
+
+async def test_stop_interrupts_a_backoff_sleep_promptly() -> None:
+    source = seeded()
+    source.fail_list.append(ApiFailure(503, "unavailable"))
+    watcher = Watcher(source, WatchConfig(backoff_initial=30.0, backoff_max=30.0))
+    got: list[WatchEvent] = []
+
+    async def consume() -> None:
+        await watcher.run(got.append)
+
+    async with asyncio.timeout(2):
+        task = asyncio.create_task(consume())
+        await poll(lambda: watcher.state is WatchState.BACKING_OFF)
+        started = time.monotonic()
+        watcher.stop()
+        await task
+    assert time.monotonic() - started < 0.5
+    assert got == [] and watcher.state is WatchState.STOPPED
+
+
+async def test_stop_interrupts_an_outstanding_list() -> None:
+    source = seeded()
+    source.list_delay = 30.0
+    watcher = Watcher(source)
+    async with asyncio.timeout(2):
+        task = asyncio.create_task(watcher.run(lambda e: None))
+        await poll(lambda: bool(source.list_calls))
+        watcher.stop()
+        await task
+
+
+async def test_stop_closes_an_open_watch() -> None:
+    source = seeded()
+    watcher = Watcher(source, FAST)
+    store = Store()
+
+    async def on_event(e: WatchEvent) -> None:
+        store.apply(e)
+
+    async with asyncio.timeout(2):
+        task = asyncio.create_task(watcher.run(on_event))
+        await poll(lambda: source.open_watches > 0)
+        watcher.stop()
+        await task
+    assert source.open_watches == 0 and source.closed_watches == 1
+    assert store.view() == api_view(source.api)
+
+
+async def test_stop_from_inside_the_consumer() -> None:
+    source = seeded(4)
+    watcher = Watcher(source, FAST)
+    got: list[WatchEvent] = []
+
+    def on_event(e: WatchEvent) -> None:
+        got.append(e)
+        if len(got) == 2:
+            watcher.stop()
+
+    async with asyncio.timeout(2):
+        await watcher.run(on_event)
+    assert len(got) == 2
+
+
+async def test_cancelling_the_consumer_cancels_the_watcher_and_closes_the_stream() -> None:
+    source = seeded()
+    watcher = Watcher(source, FAST)
+    task = asyncio.create_task(watcher.run(lambda e: None))
+    async with asyncio.timeout(2):
+        await poll(lambda: source.open_watches > 0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert source.open_watches == 0
+    assert watcher.state is WatchState.STOPPED
+
+
+async def test_breaking_out_closes_the_stream() -> None:
+    source = seeded()
+    watcher = Watcher(source, FAST)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced)
+        source.api.put("z")
+        source.notify()
+        await until(events, store, lambda: "z" in store.items)
+        assert source.open_watches == 1
+    assert source.open_watches == 0
+
+
+async def test_a_watcher_runs_once() -> None:
+    watcher = Watcher(seeded(), FAST)
+    async with contextlib.aclosing(watcher.events()) as events:
+        await anext(events)
+    with pytest.raises(RuntimeError):
+        await anext(watcher.events())
+
+
+async def test_wake_retries_at_once() -> None:
+    source = seeded()
+    source.fail_list.append(ApiFailure(404, "the server could not find the requested resource"))
+    watcher = Watcher(source, WatchConfig(backoff_initial=30.0, backoff_max=30.0))
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        async def wake_when_waiting() -> None:
+            await poll(lambda: watcher.state is WatchState.WAITING_FOR_RESOURCE)
+            await asyncio.sleep(0.02)
+            watcher.wake()
+
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(wake_when_waiting())
+            await until(events, store, lambda: store.synced, within=2)
+    assert len(source.list_calls) == 2
+
+
+async def test_idle_watch_is_abandoned_and_resumed() -> None:
+    source = seeded(1)
+
+    class Hanging(FakeSource):
+        hangs = 1
+
+        def watch(self, **kw: Any) -> AsyncIterator[RawEvent]:
+            if self.hangs:
+                self.hangs -= 1
+                self.watch_calls.append(kw)
+                return self._hang()
+            return super().watch(**kw)
+
+        async def _hang(self) -> AsyncIterator[RawEvent]:
+            self.open_watches += 1
+            try:
+                await asyncio.sleep(3600)
+                yield RawEvent("BOOKMARK", bookmark(1))
+            finally:
+                self.open_watches -= 1
+
+    hanging = Hanging(source.api)
+    watcher = Watcher(hanging, WatchConfig(watch_timeout=(1, 1), idle_margin=0.0, backoff_initial=0.01))
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced)
+        hanging.api.put("after")
+        started = time.monotonic()
+        await until(events, store, lambda: "after" in store.items)
+        assert time.monotonic() - started >= 0.9  # the idle deadline (1 s) passed first
+    assert len(hanging.watch_calls) == 2
+    assert watcher.last_error is not None and watcher.last_error.kind is ErrorKind.TIMEOUT
+    assert hanging.open_watches == 0
+
+
+async def test_idle_timer_does_not_fire_while_the_consumer_is_busy() -> None:
+    source = seeded(1)
+    watcher = Watcher(source, WatchConfig(watch_timeout=(1, 1), idle_margin=0.0))
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced)
+        source.api.put("slow")
+        source.notify()
+        e = await anext(events)
+        store.apply(e)
+        await asyncio.sleep(1.3)  # the consumer is slow, the stream is fine
+        source.api.put("next")
+        source.notify()
+        await until(events, store, lambda: "next" in store.items)
+    assert watcher.counters.errors == 0
+
+
+async def test_streaming_list_through_the_driver() -> None:
+    source = FakeSource()
+    source.scripts.append([
+        RawEvent("ADDED", obj("a", 3)),
+        RawEvent("ADDED", obj("b", 2)),
+        RawEvent("BOOKMARK", bookmark(5, initial_end=True)),
+        RawEvent("MODIFIED", obj("a", 6)),
+    ])
+    watcher = Watcher(source, WatchConfig(streaming_list=True))
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced and store.view().get("a") == 6)
+    assert source.watch_calls[0]["send_initial_events"] is True
+    assert source.watch_calls[0]["resource_version_match"] == "NotOlderThan"
+    assert source.list_calls == []
+
+
+async def test_streaming_rejected_falls_back_to_list() -> None:
+    source = seeded(2)
+    source.fail_watch.append(ApiFailure(422, "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch"))
+    watcher = Watcher(source, WatchConfig(streaming_list=True))
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced)
+    assert store.view() == api_view(source.api)
+    assert len(source.list_calls) == 1 and not watcher.machine.streaming_supported
+
+
+async def test_watch_raising_synchronously_is_classified() -> None:
+    source = seeded(1)
+
+    class Broken(FakeSource):
+        broken = 1
+
+        def watch(self, **kw: Any) -> AsyncIterator[RawEvent]:
+            if self.broken:
+                self.broken -= 1
+                raise ConnectionRefusedError("refused")
+            return super().watch(**kw)
+
+    broken = Broken(source.api)
+    watcher = Watcher(broken, FAST)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced)
+        broken.api.put("later")
+        await until(events, store, lambda: "later" in store.items)
+    assert broken.broken == 0
+    assert watcher.last_error is not None and watcher.last_error.kind is ErrorKind.TRANSPORT
