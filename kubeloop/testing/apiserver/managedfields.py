@@ -21,7 +21,7 @@ from typing import Any, overload
 
 import orjson
 
-from .errors import StatusError, internal_error
+from .errors import StatusError
 from .fieldpath import (
     FieldSet,
     Path,
@@ -285,8 +285,8 @@ def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subres
     if not applied.get("kind"):
         am = _meta(applied) or {}
         group, _, version = api_version.rpartition("/")
-        raise internal_error(
-            f"failed to create typed patch object ({am.get('namespace', '')}/{am.get('name', '')}; "
+        raise StatusError(  # a plain Go error on the real server: 500 with no reason
+            500, "", f"failed to create typed patch object ({am.get('namespace', '')}/{am.get('name', '')}; "
             f"{group}/{version}, Kind={applied.get('kind') or ''}): no corresponding type for "
             f"{group}/{version}, Kind={applied.get('kind') or ''}")
     lt = list_types_for(list_types)
