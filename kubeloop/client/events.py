@@ -39,19 +39,21 @@ class WatchEvent:
         return f"WatchEvent({self.type} {meta.get('namespace', '')}/{meta.get('name', '')} rv={meta.get('resourceVersion')})"
 
 
+_loads = orjson.loads
+
+
 def decode_event(line: bytes) -> WatchEvent:
     """Decode one watch line; raise `MalformedWatchLine` if it is not `{"type": ..., "object": {...}}`."""
     try:
-        doc = orjson.loads(line)
+        doc = _loads(line)
+        etype = doc["type"]
+        obj = doc["object"]
     except orjson.JSONDecodeError as exc:
         if not line.strip():
             raise MalformedWatchLine("blank watch line", line) from None
         raise MalformedWatchLine(f"invalid JSON in watch stream ({exc})", line) from None
-    try:
-        etype = doc["type"]
-        obj = doc["object"]
     except (KeyError, TypeError):
         raise MalformedWatchLine("watch line is not an event with type and object", line) from None
-    if etype not in EVENT_TYPES or type(obj) is not dict:
-        raise MalformedWatchLine(f"watch event has an unknown type {etype!r} or a non-object payload", line)
-    return WatchEvent(etype, obj, line)
+    if etype in EVENT_TYPES and type(obj) is dict:
+        return WatchEvent(etype, obj, line)
+    raise MalformedWatchLine(f"watch event has an unknown type {etype!r} or a non-object payload", line)

@@ -98,25 +98,3 @@ class WatchStream:
         pos = self._pos
         self._pos = pos + 1
         return decode_event(self._lines[pos])
-
-    async def batches(self) -> list[WatchEvent]:
-        """All events already received (at least one), decoded in one go; [] at end of stream.
-
-        Cheaper per event than `__anext__` for consumers that handle events in bulk (informers).
-        A malformed line still raises only after the events before it were returned.
-        """
-        if self._pos >= len(self._lines) and not await self._fill():
-            return []
-        out: list[WatchEvent] = []
-        lines, pos = self._lines, self._pos
-        try:
-            for i in range(pos, len(lines)):
-                self._pos = i
-                out.append(decode_event(lines[i]))
-        except WatchStreamError:
-            if out:
-                return out  # the bad line is decoded (and raises) on the next call
-            self._pos += 1
-            raise
-        self._pos = len(lines)
-        return out

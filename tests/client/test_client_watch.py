@@ -229,13 +229,3 @@ async def test_huge_lines_and_split_chunks() -> None:
         events = [ev async for ev in c.watch(CONFIGMAPS)]
     assert [e.object["metadata"]["name"] for e in events] == ["big", "small"]
     assert len(events[0].object["data"]["pad"]) == 3 * 2**20
-
-
-async def test_batches_api() -> None:
-    chunks = [b"".join(line("ADDED", f"o{i}", i) for i in range(5)), b"{bad\n"]
-    async with raw_server(chunks) as url, Client(ClusterConfig(server=url), qps=None) as c:
-        async with c.watch(CONFIGMAPS) as w:
-            batch = await w.batches()
-            assert [e.object["metadata"]["name"] for e in batch] == [f"o{i}" for i in range(5)]
-            with pytest.raises(MalformedWatchLine):
-                await w.batches()
