@@ -13,8 +13,10 @@ def main() -> None:
 
 def _register() -> None:
     from .apiserver import apiserver
+    from .demo import demo
 
     main.add_command(apiserver)
+    main.add_command(demo)
 
 
 _register()
