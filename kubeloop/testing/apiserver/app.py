@@ -29,6 +29,7 @@ from .negotiation import (
     YAML,
     decode_object,
     decode_yaml,
+    go_json_error,
     media_type,
     negotiate,
     object_renderer,
@@ -383,7 +384,8 @@ class APIApp:
         try:
             opts = orjson.loads(body)
         except orjson.JSONDecodeError as e:
-            raise StatusError(500, "", f"couldn't get version/kind; json parse error: {e}") from None
+            raise StatusError(500, "", f"couldn't get version/kind; json parse error: {go_json_error(body, e)}") \
+                from None
         if not isinstance(opts, dict):
             raise errors.bad_request("DeleteOptions must be an object")
         return opts

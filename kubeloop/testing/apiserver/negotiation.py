@@ -60,7 +60,7 @@ def decode_object(body: bytes, ctype: str, info: ResourceInfo) -> Obj:
         except orjson.JSONDecodeError as e:
             raise errors.bad_request(
                 f"the object provided is unrecognized (must be of type {info.kind}): couldn't get version/kind; "
-                f"json parse error: {e}") from None
+                f"json parse error: {go_json_error(body, e)}") from None
     else:
         raise StatusError(415, "UnsupportedMediaType",
                           "the body of the request was in an unknown format - accepted media types include: "
@@ -77,6 +77,18 @@ def decode_object(body: bytes, ctype: str, info: ResourceInfo) -> Obj:
     return obj
 
 
+def go_json_error(body: bytes, e: orjson.JSONDecodeError) -> str:
+    """Go's encoding/json wording for a syntax error (what kube-apiserver's messages carry)."""
+    if e.pos >= len(body.rstrip()) or "end of" in e.msg:
+        shown = body[:30].decode("utf-8", "replace")
+        return f"unexpected end of JSON input ({shown} ...)" if len(body) > 30 else \
+            f"unexpected end of JSON input ({shown})"
+    ch = body[e.pos:e.pos + 1].decode("utf-8", "replace")
+    if "key" in e.msg:
+        return f"invalid character '{ch}' looking for beginning of object key string"
+    return f"invalid character '{ch}' looking for beginning of value"
+
+
 def check_kind(obj: Obj, info: ResourceInfo) -> None:
     """A body of another kind or version: 400 for built-ins (the scheme rejects it); custom resources
     get a 422 from their strategy's validation instead."""
@@ -88,7 +100,8 @@ def check_kind(obj: Obj, info: ResourceInfo) -> None:
     if api_version not in (None, "") and api_version != info.api_version:
         raise errors.bad_request(
             f'{kind or info.kind} in version "{api_version}" cannot be handled as a {info.kind}: no kind '
-            f'"{kind or info.kind}" is registered for version "{api_version}"')
+            f'"{kind or info.kind}" is registered for version "{api_version}" in scheme '
+            '"k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"')
     if kind not in (None, "") and kind != info.kind:
         raise errors.bad_request(
             f'{kind} in version "{api_version or info.version}" cannot be handled as a {info.kind}: converting '

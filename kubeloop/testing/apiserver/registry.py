@@ -371,7 +371,12 @@ class Registry:
             if added:
                 msg = ("Forbidden: no new finalizers can be added if the object is being deleted, found new "
                        "finalizers []string{" + ", ".join(f'"{f}"' for f in added) + "}")
-                extra = [cause("FieldValueForbidden", msg, "metadata.finalizers")] * 2
+                # the real server reports this cause twice, with a single-cause message
+                c = cause("FieldValueForbidden", msg, "metadata.finalizers")
+                raise StatusError(422, "Invalid", f'{errors._qualified(info.kind, info.group)} "{name}" is invalid: '
+                                  f"metadata.finalizers: {msg}",
+                                  {"name": name, **({"group": info.group} if info.group else {}), "kind": info.kind,
+                                   "causes": [c, dict(c)]})
         self._validate(info, obj, extra)
         if status_write:
             info.strategy.validate_status_update(info, obj, old_view)
@@ -607,7 +612,10 @@ def _decode_continue(token: str) -> tuple[int, Key]:
             raise ValueError
         return rv, (ns, name + "\x00")
     except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError):
-        raise errors.bad_request("invalid continue token: continue key is not valid") from None
+        bad = next((i for i, c in enumerate(token) if not (c.isascii() and c.isalnum() or c in "-_")),
+                   len(token) - 1 if len(token) % 4 == 1 else len(token))
+        raise errors.bad_request(
+            f"invalid continue token: continue key is not valid: illegal base64 data at input byte {bad}") from None
 
 
 def _bisect_ns(keys: list[Key], ns: str) -> int:
