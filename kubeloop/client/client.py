@@ -114,8 +114,14 @@ class Client:
     @classmethod
     async def from_kubeconfig(cls, path: str | None = None, context: str | None = None, *,
                               namespace: str | None = None, **kwargs: Any) -> Client:
-        """A client from kubeconfig (explicit path, else KUBECONFIG, in-cluster, ~/.kube/config)."""
-        return cls(load_config(path, context=context, namespace=namespace), **kwargs)
+        """A client from kubeconfig (explicit path, else KUBECONFIG, in-cluster, ~/.kube/config).
+
+        Credentials are fetched once here (an exec plugin runs now), so a broken configuration raises
+        `ConfigError` at start-up.
+        """
+        client = cls(load_config(path, context=context, namespace=namespace), **kwargs)
+        await client.transport.check()
+        return client
 
     @classmethod
     def in_cluster(cls, **kwargs: Any) -> Client:

@@ -88,7 +88,13 @@ class RESTMapper:
         key = (group, version)
         fut = self._inflight.get(key)
         if fut is not None:
-            return await asyncio.shield(fut)
+            try:
+                return await asyncio.shield(fut)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if fut.cancelled() and task is not None and not task.cancelling():
+                    return await self._load(group, version)  # the task doing the fetch was cancelled, not us
+                raise
         fut = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
         try:
@@ -103,6 +109,9 @@ class RESTMapper:
                 self._cache[key] = gv
             fut.set_result(gv)
             return gv
+        except asyncio.CancelledError:
+            fut.cancel()
+            raise
         except BaseException as exc:
             fut.set_exception(exc)
             fut.exception()  # mark retrieved: waiters get it; nobody else must

@@ -114,6 +114,11 @@ class Transport:
             self._ssl[key] = ctx
         return ctx
 
+    async def check(self) -> None:
+        """Fetch credentials and build the TLS context now, so configuration errors (a failing exec
+        plugin, a bad certificate) surface at start-up rather than on the first request."""
+        self._ssl_for(await self.config.auth.credentials())
+
     async def _request_kwargs(self, headers: dict[str, str]) -> dict[str, Any]:
         creds = await self.config.auth.credentials()
         authz = creds.authorization()

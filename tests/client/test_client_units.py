@@ -232,3 +232,50 @@ def test_selector_formatting() -> None:
         def __str__(self) -> str:
             return "x in (a,b)"
     assert format_label_selector(Sel()) == "x in (a,b)"
+
+
+async def test_rest_mapper_shares_fetches_and_refreshes_on_miss() -> None:
+    import asyncio
+
+    from kubeloop.client import UnknownResource
+    from kubeloop.client.mapper import RESTMapper
+
+    calls: list[str] = []
+    served: dict[str, list[dict[str, Any]]] = {"/api/v1": [
+        {"name": "configmaps", "namespaced": True, "kind": "ConfigMap", "verbs": ["get"]}]}
+
+    async def fetch(path: str) -> dict[str, Any]:
+        calls.append(path)
+        await asyncio.sleep(0.01)
+        if path not in served:
+            raise NotFound(status(404, "NotFound"))
+        return {"resources": served[path]}
+
+    m = RESTMapper(fetch)
+    got = await asyncio.gather(*(m.resolve("v1/ConfigMap") for _ in range(5)))
+    assert {r.plural for r in got} == {"configmaps"} and calls == ["/api/v1"]
+    assert (await m.resolve("v1/configmaps")).kind == "ConfigMap" and len(calls) == 1  # cached
+    with pytest.raises(UnknownResource, match=r"example\.com/v1/Widget: group/version is not served"):
+        await m.resolve("example.com/v1/Widget")
+    served["/apis/example.com/v1"] = [{"name": "widgets", "namespaced": True, "kind": "Widget"}]
+    assert (await m.resolve("example.com/v1/Widget")).plural == "widgets"  # a miss looks again
+    with pytest.raises(UnknownResource, match="no such kind"):
+        await m.resolve("v1/Nope")
+    assert calls.count("/api/v1") == 2
+
+
+async def test_from_kubeconfig_fails_at_startup_on_broken_exec(tmp_path: Any) -> None:
+    import yaml
+
+    from kubeloop.client import Client
+    from kubeloop.config import ExecPluginError
+
+    doc = {"apiVersion": "v1", "kind": "Config", "current-context": "x",
+           "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+           "users": [{"name": "u", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
+                                                      "command": "/bin/false", "interactiveMode": "Never"}}}],
+           "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}
+    path = tmp_path / "kc"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ExecPluginError, match="exited with code 1"):
+        await Client.from_kubeconfig(str(path))
