@@ -48,6 +48,20 @@ class RawEvent:
     resource_version: str | None = None
 
 
+class EventLike(Protocol):
+    """What a watch stream yields: `RawEvent`, or any object with these attributes (such as
+    `kubeloop.client.WatchEvent`)."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def object(self) -> Any: ...
+
+    @property
+    def resource_version(self) -> str | None: ...
+
+
 class WatchSource(Protocol):
     """What the watcher calls; all arguments are keyword-only and map 1:1 to query parameters."""
 
@@ -70,7 +84,7 @@ class WatchSource(Protocol):
         timeout_seconds: int,
         allow_bookmarks: bool,
         send_initial_events: bool,
-    ) -> AsyncIterator[RawEvent]:
+    ) -> AsyncIterator[EventLike]:
         """WATCH (`watch=1`, `timeoutSeconds`, `allowWatchBookmarks`, `sendInitialEvents`).
 
         Returns an async iterator (typically an async generator) that connects on first use,

@@ -250,7 +250,9 @@ class Watcher:
         self._io_task = task
         try:
             result = await awaitable
-        except asyncio.CancelledError:
+        except BaseException:
+            # Usually the CancelledError we sent; but the awaitable may have failed at the same
+            # moment, in which case the interruption still wins (and our cancel is withdrawn).
             reason = self._interrupt
             if reason is not None and task is not None:
                 self._interrupt = None

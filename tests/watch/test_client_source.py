@@ -1,0 +1,162 @@
+"""Watcher + ClientSource over real HTTP against the emulator (or KUBELOOP_TEST_KUBECONFIG's cluster).
+
+The store built from the watcher's events must equal a fresh LIST after drops, 410s and errors."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from kubeloop.client import ApiError, Client, RetryPolicy
+from kubeloop.config import load_kubeconfig
+from kubeloop.watch import ErrorKind, ListSemantic, WatchConfig, Watcher, WatchEvent, WatchSource
+from kubeloop.watch.client_source import ClientSource
+
+from .fakes import Store
+
+CM = "v1/ConfigMap"
+
+
+@pytest_asyncio.fixture
+async def client(apiserver: Any) -> AsyncIterator[Client]:
+    retry = RetryPolicy(max_attempts=1, base_delay=0.01, max_delay=0.05)  # the watcher does the retrying
+    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, retry=retry, timeout=10) as c:
+        yield c
+
+
+@pytest_asyncio.fixture
+async def ns(client: Client) -> AsyncIterator[str]:
+    name = f"kl-watch-{secrets.token_hex(4)}"
+    await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    yield name
+    with contextlib.suppress(ApiError):
+        await client.delete("v1/Namespace", name)
+
+
+def cm(name: str, value: str = "1") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"v": value}}
+
+
+FAST = WatchConfig(page_size=2, backoff_initial=0.02, backoff_max=0.1, watch_timeout=(30, 30))
+
+
+async def live(client: Client, ns: str) -> dict[str, str]:
+    listed = await client.list(CM, namespace=ns)
+    return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in listed.items}
+
+
+def view(store: Store) -> dict[str, str]:
+    return {k: v["metadata"]["resourceVersion"] for k, v in store.items.items()}
+
+
+async def until(events: AsyncGenerator[WatchEvent, None], store: Store, pred: Callable[[], bool],
+                within: float = 5.0) -> None:
+    async with asyncio.timeout(within):
+        while not pred():
+            store.apply(await anext(events))
+
+
+async def converge(events: AsyncGenerator[WatchEvent, None], store: Store, client: Client, ns: str) -> None:
+    expected = await live(client, ns)
+    await until(events, store, lambda: store.synced and view(store) == expected)
+
+
+def source_for(client: Client, ns: str) -> WatchSource:
+    return ClientSource(client, CM, namespace=ns)
+
+
+async def test_list_in_pages_then_watch(client: Client, ns: str) -> None:
+    for i in range(5):
+        await client.create(cm(f"c{i}"), namespace=ns)
+    watcher = Watcher(source_for(client, ns), FAST)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await converge(events, store, client, ns)
+        assert watcher.counters.list_requests == 3
+        await client.create(cm("new"), namespace=ns)
+        await client.delete(CM, "c1", namespace=ns)
+        await converge(events, store, client, ns)
+    assert watcher.counters.relists == 0
+
+
+async def test_dropped_watches_resume_and_410_relists(client: Client, ns: str, apiserver: Any) -> None:
+    faults = apiserver.require_faults()
+    await client.create(cm("a"), namespace=ns)
+    await client.create(cm("b"), namespace=ns)
+    watcher = Watcher(source_for(client, ns), FAST)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await converge(events, store, client, ns)
+        await client.create(cm("c"), namespace=ns)
+        await converge(events, store, client, ns)
+        faults.close_watches()
+        await client.create(cm("d"), namespace=ns)
+        await converge(events, store, client, ns)
+        assert watcher.counters.relists == 0 and watcher.counters.watches >= 2
+        # 410 as an ERROR event on the next watch
+        faults.expire_next_watch("configmaps")
+        faults.close_watches()
+        await client.delete(CM, "a", namespace=ns)
+        await converge(events, store, client, ns)
+        # deleted while the history was compacted away: only the relist can tell
+        faults.compact()
+        faults.close_watches()
+        await client.delete(CM, "b", namespace=ns)
+        faults.compact()
+        await converge(events, store, client, ns)
+    assert watcher.counters.relists >= 1
+    assert watcher.last_error is not None
+
+
+async def test_server_errors_back_off_and_recover(client: Client, ns: str, apiserver: Any) -> None:
+    faults = apiserver.require_faults()
+    await client.create(cm("a"), namespace=ns)
+    faults.fail_next(2, 500, resource="configmaps", verbs=("list",))
+    watcher = Watcher(source_for(client, ns), FAST)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced)
+        await converge(events, store, client, ns)
+    assert watcher.counters.errors >= 2
+    assert watcher.last_error is not None and watcher.last_error.kind is ErrorKind.SERVER
+
+
+@pytest.mark.parametrize("semantic", list(ListSemantic))
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_list_semantics_and_streaming(client: Client, ns: str, apiserver: Any, semantic: ListSemantic,
+                                            streaming: bool) -> None:
+    for i in range(3):
+        await client.create(cm(f"c{i}"), namespace=ns)
+    config = WatchConfig(page_size=2, list_semantic=semantic, streaming_list=streaming, backoff_initial=0.02,
+                         backoff_max=0.1, watch_timeout=(30, 30))
+    watcher = Watcher(source_for(client, ns), config)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await converge(events, store, client, ns)
+        await client.create(cm("more"), namespace=ns)
+        await converge(events, store, client, ns)
+    if streaming and apiserver.is_emulator:  # the emulator serves streaming lists
+        assert watcher.machine.streaming_supported
+        assert watcher.counters.list_requests == 0
+
+
+async def test_missing_kind_waits_for_resource(client: Client) -> None:
+    source = ClientSource(client, "example.com/v1/Widget")
+    watcher = Watcher(source, WatchConfig(backoff_initial=0.02, backoff_max=0.05))
+    got: list[WatchEvent] = []
+    task = asyncio.create_task(watcher.run(got.append))
+    try:
+        async with asyncio.timeout(3):
+            while watcher.counters.errors < 2:  # noqa: ASYNC110
+                await asyncio.sleep(0.01)
+        assert watcher.state.value == "WaitingForResource"
+        assert got == []
+    finally:
+        watcher.stop()
+        await task
