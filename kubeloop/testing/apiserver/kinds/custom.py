@@ -9,6 +9,7 @@ validation, `status`/`scale` subresources as declared, generation bumped by any 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import bad_request, invalid
@@ -56,6 +57,7 @@ class CustomResourceStrategy(Strategy):
         self.schema = schema
         self.scale = scale  # {specReplicasPath, statusReplicasPath, labelSelectorPath}
         self.storage_version = storage_version or version
+        self._list_types: Mapping[tuple[str, ...], Any] | None = None
 
     @property
     def api_version(self) -> str:
@@ -219,6 +221,10 @@ class CustomResourceStrategy(Strategy):
         _set_path(obj, self.scale.get("specReplicasPath") or ".spec.replicas", replicas)
 
     # -- server-side apply ----------------------------------------------------------------------
-    def list_type(self, path: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
-        """`(list-type, map keys)` of the list at `path` (field names) per the schema, for apply."""
-        return structural.list_info(self.schema, path)
+    def list_types(self, info: ResourceInfo) -> Mapping[tuple[str, ...], Any]:
+        """The schema's `x-kubernetes-list-type`s by field path (what `listtypes.list_types_for` asks)."""
+        if self._list_types is None:
+            from ..listtypes import schema_list_types
+
+            self._list_types = schema_list_types(self.schema)
+        return self._list_types
