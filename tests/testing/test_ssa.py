@@ -247,3 +247,13 @@ def test_status_subresource_apply_and_reset_fields() -> None:
     entry = next(e for e in out["metadata"]["managedFields"] if e["manager"] == "kcm")
     assert entry["subresource"] == "status" and entry["operation"] == "Apply"
     assert entry["fieldsV1"] == {"f:status": {"f:replicas": {}}}
+
+
+def test_defaulted_key_field_names_the_same_item() -> None:
+    live = apply(None, deploy_cfg({"name": "m", "ports": [{"containerPort": 80}]}), "x", "apps/v1", None, False,
+                 T0, list_types=DEPLOY)
+    live["spec"]["template"]["spec"]["containers"][0]["ports"][0]["protocol"] = "TCP"  # server default
+    out = apply(live, deploy_cfg({"name": "m", "ports": [{"containerPort": 80, "name": "http"}]}), "x",
+                "apps/v1", None, False, T1, list_types=DEPLOY)
+    assert out["spec"]["template"]["spec"]["containers"][0]["ports"] == [
+        {"containerPort": 80, "protocol": "TCP", "name": "http"}]

@@ -49,7 +49,11 @@ def item_element(item: Any, index: int, lt: ListType) -> str:
     if lt.type == "set":
         return "v:" + to_json(item)
     if isinstance(item, dict):
-        key = {k: item[k] for k in lt.keys if k in item}
+        if lt.key_defaults:
+            key = {k: item[k] if k in item else lt.key_defaults.get(k) for k in lt.keys}
+            key = {k: v for k, v in key.items() if v is not None}
+        else:
+            key = {k: item[k] for k in lt.keys if k in item}
         if key:
             return "k:" + to_json(key)
     return f"i:{index}"
@@ -62,7 +66,8 @@ def _merged(lt: ListType | None) -> bool:
 # ---- the set of fields an applied configuration specifies (typed.ToFieldSet) ----------------------
 def applied_fields(obj: dict[str, Any], lt: ListTypes) -> FieldSet:
     """The fields an apply configuration sets: its leaves, empty maps, nulls, atomic lists and the
-    items of keyed/set lists (non-empty maps are not members themselves)."""
+    items of keyed/set lists (non-empty maps are not members themselves). Raises `ValueError` when
+    a keyed or set list names the same item twice."""
     out: FieldSet = set()
     _applied_map(obj, (), (), lt, out)
     return out
@@ -88,6 +93,8 @@ def _applied_map(obj: dict[str, Any], path: Path, tpath: FieldPath, lt: ListType
             assert ltype is not None
             for i, item in enumerate(v):
                 q = (*p, item_element(item, i, ltype))
+                if q in out:
+                    raise ValueError(f"{path_string(p)}: duplicate entries for key {path_string(q[-1:])}")
                 out.add(q)
                 if isinstance(item, dict) and ltype.type == "map":
                     _applied_map(item, q, tp, lt, out)
@@ -111,13 +118,65 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
                 out.add(path)
             return
         assert ltype is not None
+        seen: set[str] = set()
         for i, item in enumerate(v):
-            q = (*path, item_element(item, i, ltype))
+            pe = item_element(item, i, ltype)
+            if pe in seen:  # a duplicate key: the first item names it
+                continue
+            seen.add(pe)
+            q = (*path, pe)
             out.add(q)
             if isinstance(item, dict) and ltype.type == "map":
                 _all_fields(item, q, tpath, lt, out, False)
     elif member:
         out.add(path)
+
+
+def update_fields_v1(obj: dict[str, Any], lt: ListTypes) -> dict[str, Any]:
+    """`encode_fields(object_fields(obj, lt))`, built directly: the fast path of every create."""
+    return _fv1_map(obj, 0, (), lt)
+
+
+_TOP_STRUCT_NAMES = frozenset({"metadata", "spec", "status"})
+
+
+def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> dict[str, Any]:
+    # level: 0 the object root, 1 the root's metadata, 2 anything else
+    skip = TOP_SKIP if level == 0 else META_SKIP if level == 1 else _NO_SKIP
+    out: dict[str, Any] = {}
+    for k in sorted(d):
+        if k in skip:
+            continue
+        v = d[k]
+        if isinstance(v, dict):
+            ch = _fv1_map(v, 1 if level == 0 and k == "metadata" else 2, (*tpath, k), lt)
+            if level == 0 and k in _TOP_STRUCT_NAMES:
+                if ch:
+                    out["f:" + k] = ch
+            else:
+                out["f:" + k] = {".": {}, **ch} if ch else {}
+        elif isinstance(v, list):
+            tp = (*tpath, k)
+            ltype = lt(tp)
+            if not _merged(ltype):
+                out["f:" + k] = {}
+                continue
+            assert ltype is not None
+            items: dict[str, Any] = {}
+            for i, item in enumerate(v):
+                pe = item_element(item, i, ltype)
+                if pe in items:
+                    continue
+                if isinstance(item, dict) and ltype.type == "map":
+                    ch = _fv1_map(item, 2, tp, lt)
+                    items[pe] = {".": {}, **ch} if ch else {}
+                else:
+                    items[pe] = {}
+            if items:
+                out["f:" + k] = {pe: items[pe] for pe in sorted(items, key=_pe_sort)}
+        else:
+            out["f:" + k] = {}
+    return out
 
 
 def object_fields(obj: dict[str, Any], lt: ListTypes) -> FieldSet:

@@ -14,7 +14,7 @@ A lookup is any callable `ListTypes = Callable[[tuple[str, ...]], ListType | Non
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 FieldPath = tuple[str, ...]
@@ -35,6 +35,9 @@ class ListType:
     merge_key: str | None = None
     strategy: str = "replace"
     retain_keys: bool = False
+    #: values the server defaults key fields to (a port's `protocol`), so that `{containerPort: 80}`
+    #: in an apply configuration names the same item as the stored `{containerPort: 80, protocol: TCP}`
+    key_defaults: Mapping[str, Any] | None = field(default=None, hash=False)
 
 
 ListTypes = Callable[[FieldPath], "ListType | None"]
@@ -42,10 +45,14 @@ ListTypes = Callable[[FieldPath], "ListType | None"]
 ATOMIC = ListType()
 
 
-def _map(*keys: str, merge_key: str | None = None, smp: bool = True, retain_keys: bool = False) -> ListType:
+def _map(*keys: str, merge_key: str | None = None, smp: bool = True, retain_keys: bool = False,
+         defaults: Mapping[str, Any] | None = None) -> ListType:
     """A list of objects keyed by `keys` (SSA); SMP merges by `merge_key` (default: first key)."""
     return ListType("map", tuple(keys), (merge_key or keys[0]) if smp else None,
-                    "merge" if smp else "replace", retain_keys)
+                    "merge" if smp else "replace", retain_keys, defaults)
+
+
+_TCP = {"protocol": "TCP"}
 
 
 SET = ListType("set", (), None, "merge")
@@ -57,7 +64,7 @@ _OBJECT_META: dict[FieldPath, ListType] = {
 }
 
 _CONTAINER: dict[FieldPath, ListType] = {
-    ("ports",): _map("containerPort", "protocol"),
+    ("ports",): _map("containerPort", "protocol", defaults=_TCP),
     ("env",): _map("name"),
     ("volumeMounts",): _map("mountPath"),
     ("volumeDevices",): _map("devicePath"),
@@ -119,7 +126,7 @@ _BUILTIN: dict[tuple[str, str], dict[FieldPath, ListType]] = {
     ("batch", "CronJob"): _with_meta(_template(("spec", "jobTemplate", "spec", "template")),
                                      _under(("spec", "jobTemplate", "metadata"), _OBJECT_META)),
     ("", "Service"): _with_meta({
-        ("spec", "ports"): _map("port", "protocol"),
+        ("spec", "ports"): _map("port", "protocol", defaults=_TCP),
         ("status", "conditions"): _map("type"),
     }),
     ("", "Namespace"): _with_meta(_STATUS_CONDITIONS),

@@ -32,6 +32,7 @@ from .fieldpath import (
     encode_fields,
     item_element,
     path_string,
+    update_fields_v1,
     with_prefixes,
 )
 from .listtypes import FieldPath, ListTypes, list_types_for
@@ -168,8 +169,22 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
             return
         base, from_request = req_mf, True
     lt = list_types_for(list_types)
-    added, modified, removed = compare(old or {}, new, lt)
     resets = tuple(reset_fields)
+    if old is None and not from_request and all(len(r) == 1 for r in resets):
+        # a create: the writer owns every field (fast path, no set arithmetic)
+        fv1 = update_fields_v1(new, lt)
+        for r in resets:
+            fv1.pop("f:" + r[0], None)
+        if not fv1:
+            meta.pop("managedFields", None)
+            return
+        entry: Obj = {"manager": manager, "operation": "Update", "apiVersion": api_version, "time": now,
+                      "fieldsType": "FieldsV1", "fieldsV1": fv1}
+        if subresource:
+            entry["subresource"] = subresource
+        meta["managedFields"] = [entry]
+        return
+    added, modified, removed = compare(old or {}, new, lt)
     if resets:
         added, modified, removed = (drop_under(added, resets), drop_under(modified, resets),
                                     drop_under(removed, resets))
@@ -283,16 +298,15 @@ def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subres
     if now is None:
         now = _now()
     if not applied.get("kind"):
-        am = _meta(applied) or {}
-        group, _, version = api_version.rpartition("/")
-        raise StatusError(  # a plain Go error on the real server: 500 with no reason
-            500, "", f"failed to create typed patch object ({am.get('namespace', '')}/{am.get('name', '')}; "
-            f"{group}/{version}, Kind={applied.get('kind') or ''}): no corresponding type for "
-            f"{group}/{version}, Kind={applied.get('kind') or ''}")
+        raise _typed_patch_error(applied, api_version, "no corresponding type for "
+                                 f"{_gv(api_version)}, Kind=")
     lt = list_types_for(list_types)
     resets = tuple(reset_fields)
     sub = subresource or ""
-    config_set = drop_under(applied_fields(applied, lt), resets)
+    try:
+        config_set = drop_under(applied_fields(applied, lt), resets)
+    except ValueError as e:
+        raise _typed_patch_error(applied, api_version, str(e)) from None
 
     base: Obj = live if live is not None else {}
     merged = deep_copy(base)
@@ -350,6 +364,18 @@ def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subres
         del managers[i]
     _set_managed(mmeta, _encode(managers))
     return merged
+
+
+def _gv(api_version: str) -> str:
+    group, _, version = api_version.rpartition("/")
+    return f"{group}/{version}"
+
+
+def _typed_patch_error(applied: Obj, api_version: str, why: str) -> StatusError:
+    """An apply configuration that does not fit the kind: a plain Go error (500, no reason) in 1.24."""
+    am = _meta(applied) or {}
+    return StatusError(500, "", f"failed to create typed patch object ({am.get('namespace', '')}/"
+                       f"{am.get('name', '')}; {_gv(api_version)}, Kind={applied.get('kind') or ''}): {why}")
 
 
 def _is_key_field(p: Path) -> bool:
