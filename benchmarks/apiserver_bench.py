@@ -26,9 +26,9 @@ NS = "/api/v1/namespaces/default/configmaps"
 PAYLOAD = "x" * 900  # ~1 KiB objects
 
 
-def cm(name: str) -> bytes:
-    return orjson.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"b": "1"}},
-                         "data": {"payload": PAYLOAD}})
+def cm(name: str, half: str) -> bytes:
+    return orjson.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": name, "labels": {"b": "1", "half": half}}, "data": {"payload": PAYLOAD}})
 
 
 async def run_concurrently(n: int, concurrency: int, fn: Any) -> float:
@@ -66,7 +66,7 @@ async def bench(url: str, objects: int, requests: int, concurrency: int) -> dict
             start_rv = (await r.json())["metadata"]["resourceVersion"]
 
         async def create(i: int) -> None:
-            async with s.post(url + NS, data=cm(f"obj-{i:06d}"), headers={"Content-Type": "application/json"}) as r:
+            async with s.post(url + NS, data=cm(f"obj-{i:06d}", "ab"[i % 2]), headers={"Content-Type": "application/json"}) as r:
                 assert r.status == 201, await r.text()
                 await r.read()
         t = await run_concurrently(objects, concurrency, create)
@@ -118,6 +118,21 @@ async def bench(url: str, objects: int, requests: int, concurrency: int) -> dict
             await asyncio.gather(*tasks)
             wall = time.perf_counter() - t0
             res[f"watch_live_events_per_s_{watchers}"] = round(live * watchers / wall)
+            async with s.get(url + NS) as r:
+                rv = (await r.json())["metadata"]["resourceVersion"]
+
+        # live fan-out not limited by the client's write rate: one deletecollection of half the
+        # objects produces objects/2 DELETED events in one request
+        for watchers, half in ((1, "a"), (10, "b")):
+            n = objects // 2
+            tasks = [asyncio.create_task(watch_count(s, url, {"resourceVersion": rv}, n)) for _ in range(watchers)]
+            await asyncio.sleep(0.2)
+            t0 = time.perf_counter()
+            async with s.delete(url + NS, params={"labelSelector": f"half={half}"}) as r:
+                await r.read()
+            await asyncio.gather(*tasks)
+            wall = time.perf_counter() - t0
+            res[f"watch_burst_events_per_s_{watchers}"] = round(n * watchers / wall)
             async with s.get(url + NS) as r:
                 rv = (await r.json())["metadata"]["resourceVersion"]
     return res
