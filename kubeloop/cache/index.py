@@ -61,56 +61,86 @@ def owner_ref_index(obj: Mapping[str, Any]) -> list[str]:
 
 E = TypeVar("E")
 
+Keys = str | tuple[str, ...]
+"""An object's keys in one index, packed: one key is held as the str itself (saves a tuple)."""
+
+
+def unpack(keys: Keys) -> tuple[str, ...]:
+    """The keys as a tuple."""
+    return (keys,) if type(keys) is str else keys  # type: ignore[return-value]
+
 
 class Index(Generic[E]):
-    """One named index: buckets of entries per key (insertion-ordered, identity-keyed)."""
+    """One named index: key -> the entries filed under it.
+
+    A bucket with one entry holds the entry itself, not a one-item dict: indexes on
+    (nearly) unique values, such as an IP or a uid, then cost a dict slot per object.
+    Larger buckets are insertion-ordered dicts used as sets (entries hash by identity).
+    """
 
     __slots__ = ("buckets", "fn", "name")
 
     def __init__(self, name: str, fn: IndexFunc) -> None:
         self.name = name
         self.fn = fn
-        self.buckets: dict[str, dict[E, None]] = {}
+        self.buckets: dict[str, E | dict[E, None]] = {}
 
-    def keys_for(self, view: Mapping[str, Any]) -> tuple[str, ...]:
-        """The distinct keys ``fn`` gives for an object (interned: many objects share them)."""
+    def keys_for(self, view: Mapping[str, Any]) -> Keys:
+        """The distinct keys ``fn`` gives for an object, packed and interned (many objects share them)."""
         got = self.fn(view)
         if got is None:
             return ()
         if isinstance(got, str):
-            return (sys.intern(got),)
+            return sys.intern(got)
         out: dict[str, None] = {}
         for k in got:
             if not isinstance(k, str):
                 raise TypeError(f"index {self.name!r} returned a non-str key {k!r}")
             out[sys.intern(k)] = None
-        return tuple(out)
+        keys = tuple(out)
+        return keys[0] if len(keys) == 1 else keys
 
-    def add(self, entry: E, keys: tuple[str, ...]) -> None:
+    def members(self, key: str) -> Iterable[E]:
+        """The entries filed under ``key``."""
+        b = self.buckets.get(key)
+        if b is None:
+            return ()
+        if type(b) is dict:
+            return b
+        return (b,)  # type: ignore[return-value]
+
+    def add(self, entry: E, keys: Keys) -> None:
         """Put ``entry`` under each key."""
         buckets = self.buckets
-        for k in keys:
+        for k in unpack(keys):
             b = buckets.get(k)
             if b is None:
-                buckets[k] = {entry: None}
-            else:
+                buckets[k] = entry
+            elif type(b) is dict:
                 b[entry] = None
+            elif b is not entry:
+                buckets[k] = {b: None, entry: None}  # type: ignore[dict-item]
 
-    def remove(self, entry: E, keys: tuple[str, ...]) -> None:
+    def remove(self, entry: E, keys: Keys) -> None:
         """Take ``entry`` out of each key's bucket (empty buckets go away)."""
         buckets = self.buckets
-        for k in keys:
+        for k in unpack(keys):
             b = buckets.get(k)
-            if b is not None:
+            if b is None:
+                continue
+            if type(b) is dict:
                 b.pop(entry, None)
-                if not b:
+                if len(b) == 1:
+                    buckets[k] = next(iter(b))
+                elif not b:
                     del buckets[k]
+            elif b is entry:
+                del buckets[k]
 
-    def move(self, entry: E, old: tuple[str, ...], new: tuple[str, ...]) -> None:
+    def move(self, entry: E, old: Keys, new: Keys) -> None:
         """Re-file ``entry`` from ``old`` keys to ``new`` keys, touching only the difference."""
         if old == new:
             return
-        gone = [k for k in old if k not in new]
-        came = [k for k in new if k not in old]
-        self.remove(entry, tuple(gone))
-        self.add(entry, tuple(came))
+        o, n = unpack(old), unpack(new)
+        self.remove(entry, tuple(k for k in o if k not in n))
+        self.add(entry, tuple(k for k in n if k not in o))

@@ -296,3 +296,20 @@ def test_replace_to_empty_reports_everything_deleted() -> None:
     assert len(res) == 5 and len(res.deleted) == 5 and len(store) == 0
     assert {c.old["metadata"]["name"] for c in res.deleted if c.old is not None} == {f"p{i}" for i in range(5)}
     assert store.namespaces() == [] and store.index_values(OWNER_INDEX) == []
+
+
+def test_uid_and_resource_version_survive_compaction() -> None:
+    store = Store(codec="json")
+    cases = [("p1", "0b9e6c1a-3f1e-4c1e-9a57-2b8f0a5a9c11", "12345"),
+             ("p2", "0B9E6C1A-3F1E-4C1E-9A57-2B8F0A5A9C11", "007"),  # not canonical: kept as text
+             ("p3", "not-a-uuid", "abc"), ("p4", "", "0"), ("p5", "x" * 36, "99999999999999999999999")]
+    for name, uid, rv in cases:
+        o = obj("a", name, 1)
+        o["metadata"]["uid"], o["metadata"]["resourceVersion"] = uid, rv
+        store.apply(o)
+        assert store.uid_of(name, "a") == uid and store.resource_version_of(name, "a") == rv
+        assert store.resource_version == rv
+    same = obj("a", "p2", 1)
+    same["metadata"]["resourceVersion"] = "7"  # numerically equal, textually different: a change
+    assert store.apply(same).old["metadata"]["resourceVersion"] == "007"  # type: ignore[index]
+    assert store.resource_version_of("p2", "a") == "7"
