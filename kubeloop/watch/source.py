@@ -89,6 +89,8 @@ class WatchSource(Protocol):
 
         Returns an async iterator (typically an async generator) that connects on first use,
         raises on an HTTP error, yields events, and ends when the server closes the stream. The
-        watcher closes it (`aclose()`, when present) as soon as it no longer needs it.
+        watcher closes it (`aclose()`, when present) as soon as it no longer needs it. If it has an
+        `async open()` method (like `kubeloop.client.WatchStream`), the watcher awaits it first, so
+        an accepted watch clears FORBIDDEN / WAITING_FOR_RESOURCE before any event arrives.
         """
         ...

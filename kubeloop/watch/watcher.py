@@ -205,6 +205,28 @@ class Watcher:
         self._read_started = loop.time()
         self._idle_handle = loop.call_at(self._read_started + action.idle_timeout, self._idle_check)
         try:
+            opener = getattr(stream, "open", None)
+            if opener is not None:
+                # A stream that can connect explicitly (kubeloop.client's WatchStream) tells us the
+                # server accepted the watch before any event: readiness recovers at once.
+                self._reading = True
+                try:
+                    await self._io(opener())
+                except _Interrupted as exc:
+                    if exc.reason != _IDLE:
+                        return
+                    error = WatchError(ErrorKind.TIMEOUT, f"watch not answered within {action.idle_timeout:.0f}s")
+                    for event in m.on_watch_error(error, loop.time()):
+                        yield event
+                    return
+                except Exception as exc:
+                    for event in m.on_watch_error(self._classify(exc), loop.time()):
+                        yield event
+                    self._report("watch")
+                    return
+                finally:
+                    self._reading = False
+                m.on_watch_started(loop.time())
             while True:
                 self._reading = True
                 self._read_started = loop.time()

@@ -358,3 +358,56 @@ async def test_watch_raising_synchronously_is_classified() -> None:
         await until(events, store, lambda: "later" in store.items)
     assert broken.broken == 0
     assert watcher.last_error is not None and watcher.last_error.kind is ErrorKind.TRANSPORT
+
+
+class OpenableStream:
+    """A stream with an explicit `open()`, like kubeloop.client's WatchStream."""
+
+    def __init__(self, inner: AsyncIterator[RawEvent], failure: BaseException | None) -> None:
+        self._inner = inner
+        self._failure = failure
+
+    async def open(self) -> OpenableStream:
+        await asyncio.sleep(0)
+        if self._failure is not None:
+            raise self._failure
+        return self
+
+    def __aiter__(self) -> OpenableStream:
+        return self
+
+    async def __anext__(self) -> RawEvent:
+        return await self._inner.__anext__()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()  # type: ignore[attr-defined]
+
+
+async def test_an_accepted_watch_clears_forbidden_before_any_event() -> None:
+    base = seeded(1)
+    message = 'configmaps is forbidden: User "bob" cannot watch resource "configmaps"'
+
+    class Openable(FakeSource):
+        failures = [ApiFailure(403, message)]
+
+        def watch(self, **kw: Any) -> AsyncIterator[RawEvent]:
+            failure = self.failures.pop(0) if self.failures else None
+            return OpenableStream(super().watch(**kw), failure)
+
+    source = Openable(base.api)
+    watcher = Watcher(source, FAST)
+    states: list[WatchState] = []
+
+    async def record(e: WatchEvent) -> None:
+        states.append(watcher.state)
+
+    task = asyncio.create_task(watcher.run(record))
+    try:
+        await poll(lambda: watcher.state is WatchState.FORBIDDEN)
+        assert watcher.last_error is not None and watcher.last_error.message == message
+        await poll(lambda: watcher.state is WatchState.WATCHING and source.open_watches == 1)
+    finally:
+        watcher.stop()
+        await task
+    assert len(source.watch_calls) == 2
+    assert len(source.list_calls) == 1  # a 403 on the watch does not relist
