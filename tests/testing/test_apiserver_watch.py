@@ -107,3 +107,10 @@ async def test_client_hang_up_is_counted_immediately(server: APIServer, http: Ht
             break
         await asyncio.sleep(0.01)
     assert server.stats()["open_watches"] == {}
+
+
+async def test_watch_option_validation(http: Http) -> None:
+    code, st = await http.get(BASE, watch="true", sendInitialEvents="true", resourceVersionMatch="NotOlderThan")
+    assert code == 422 and [c["field"] for c in st["details"]["causes"]] == ["allowWatchBookmarks"]
+    code, st = await http.get(BASE, watch="true", resourceVersion="1", resourceVersionMatch="Exact")
+    assert code == 422 and st["details"]["causes"][0]["field"] == "resourceVersionMatch"

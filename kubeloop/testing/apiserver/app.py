@@ -455,13 +455,23 @@ class APIApp:
                 raise StatusError(500, "", f'resourceVersion: Invalid value: "{rv_text}": strconv.ParseUint: '
                                            f'parsing "{rv_text}": invalid syntax') from None
         send_initial = _truthy(q.get("sendInitialEvents"))
-        if "sendInitialEvents" in q and q.get("resourceVersionMatch") != "NotOlderThan":
-            raise StatusError(422, "Invalid", 'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: '
-                              "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch "
-                              "is set to NotOlderThan",
-                              {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [errors.cause(
-                                  "FieldValueForbidden", "Forbidden: sendInitialEvents is forbidden for watch "
-                                  "unless resourceVersionMatch is set to NotOlderThan", "sendInitialEvents")]})
+        causes = []
+        rv_match = q.get("resourceVersionMatch", "")
+        if "sendInitialEvents" in q:
+            if rv_match != "NotOlderThan":
+                causes.append(("resourceVersionMatch",
+                               "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+            if not _truthy(q.get("allowWatchBookmarks")):
+                causes.append(("allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true"))
+        elif rv_match:
+            causes.append(("resourceVersionMatch", "resourceVersionMatch is forbidden for watch"))
+        if causes:
+            text = "; ".join(f"{f}: Forbidden: {m}" for f, m in causes)
+            raise StatusError(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {text}',
+                              {"group": "meta.k8s.io", "kind": "ListOptions",
+                               "causes": [errors.cause("FieldValueForbidden", f"Forbidden: {m}", f) for f, m in causes]})
+        if send_initial and rv:
+            await self._wait_for_rv(rv)
         timeout_text = q.get("timeoutSeconds", "")
         try:
             timeout = float(timeout_text) if timeout_text else 1800.0
@@ -477,15 +487,16 @@ class APIApp:
         replay: list[Any] | None = []
         if expired:
             replay = None
-        elif send_initial or rv is None or rv == 0:
+        elif send_initial or ("sendInitialEvents" not in q and not rv):
             objs = bucket.objects
             for k in bucket.sorted_keys():
                 watcher.offer_initial(objs[k])
             if send_initial:
                 watcher.push_line(bookmark_line(info.kind, info.api_version, reg.store.rv, initial_end=True))
         else:
-            watcher.min_rv = rv
-            replay = bucket.changes_since(min(rv, reg.store.rv))
+            start = reg.store.rv if rv is None else rv  # sendInitialEvents=false: from now on
+            watcher.min_rv = start
+            replay = bucket.changes_since(min(start, reg.store.rv))
             if replay is not None:
                 for ch in replay:
                     watcher.offer(ch)
