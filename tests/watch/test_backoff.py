@@ -77,4 +77,4 @@ def test_explicit_reset() -> None:
 )
 def test_invalid_parameters_are_rejected(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
-        Backoff(**kwargs)
+        Backoff(**kwargs)  # type: ignore[arg-type]
