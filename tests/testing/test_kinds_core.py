@@ -175,3 +175,19 @@ def test_endpoints_and_leases_create_on_update() -> None:
     assert info("", "endpoints").allow_create_on_update
     assert info("coordination.k8s.io", "leases").allow_create_on_update
     assert not info("", "configmaps").allow_create_on_update
+
+
+def test_generic_kinds() -> None:
+    role = info("rbac.authorization.k8s.io", "roles")
+    assert create(role, {"metadata": {"name": "system:controller:x"}, "rules": []})["metadata"]["name"]
+    ing = info("networking.k8s.io", "ingresses")
+    obj = create(ing, {"metadata": {"name": "i"}, "spec": {"rules": [{"http": {"paths": [
+        {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "s", "port": {"number": 80}}}}]}}]}})
+    assert obj["metadata"]["generation"] == 1 and obj["status"] == {"loadBalancer": {}}
+    changed = copy.deepcopy(obj)
+    changed["spec"]["rules"][0]["host"] = "example.com"
+    assert update(ing, changed, obj)["metadata"]["generation"] == 2
+    bad = copy.deepcopy(obj)
+    del bad["spec"]["rules"][0]["http"]["paths"][0]["pathType"]
+    assert invalid_fields(create, ing, bad) == [("spec.rules[0].http.paths[0].pathType", "FieldValueRequired")]
+    assert CAT.api_group("autoscaling") is not None

@@ -23,6 +23,7 @@ from .core import (
 )
 from .crd import CustomResourceDefinitionStrategy
 from .events import CoreEventStrategy, NewEventStrategy
+from .extra import GenericStrategy, IngressStrategy, rbac
 
 NO_DELETECOLLECTION = tuple(v for v in DEFAULT_VERBS if v != "deletecollection")
 
@@ -80,8 +81,41 @@ def builtin_resources() -> list[ResourceInfo]:
         _info("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
               CustomResourceDefinitionStrategy(), short=("crd", "crds"), categories=("api-extensions",),
               sub=("status",), hash_gvk=("apiextensions.k8s.io", "v1beta1", "CustomResourceDefinition")),
+        *_generic_resources(),
+    ]
+
+
+def _generic_resources() -> list[ResourceInfo]:
+    """Kinds served with generic rules only (see `extra.py`)."""
+    rbac_group = "rbac.authorization.k8s.io"
+    return [
+        _info("", "v1", "persistentvolumes", "PersistentVolume", False, GenericStrategy(status={"phase": "Pending"}),
+              short=("pv",), sub=("status",)),
+        _info("", "v1", "resourcequotas", "ResourceQuota", True, GenericStrategy(status={}), short=("quota",),
+              sub=("status",)),
+        _info("", "v1", "limitranges", "LimitRange", True, GenericStrategy(), short=("limits",),
+              create_on_update=True),
+        _info(rbac_group, "v1", "roles", "Role", True, rbac()),
+        _info(rbac_group, "v1", "rolebindings", "RoleBinding", True, rbac()),
+        _info(rbac_group, "v1", "clusterroles", "ClusterRole", False, rbac()),
+        _info(rbac_group, "v1", "clusterrolebindings", "ClusterRoleBinding", False, rbac()),
+        _info("networking.k8s.io", "v1", "ingresses", "Ingress", True, IngressStrategy(), short=("ing",),
+              sub=("status",)),
+        _info("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, GenericStrategy(generation=True),
+              short=("netpol",)),
+        _info("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True,
+              GenericStrategy(generation=True, status={"disruptionsAllowed": 0, "currentHealthy": 0,
+                                                       "desiredHealthy": 0, "expectedPods": 0}),
+              short=("pdb",), sub=("status",)),
+        _info("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
+              GenericStrategy(status={"currentReplicas": 0, "desiredReplicas": 0}), short=("hpa",),
+              categories=("all",), sub=("status",), hash_gvk=("autoscaling", "v1", "HorizontalPodAutoscaler")),
+        _info("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, GenericStrategy(), short=("sc",)),
+        _info("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, GenericStrategy()),
     ]
 
 
 #: the order kube-apiserver 1.24 lists its groups in `/apis` (CRD groups follow)
-GROUP_ORDER = ("apps", "events.k8s.io", "autoscaling", "batch", "apiextensions.k8s.io", "coordination.k8s.io")
+GROUP_ORDER = ("apps", "events.k8s.io", "autoscaling", "batch", "networking.k8s.io", "policy",
+               "rbac.authorization.k8s.io", "storage.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io",
+               "discovery.k8s.io")
