@@ -14,6 +14,9 @@ Consumer contract (what the informer's store does):
   report them deleted. Until the first `InitDone` the store is not synced.
 - `Apply(obj)`: an object was added or modified (after the list).
 - `Delete(obj)`: an object was deleted; `obj` is its last state as the server reported it.
+
+The events are small slotted dataclasses, not frozen ones (those cost ~40% more to create and there
+is one per watch event): treat them as read-only.
 """
 
 from __future__ import annotations
@@ -22,33 +25,33 @@ from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Init:
     """A (re)list starts: begin a new buffer, dropping any unfinished one."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class InitApply:
     """One object of the list in progress."""
 
     obj: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class InitDone:
     """The list is complete at `resource_version`; swap the store and report vanished objects."""
 
     resource_version: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Apply:
     """An object was added or modified."""
 
     obj: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Delete:
     """An object was deleted; `obj` is its final state."""
 

@@ -115,6 +115,11 @@ _RETRY_SAME_PAGE = frozenset(
 
 def resource_version_of(obj: Any) -> str | None:
     """`metadata.resourceVersion` of a decoded object (a mapping), or None."""
+    if type(obj) is dict:  # the hot path: orjson gives plain dicts
+        meta = obj.get("metadata")
+        if type(meta) is dict:
+            rv = meta.get("resourceVersion")
+            return rv if type(rv) is str and rv else None
     if isinstance(obj, Mapping):
         meta = obj.get("metadata")
         if isinstance(meta, Mapping):
@@ -342,49 +347,59 @@ class WatchMachine:
         self._succeeded()
         return []
 
-    def on_watch_event(self, type: str, obj: Any, now: float, resource_version: str | None = None) -> list[WatchEvent]:
-        """One watch event (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR; CONNECTED is optional)."""
+    def on_watch_event(
+        self, event_type: str, obj: Any, now: float, resource_version: str | None = None
+    ) -> list[WatchEvent]:
+        """One watch event (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR; CONNECTED is optional).
+
+        `resource_version`, when the source already knows it, saves reading it from `obj`.
+        """
         if self._pending is not _Pending.WATCH:
             if self._stopped:
                 return []
             raise ProtocolError("on_watch_event() while no WATCH is outstanding")
-        if type == ERROR:
-            self.counters.events += 1
+        counters = self.counters
+        if event_type == ERROR:
+            counters.events += 1
             return self._watch_failed(classify_status(obj), now)
-        if type == CONNECTED:
+        if event_type == CONNECTED:
             self._succeeded()
             return []
-        self.counters.events += 1
+        counters.events += 1
         self._watch_events += 1
         if self._sticky is not None:
             self._sticky = None
         if self._initial_phase:
-            return self._initial_event(type, obj, now, resource_version)
+            return self._initial_event(event_type, obj, now, resource_version)
         rv = resource_version if resource_version is not None else resource_version_of(obj)
         if rv is not None:
-            n = _as_int(rv)
+            try:
+                n: int | None = int(rv)
+            except ValueError:
+                n = None
             if n is not None:
-                if self._rv_int is not None and n <= self._rv_int:
-                    self.counters.stale_events += 1
+                current = self._rv_int
+                if current is not None and n <= current:
+                    counters.stale_events += 1
                     return []
                 self._rv_int = n
             self._rv = rv
-        if type == ADDED or type == MODIFIED:
+        if event_type == MODIFIED or event_type == ADDED:
             return [Apply(obj)]
-        if type == DELETED:
+        if event_type == DELETED:
             return [Delete(obj)]
-        if type == BOOKMARK:
-            self.counters.bookmarks += 1
+        if event_type == BOOKMARK:
+            counters.bookmarks += 1
         return []
 
-    def _initial_event(self, type: str, obj: Any, now: float, resource_version: str | None) -> list[WatchEvent]:
+    def _initial_event(self, event_type: str, obj: Any, now: float, resource_version: str | None) -> list[WatchEvent]:
         out: list[WatchEvent] = []
         if not self._init_sent:
             self._init_sent = True
             out.append(INIT)
-        if type == ADDED or type == MODIFIED:
+        if event_type == ADDED or event_type == MODIFIED:
             out.append(InitApply(obj))
-        elif type == BOOKMARK:
+        elif event_type == BOOKMARK:
             self.counters.bookmarks += 1
             if is_initial_events_end(obj):
                 rv = resource_version if resource_version is not None else resource_version_of(obj)
