@@ -257,3 +257,19 @@ def test_apply_is_idempotent_and_owns_exactly_its_config(live: dict[str, Any], c
         cfg, DEPLOY) else None
     if mine is not None:
         assert decode_fields(mine["fieldsV1"]) == applied_fields(cfg, DEPLOY)
+
+
+def test_update_managers_are_capped_into_ancient_changes() -> None:
+    obj = created({"k0": "0"}, manager="m00")
+    for i in range(1, 13):
+        new = copy.deepcopy(obj)
+        new["data"][f"k{i}"] = str(i)
+        update_managed_fields(obj, new, f"m{i:02d}", "v1", None, f"2026-01-01T00:00:{i:02d}Z", CM)
+        obj = new
+    entries = obj["metadata"]["managedFields"]
+    assert len(entries) == 10
+    assert [e["manager"] for e in entries][:1] == ["ancient-changes"]
+    ancient = decode_fields(entries[0]["fieldsV1"])
+    assert {("f:data", f"f:k{i}") for i in range(4)} <= ancient
+    owned = set().union(*(decode_fields(e["fieldsV1"]) for e in entries))
+    assert {("f:data", f"f:k{i}") for i in range(13)} <= owned

@@ -257,3 +257,35 @@ def test_defaulted_key_field_names_the_same_item() -> None:
                 "apps/v1", None, False, T1, list_types=DEPLOY)
     assert out["spec"]["template"]["spec"]["containers"][0]["ports"] == [
         {"containerPort": 80, "protocol": "TCP", "name": "http"}]
+
+
+def test_label_selector_is_atomic() -> None:
+    live = apply(None, deploy_cfg({"name": "m"}), "x", "apps/v1", None, False, T0, list_types=DEPLOY)
+    fv1 = managers(live)["x/Apply"]["f:spec"]
+    assert fv1["f:selector"] == {}  # owned as one value, like the real server's fieldsV1
+    cfg = deploy_cfg({"name": "m"})
+    cfg["spec"]["selector"] = {"matchLabels": {"other": "1"}}
+    with pytest.raises(StatusError) as e:
+        apply(live, cfg, "y", "apps/v1", None, False, T1, list_types=DEPLOY)
+    assert [c["field"] for c in e.value.details["causes"]] == [".spec.selector"]
+    out = apply(live, cfg, "y", "apps/v1", None, True, T1, list_types=DEPLOY)
+    assert out["spec"]["selector"] == {"matchLabels": {"other": "1"}}  # replaced, not merged
+
+
+def test_crd_schema_atomic_map_and_list_map() -> None:
+    from kubeloop.testing.apiserver.listtypes import schema_list_types
+
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "cfg": {"type": "object", "x-kubernetes-map-type": "atomic",
+                "additionalProperties": {"type": "string"}},
+        "items": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["id"],
+                  "items": {"type": "object"}}}}}}
+    lt = schema_list_types(schema)
+    body = {"apiVersion": "ex.com/v1", "kind": "W", "metadata": {"name": "w"},
+            "spec": {"cfg": {"a": "1", "b": "2"}, "items": [{"id": "x", "v": 1}]}}
+    live = apply(None, body, "one", "ex.com/v1", None, False, T0, list_types=lt)
+    assert managers(live)["one/Apply"] == {"f:spec": {"f:cfg": {}, "f:items": {
+        'k:{"id":"x"}': {".": {}, "f:id": {}, "f:v": {}}}}}
+    out = apply(live, {**body, "spec": {"cfg": {"c": "3"}, "items": [{"id": "y"}]}}, "one", "ex.com/v1", None,
+                False, T1, list_types=lt)
+    assert out["spec"] == {"cfg": {"c": "3"}, "items": [{"id": "y"}]}

@@ -63,6 +63,13 @@ def _merged(lt: ListType | None) -> bool:
     return lt is not None and lt.type != "atomic"
 
 
+def atomic_map(lt: ListTypes, tpath: FieldPath) -> bool:
+    """Whether the object at `tpath` is an atomic struct or map (`+structType=atomic`, a label
+    selector; `x-kubernetes-map-type: atomic`): owned and replaced as one value."""
+    t = lt(tpath)
+    return t is not None and t.type == "atomic"
+
+
 # ---- the set of fields an applied configuration specifies (typed.ToFieldSet) ----------------------
 def applied_fields(obj: dict[str, Any], lt: ListTypes) -> FieldSet:
     """The fields an apply configuration sets: its leaves, empty maps, nulls, atomic lists and the
@@ -81,7 +88,7 @@ def _applied_map(obj: dict[str, Any], path: Path, tpath: FieldPath, lt: ListType
         p = (*path, "f:" + k)
         tp = (*tpath, k)
         if isinstance(v, dict):
-            if v:
+            if v and not atomic_map(lt, tp):
                 _applied_map(v, p, tp, lt, out)
             elif p != _META_PATH:
                 out.add(p)
@@ -107,6 +114,8 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
     if isinstance(v, dict):
         if member and path and path not in _TOP_STRUCTS and path != _META_PATH:
             out.add(path)
+            if atomic_map(lt, tpath):
+                return
         skip = _skip(path)
         for k, x in v.items():
             if k not in skip:
@@ -149,6 +158,9 @@ def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> 
             continue
         v = d[k]
         if isinstance(v, dict):
+            if level != 0 and atomic_map(lt, (*tpath, k)):
+                out["f:" + k] = {}
+                continue
             ch = _fv1_map(v, 1 if level == 0 and k == "metadata" else 2, (*tpath, k), lt)
             if level == 0 and k in _TOP_STRUCT_NAMES:
                 if ch:
@@ -230,7 +242,11 @@ def _cmp_value(ov: Any, nv: Any, p: Path, tp: FieldPath, lt: ListTypes,
                a: FieldSet, m: FieldSet, r: FieldSet) -> None:
     if isinstance(ov, dict) and isinstance(nv, dict):
         if ov != nv:
-            _cmp_map(ov, nv, p, tp, lt, a, m, r)
+            if atomic_map(lt, tp):
+                if not _deep_strict_equal(ov, nv):
+                    m.add(p)
+            else:
+                _cmp_map(ov, nv, p, tp, lt, a, m, r)
         return
     if isinstance(ov, list) and isinstance(nv, list):
         ltype = lt(tp)

@@ -8,7 +8,9 @@ of the list: the field names from the object root, list items skipped
 (`("spec", "template", "spec", "containers", "ports")`).
 
 A lookup is any callable `ListTypes = Callable[[tuple[str, ...]], ListType | None]`; `None` means
-"no information", which both SMP (replace) and SSA (atomic) treat as an atomic list.
+"no information", which both SMP (replace) and SSA (atomic) treat as an atomic list. Asked about
+an *object* path, `ListType("atomic")` marks an atomic struct or map (a label selector,
+`x-kubernetes-map-type: atomic`), which server-side apply owns and replaces as one value.
 """
 
 from __future__ import annotations
@@ -68,6 +70,11 @@ _CONTAINER: dict[FieldPath, ListType] = {
     ("env",): _map("name"),
     ("volumeMounts",): _map("mountPath"),
     ("volumeDevices",): _map("devicePath"),
+    # atomic structs (`+structType=atomic`)
+    ("env", "valueFrom", "configMapKeyRef"): ATOMIC,
+    ("env", "valueFrom", "secretKeyRef"): ATOMIC,
+    ("env", "valueFrom", "fieldRef"): ATOMIC,
+    ("env", "valueFrom", "resourceFieldRef"): ATOMIC,
 }
 
 _POD_SPEC: dict[FieldPath, ListType] = {
@@ -78,6 +85,9 @@ _POD_SPEC: dict[FieldPath, ListType] = {
     ("imagePullSecrets",): _map("name"),
     ("hostAliases",): _map("ip"),
     ("topologySpreadConstraints",): _map("topologyKey", "whenUnsatisfiable"),
+    ("topologySpreadConstraints", "labelSelector"): ATOMIC,
+    ("nodeSelector",): ATOMIC,  # +mapType=atomic
+    ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"): ATOMIC,
 }
 for _c in ("containers", "initContainers", "ephemeralContainers"):
     for _p, _lt in _CONTAINER.items():
@@ -111,22 +121,24 @@ def _template(prefix: FieldPath) -> dict[FieldPath, ListType]:
 
 
 _STATUS_CONDITIONS = _under(("status",), _CONDITIONS)
+_SELECTOR = {("spec", "selector"): ATOMIC}  # metav1.LabelSelector is +structType=atomic
 
 _BUILTIN: dict[tuple[str, str], dict[FieldPath, ListType]] = {
     ("", "Pod"): _with_meta(_under(("spec",), _POD_SPEC), _under(("status",), _POD_STATUS)),
     ("", "PodTemplate"): _with_meta(_template(("template",))),
-    ("", "ReplicationController"): _with_meta(_template(("spec", "template")), _STATUS_CONDITIONS),
-    ("apps", "Deployment"): _with_meta(_template(("spec", "template")), _STATUS_CONDITIONS),
-    ("apps", "ReplicaSet"): _with_meta(_template(("spec", "template")), _STATUS_CONDITIONS),
-    ("apps", "StatefulSet"): _with_meta(_template(("spec", "template")), _STATUS_CONDITIONS),
-    ("apps", "DaemonSet"): _with_meta(_template(("spec", "template")), _STATUS_CONDITIONS),
+    ("", "ReplicationController"): _with_meta(_template(("spec", "template")), _STATUS_CONDITIONS, _SELECTOR),
+    ("apps", "Deployment"): _with_meta(_template(("spec", "template")), _STATUS_CONDITIONS, _SELECTOR),
+    ("apps", "ReplicaSet"): _with_meta(_template(("spec", "template")), _STATUS_CONDITIONS, _SELECTOR),
+    ("apps", "StatefulSet"): _with_meta(_template(("spec", "template")), _STATUS_CONDITIONS, _SELECTOR),
+    ("apps", "DaemonSet"): _with_meta(_template(("spec", "template")), _STATUS_CONDITIONS, _SELECTOR),
     # JobStatus.conditions is `+listType=atomic` for SSA but merges by type in SMP
-    ("batch", "Job"): _with_meta(_template(("spec", "template")), {
+    ("batch", "Job"): _with_meta(_template(("spec", "template")), _SELECTOR, {
         ("status", "conditions"): ListType("atomic", (), "type", "merge")}),
     ("batch", "CronJob"): _with_meta(_template(("spec", "jobTemplate", "spec", "template")),
                                      _under(("spec", "jobTemplate", "metadata"), _OBJECT_META)),
     ("", "Service"): _with_meta({
         ("spec", "ports"): _map("port", "protocol", defaults=_TCP),
+        ("spec", "selector"): ATOMIC,  # +mapType=atomic
         ("status", "conditions"): _map("type"),
     }),
     ("", "Namespace"): _with_meta(_STATUS_CONDITIONS),
@@ -142,7 +154,9 @@ _BUILTIN: dict[tuple[str, str], dict[FieldPath, ListType]] = {
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _with_meta({
         ("status", "conditions"): _map("type", smp=False),
     }),
-    ("policy", "PodDisruptionBudget"): _with_meta(_STATUS_CONDITIONS),
+    ("policy", "PodDisruptionBudget"): _with_meta(_STATUS_CONDITIONS, _SELECTOR),
+    ("", "Event"): _with_meta({("involvedObject",): ATOMIC, ("related",): ATOMIC}),
+    ("events.k8s.io", "Event"): _with_meta({("regarding",): ATOMIC, ("related",): ATOMIC}),
     ("autoscaling", "HorizontalPodAutoscaler"): _with_meta(_STATUS_CONDITIONS),
 }
 
@@ -183,7 +197,8 @@ def list_types_for(target: Any) -> ListTypes:
 # ---- custom resources -------------------------------------------------------------------------
 def schema_list_types(schema: Mapping[str, Any] | None) -> dict[FieldPath, ListType]:
     """List types from a CRD's `openAPIV3Schema`: `x-kubernetes-list-type: map|set` (with
-    `x-kubernetes-list-map-keys`) become merged lists; every other list is atomic. Custom resources
+    `x-kubernetes-list-map-keys`) become merged lists; every other list is atomic, as are objects
+    marked `x-kubernetes-map-type: atomic`. Custom resources
     do not support strategic merge patch, so only the SSA side matters. The object-meta lists
     (finalizers, ownerReferences) are included. Use `.get` of the result as a `ListTypes`."""
     out = dict(_under(("metadata",), _OBJECT_META))
@@ -206,6 +221,9 @@ def _walk_schema(s: Mapping[str, Any], path: FieldPath, out: dict[FieldPath, Lis
         items = s.get("items")
         if isinstance(items, Mapping):
             _walk_schema(items, path, out, depth + 1)
+        return
+    if s.get("x-kubernetes-map-type") == "atomic" and path:
+        out[path] = ATOMIC
         return
     props = s.get("properties")
     if isinstance(props, Mapping):

@@ -26,6 +26,7 @@ from .fieldpath import (
     FieldSet,
     Path,
     applied_fields,
+    atomic_map,
     compare,
     decode_fields,
     drop_under,
@@ -123,7 +124,42 @@ def _sort_key(m: _Manager) -> tuple[str, str, str, str, str]:
     return (m.operation, (m.time or "")[:19], m.manager, m.api_version, m.subresource)
 
 
+MAX_UPDATE_MANAGERS = 10
+ANCIENT_CHANGES = "ancient-changes"
+
+
+def _cap_updaters(managers: dict[_ManagerId, _Manager]) -> None:
+    """Keep at most `MAX_UPDATE_MANAGERS` Update entries: the oldest are folded, per apiVersion, into
+    one `ancient-changes` entry (kube-apiserver's capManagers), so managedFields cannot grow without
+    bound when many clients write an object."""
+    updaters = [m for m in managers.values() if m.operation == "Update"]
+    if len(updaters) <= MAX_UPDATE_MANAGERS:
+        return
+    updaters.sort(key=lambda m: ((m.time or "")[:19], m.ident))
+    length = len(updaters)
+    first_by_version: dict[str, _Manager] = {}
+    for m in updaters:
+        if length <= MAX_UPDATE_MANAGERS:
+            break
+        first = first_by_version.get(m.api_version)
+        if first is None:
+            first_by_version[m.api_version] = m
+            continue
+        bucket_id = _ident(ANCIENT_CHANGES, "Update", m.api_version, "")
+        bucket = managers.get(bucket_id)
+        if bucket is None:
+            managers.pop(first.ident, None)
+            bucket = managers[bucket_id] = _Manager(ANCIENT_CHANGES, "Update", m.api_version, "", first.time,
+                                                   set(first.fields), changed=True)
+        bucket.fields = bucket.fields | m.fields
+        bucket.time = m.time
+        bucket.changed = True
+        managers.pop(m.ident, None)
+        length -= 1
+
+
 def _encode(managers: dict[_ManagerId, _Manager]) -> list[Obj]:
+    _cap_updaters(managers)
     return [m.to_entry() for m in sorted(managers.values(), key=_sort_key)]
 
 
@@ -448,7 +484,7 @@ def _merge_map(dst: Obj, src: Obj, path: Path, tpath: FieldPath, lt: ListTypes) 
         dv = dst.get(k)
         tp = (*tpath, k)
         if isinstance(sv, dict):
-            if isinstance(dv, dict):
+            if isinstance(dv, dict) and not atomic_map(lt, tp):
                 _merge_map(dv, sv, (*path, "f:" + k), tp, lt)
             else:
                 dst[k] = _clean_copy(sv)
