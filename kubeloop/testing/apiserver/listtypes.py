@@ -121,7 +121,7 @@ def _template(prefix: FieldPath) -> dict[FieldPath, ListType]:
 
 
 _STATUS_CONDITIONS = _under(("status",), _CONDITIONS)
-_SELECTOR = {("spec", "selector"): ATOMIC}  # metav1.LabelSelector is +structType=atomic
+_SELECTOR: dict[FieldPath, ListType] = {("spec", "selector"): ATOMIC}  # metav1.LabelSelector is +structType=atomic
 
 _BUILTIN: dict[tuple[str, str], dict[FieldPath, ListType]] = {
     ("", "Pod"): _with_meta(_under(("spec",), _POD_SPEC), _under(("status",), _POD_STATUS)),
