@@ -53,3 +53,12 @@ async def test_gc_switched_off_keeps_dependents() -> None:
         await asyncio.sleep(0.1)
         code, _ = await http.get(BASE + "/d")
         assert code == 200
+
+
+async def test_dependent_of_missing_owner_is_collected(http: Http) -> None:
+    body = cm("orphaned")
+    body["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "never",
+                                            "uid": "00000000-0000-0000-0000-00000000dead"}]
+    code, _ = await http.post(BASE, body)
+    assert code == 201
+    assert await _gone(http, "orphaned")

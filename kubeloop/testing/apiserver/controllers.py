@@ -113,6 +113,11 @@ class Controllers:
                     self._later(0, functools.partial(self._collect, owner_uid))
         elif meta.get("deletionTimestamp") and {"foregroundDeletion", "orphan"} & set(meta.get("finalizers") or []):
             self._later(0, lambda: self._collect(uid))
+        else:
+            dangling = [r.get("uid") for r in meta.get("ownerReferences") or []
+                        if isinstance(r, dict) and r.get("uid") not in self._by_uid]
+            if dangling:  # owners that do not exist (any more): kube-controller-manager deletes the dependent
+                self._later(0.1, functools.partial(self._collect_dangling, bucket.name, ch.key))
 
     def _index(self, bucket_name: str, ch: Change) -> None:
         old_refs = {r.get("uid") for r in (ch.old.obj["metadata"].get("ownerReferences") or [])} if ch.old else set()
@@ -214,6 +219,15 @@ class Controllers:
             owner = self._lookup(owner_ref)
             if owner is not None:
                 self._remove_finalizer(owner_ref[0], owner, "foregroundDeletion")
+        return True
+
+    def _collect_dangling(self, bucket_name: str, key: Key) -> bool:
+        dep = self._lookup((bucket_name, key))
+        if dep is None or not self.settings.gc_enabled:
+            return True
+        refs = [r for r in dep.obj["metadata"].get("ownerReferences") or [] if isinstance(r, dict)]
+        if refs and all(r.get("uid") not in self._by_uid for r in refs):
+            self._delete((bucket_name, key))
         return True
 
     # ---- namespaces ------------------------------------------------------------------------
