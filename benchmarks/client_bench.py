@@ -102,6 +102,18 @@ async def client_watch(c: Client, n: int) -> float:
     return time.perf_counter() - t0
 
 
+async def client_watch_batches(c: Client, n: int) -> float:
+    got = 0
+    t0 = time.perf_counter()
+    async with c.watch(CONFIGMAPS, namespace=NS, resource_version="0", allow_bookmarks=False) as w:
+        while got < n:
+            batch = await w.batches()
+            if not batch:
+                break
+            got += len(batch)
+    return time.perf_counter() - t0
+
+
 async def client_list(c: Client, limit: int) -> tuple[float, int]:
     t0 = time.perf_counter()
     result = await c.list(CONFIGMAPS, namespace=NS, limit=limit)
@@ -130,6 +142,7 @@ async def bench(url: str, n: int, repeat: int, limit: int) -> dict[str, Any]:
         for _ in range(repeat):
             _, watch_bytes = await timed("bare_watch", bare_watch(s, url, n))
             await timed("client_watch", client_watch(c, n))
+            await timed("client_watch_batches", client_watch_batches(c, n))
             _, count, list_bytes = await timed("bare_list", bare_list(s, url, limit))
             assert count == n
             _, count = await timed("client_list", client_list(c, limit))
@@ -142,16 +155,19 @@ async def bench(url: str, n: int, repeat: int, limit: int) -> dict[str, Any]:
         "objects": n, "list_page_size": limit, "watch_bytes": watch_bytes, "list_bytes": list_bytes,
         "bare_watch_events_per_s": round(n / best["bare_watch"]),
         "client_watch_events_per_s": round(n / best["client_watch"]),
+        "client_watch_batches_events_per_s": round(n / best["client_watch_batches"]),
         "bare_list_objects_per_s": round(n / best["bare_list"]),
         "client_list_objects_per_s": round(n / best["client_list"]),
         "bare_list_mb_per_s": round(list_bytes / mb / best["bare_list"], 1),
         "client_list_mb_per_s": round(list_bytes / mb / best["client_list"], 1),
         "watch_client_vs_bare": round(best["client_watch"] / best["bare_watch"], 2),
         "list_client_vs_bare": round(best["client_list"] / best["bare_list"], 2),
+        "watch_batches_client_vs_bare": round(best["client_watch_batches"] / best["bare_watch"], 2),
         # CPU seconds of this (client) process: insensitive to the server and to other load
         "cpu_us_per_event": {k: round(v / n * 1e6, 2) for k, v in cpu.items()},
         "watch_client_vs_bare_cpu": round(cpu["client_watch"] / cpu["bare_watch"], 2),
         "list_client_vs_bare_cpu": round(cpu["client_list"] / cpu["bare_list"], 2),
+        "watch_batches_client_vs_bare_cpu": round(cpu["client_watch_batches"] / cpu["bare_watch"], 2),
     }
     return res
 
@@ -187,6 +203,9 @@ def main() -> None:
     print(f"{'':28}{'bare aiohttp+orjson':>22}{'kubeloop.client':>18}{'ratio wall':>12}{'ratio cpu':>11}")
     print(f"{'watch events/s':28}{res['bare_watch_events_per_s']:>22,}{res['client_watch_events_per_s']:>18,}"
           f"{res['watch_client_vs_bare']:>12}{res['watch_client_vs_bare_cpu']:>11}")
+    print(f"{'watch events/s (batches)':28}{res['bare_watch_events_per_s']:>22,}"
+          f"{res['client_watch_batches_events_per_s']:>18,}{res['watch_batches_client_vs_bare']:>12}"
+          f"{res['watch_batches_client_vs_bare_cpu']:>11}")
     print(f"{'LIST objects/s':28}{res['bare_list_objects_per_s']:>22,}{res['client_list_objects_per_s']:>18,}"
           f"{res['list_client_vs_bare']:>12}{res['list_client_vs_bare_cpu']:>11}")
     print(f"{'LIST MB/s':28}{res['bare_list_mb_per_s']:>22}{res['client_list_mb_per_s']:>18}")

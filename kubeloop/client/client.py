@@ -211,6 +211,56 @@ class Client:
         _, data = await self.transport.request("GET", path, accept=ACCEPT_META if metadata_only else ACCEPT_JSON)
         return _loads(data)
 
+    async def list_page(
+        self,
+        resource: ResourceLike,
+        *,
+        namespace: str | None = None,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        limit: int | None = 500,
+        continue_token: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        metadata_only: bool = False,
+        fill_kind: bool = True,
+    ) -> Page:
+        """One LIST request: the first page, or the page after `continue_token` (the API forbids
+        resourceVersion with continue, so those are only sent for the first page). A `Gone` error
+        means the continue token expired: start over. `fill_kind` sets `kind`/`apiVersion` on items
+        lacking them, as client-go's dynamic client does."""
+        res = await self.resolve(resource)
+        path = res.path(self._namespace(res, namespace, allow_all=True))
+        params: dict[str, str] = {}
+        ls, fs = format_label_selector(label_selector), format_field_selector(field_selector)
+        if ls:
+            params["labelSelector"] = ls
+        if fs:
+            params["fieldSelector"] = fs
+        if limit:
+            params["limit"] = str(limit)
+        if continue_token:
+            params["continue"] = continue_token
+        else:
+            if resource_version is not None:
+                params["resourceVersion"] = resource_version
+            if resource_version_match is not None:
+                params["resourceVersionMatch"] = resource_version_match
+        accept = ACCEPT_META_LIST if metadata_only else ACCEPT_JSON
+        _, data = await self.transport.request("GET", path, params=params, accept=accept)
+        body = orjson.loads(data)
+        meta = body.get("metadata") or {}
+        items = body.get("items") or []
+        list_kind, api_version = body.get("kind", ""), body.get("apiVersion", "")
+        if fill_kind and items and list_kind.endswith("List"):
+            kind = list_kind[:-4]
+            for item in items:
+                if "kind" not in item:
+                    item["kind"] = kind
+                    item["apiVersion"] = api_version
+        return Page(items, str(meta.get("resourceVersion", "")), meta.get("continue") or None,
+                    meta.get("remainingItemCount"), list_kind, api_version)
+
     async def list_pages(
         self,
         resource: ResourceLike,
@@ -224,43 +274,18 @@ class Client:
         metadata_only: bool = False,
         fill_kind: bool = True,
     ) -> AsyncIterator[Page]:
-        """LIST page by page (`limit` items each, following `continue`). A `Gone` error means the
-        continue token expired: start over. `fill_kind` sets `kind`/`apiVersion` on items lacking them."""
-        res = await self.resolve(resource)
-        path = res.path(self._namespace(res, namespace, allow_all=True))
-        params: dict[str, str] = {}
-        ls, fs = format_label_selector(label_selector), format_field_selector(field_selector)
-        if ls:
-            params["labelSelector"] = ls
-        if fs:
-            params["fieldSelector"] = fs
-        if limit:
-            params["limit"] = str(limit)
-        first = dict(params)
-        if resource_version is not None:
-            first["resourceVersion"] = resource_version
-        if resource_version_match is not None:
-            first["resourceVersionMatch"] = resource_version_match
-        accept = ACCEPT_META_LIST if metadata_only else ACCEPT_JSON
-        query: dict[str, str] = first
+        """LIST page by page (`limit` items each, following `continue`); see `list_page`."""
+        token: str | None = None
         while True:
-            _, data = await self.transport.request("GET", path, params=query, accept=accept)
-            body = orjson.loads(data)
-            meta = body.get("metadata") or {}
-            items = body.get("items") or []
-            list_kind, api_version = body.get("kind", ""), body.get("apiVersion", "")
-            if fill_kind and items and list_kind.endswith("List"):
-                kind = list_kind[:-4]
-                for item in items:
-                    if "kind" not in item:
-                        item["kind"] = kind
-                        item["apiVersion"] = api_version
-            token = meta.get("continue") or None
-            yield Page(items, str(meta.get("resourceVersion", "")), token, meta.get("remainingItemCount"),
-                       list_kind, api_version)
+            page = await self.list_page(resource, namespace=namespace, label_selector=label_selector,
+                                        field_selector=field_selector, limit=limit, continue_token=token,
+                                        resource_version=resource_version,
+                                        resource_version_match=resource_version_match,
+                                        metadata_only=metadata_only, fill_kind=fill_kind)
+            yield page
+            token = page.continue_token
             if not token:
                 return
-            query = {**params, "continue": token}
 
     async def list(
         self,

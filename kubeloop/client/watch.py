@@ -98,3 +98,25 @@ class WatchStream:
         pos = self._pos
         self._pos = pos + 1
         return decode_event(self._lines[pos])
+
+    async def batches(self, max_events: int = 64) -> list[WatchEvent]:
+        """Up to `max_events` of the events already received (at least one); [] at end of stream.
+
+        For consumers that handle events in bulk (the informer). Batches are kept small because many
+        freshly decoded objects alive at once make the garbage collector rescan them. A malformed line
+        still raises only after the events before it were returned (by this call).
+        """
+        if self._pos >= len(self._lines) and not await self._fill():
+            return []
+        out: list[WatchEvent] = []
+        lines, start = self._lines, self._pos
+        for i in range(start, min(len(lines), start + max_events)):
+            try:
+                out.append(decode_event(lines[i]))
+            except WatchStreamError:
+                self._pos = i if out else i + 1  # raise on the next call if events come first
+                if out:
+                    return out
+                raise
+        self._pos = start + len(out)
+        return out

@@ -272,3 +272,20 @@ async def test_crd_created_after_start_and_status_subresource(client: Client, ns
         assert spec["metadata"]["generation"] == 2
     finally:
         await client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")
+
+
+async def test_list_page_and_expired_continue_token(client: Client, ns: str, apiserver: Any) -> None:
+    from kubeloop.client import Gone
+    for i in range(4):
+        await client.create(cm(f"e{i}"), namespace=ns)
+    first = await client.list_page("v1/ConfigMap", namespace=ns, limit=2)
+    assert len(first.items) == 2 and first.continue_token
+    second = await client.list_page("v1/ConfigMap", namespace=ns, limit=2, continue_token=first.continue_token,
+                                    resource_version="ignored-with-continue")
+    assert [o["metadata"]["name"] for o in second.items] == ["e2", "e3"] and second.continue_token is None
+    faults = apiserver.require_faults()
+    await client.create(cm("e4"), namespace=ns)
+    faults.compact()  # the snapshot behind the token is gone
+    with pytest.raises(Gone) as exc:
+        await client.list_page("v1/ConfigMap", namespace=ns, limit=2, continue_token=first.continue_token)
+    assert exc.value.code == 410

@@ -229,3 +229,15 @@ async def test_huge_lines_and_split_chunks() -> None:
         events = [ev async for ev in c.watch(CONFIGMAPS)]
     assert [e.object["metadata"]["name"] for e in events] == ["big", "small"]
     assert len(events[0].object["data"]["pad"]) == 3 * 2**20
+
+
+async def test_batches_api() -> None:
+    chunks = [b"".join(line("ADDED", f"o{i}", i) for i in range(5)) + b"{bad\n" + line("ADDED", "after", 9)]
+    async with raw_server(chunks) as url, Client(ClusterConfig(server=url), qps=None) as c:
+        async with c.watch(CONFIGMAPS) as w:
+            first = await w.batches(max_events=3)
+            assert [e.object["metadata"]["name"] for e in first] == ["o0", "o1", "o2"]
+            second = await w.batches()
+            assert [e.object["metadata"]["name"] for e in second] == ["o3", "o4"]  # stops before the bad line
+            with pytest.raises(MalformedWatchLine):
+                await w.batches()
