@@ -1,0 +1,385 @@
+"""`Informer`: watcher -> transform -> filter -> store -> subscribers, for one scope.
+
+The informer runs the watcher's events through the transform and the filter into the `Store`
+and then offers each resulting change to every subscriber, in that order, in one task:
+
+- `Init` / `InitApply` / `InitDone`: a (re)list is buffered and swapped into the store at once
+  (`Store.replace`): readers never see half a list. The first list makes the informer *synced*;
+  a later one (after a 410) reports its difference, objects that vanished meanwhile as deletes.
+- `Apply` / `Delete`: one change. An object the filter rejects is removed as if deleted.
+
+Subscribers (`subscribe()`) each have a bounded queue (see `kubeloop.cache.subscription`): a slow
+one never slows the watch or the others. Readiness (`ready`, `reason`) reflects the watcher's
+state: a kind that is not served yet (CRD missing) or a 403 keeps the informer not ready with a
+reason naming the cause, and `wait_synced()` raises `InformerNotReady` with that reason instead of
+timing out silently.
+
+Structured concurrency: `run()` is the informer's whole life; the owner (a `SharedCache`, or
+``async with informer:``) runs it in its own TaskGroup, and `stop()` makes it return.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from contextlib import aclosing
+from types import TracebackType
+from typing import Any
+
+from kubeloop.cache.codec import Codec
+from kubeloop.cache.events import ADDED, DELETED, MODIFIED, Event
+from kubeloop.cache.index import IndexFunc
+from kubeloop.cache.reader import CacheReader
+from kubeloop.cache.store import Store
+from kubeloop.cache.subscription import Predicate, Subscription
+from kubeloop.cache.transform import DEFAULT, Filter, Transform
+from kubeloop.watch.config import WatchConfig
+from kubeloop.watch.events import Apply, Delete, Init, InitApply, InitDone
+from kubeloop.watch.machine import WatchState
+from kubeloop.watch.source import WatchSource
+from kubeloop.watch.watcher import Watcher
+
+__all__ = ["Informer", "InformerNotReady"]
+
+log = logging.getLogger("kubeloop.cache")
+
+
+class InformerNotReady(TimeoutError):
+    """`wait_synced()` gave up; the message says why (e.g. the missing permission)."""
+
+
+class Informer:
+    """One list+watch loop feeding one store and its subscribers (see the module docstring).
+
+    `source` is any `WatchSource` (normally a `kubeloop.cache.source.ClientSource`). `cluster` and
+    `resource` only label events, logs and readiness. `transform` defaults to dropping
+    `metadata.managedFields`; `filter` decides what is stored at all.
+    """
+
+    def __init__(
+        self,
+        source: WatchSource,
+        *,
+        cluster: str = "default",
+        resource: str = "",
+        transform: Transform | None = DEFAULT,
+        filter: Filter | None = None,
+        watch_config: WatchConfig | None = None,
+        codec: Codec | str | None = None,
+        queue_size: int = 1024,
+        name: str = "",
+    ) -> None:
+        self.cluster = cluster
+        self.resource = resource
+        self.name = name or f"{cluster}:{resource}"
+        self.transform = transform
+        self.filter = filter
+        self.queue_size = queue_size
+        self.store = Store(codec=codec)
+        """The store (read it through `reader` or the handle: only the informer writes)."""
+        self.reader = CacheReader(self.store, cluster, resource)
+        self.watcher = Watcher(source, watch_config, name=self.name)
+        self._subs: list[Subscription] = []
+        self._buffer: list[dict[str, Any]] | None = None
+        self._synced = False
+        self._started = False
+        self._stop_requested = False
+        self._stopped = False
+        self._sync_waiters: list[asyncio.Future[None]] = []
+        self._index_fns: dict[str, IndexFunc] = {}
+        self._failure: str | None = None  # a fault of ours (index/transform) keeping us unready
+        self._task: asyncio.Task[None] | None = None
+        self._tg: asyncio.TaskGroup | None = None
+        self.events_handled = 0
+        self.synced_at: float | None = None
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def synced(self) -> bool:
+        """True once the first list is in the store."""
+        return self._synced
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    @property
+    def state(self) -> WatchState:
+        """The watcher's state (listing, watching, backing off, forbidden, ...)."""
+        return self.watcher.state
+
+    @property
+    def ready(self) -> bool:
+        """Synced and able to keep up: not stopped, not forbidden, the kind still served."""
+        if not self._synced or self._stopped or self._failure is not None:
+            return False
+        return self.watcher.state not in (WatchState.FORBIDDEN, WatchState.WAITING_FOR_RESOURCE)
+
+    @property
+    def reason(self) -> str:
+        """Why the informer is not ready ("" when it is): for /readyz and logs."""
+        if self._stopped:
+            return "stopped"
+        if self._failure is not None:
+            return self._failure
+        state = self.watcher.state
+        err = self.watcher.last_error
+        msg = err.message if err is not None else ""
+        if state is WatchState.FORBIDDEN:
+            return f"forbidden (missing RBAC permission): {msg}"
+        if state is WatchState.WAITING_FOR_RESOURCE:
+            return f"waiting for {self.resource or 'the resource'} to be served (CRD not installed?): {msg}"
+        if self._synced:
+            return ""
+        if not self._started:
+            return "not started"
+        if state is WatchState.BACKING_OFF and err is not None:
+            return f"initial list failed, retrying: {err}"
+        return "initial list in progress"
+
+    async def wait_synced(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        """Wait for the first list; raise `InformerNotReady` (with `reason`) on timeout or stop."""
+        if self._synced:
+            return
+        if self._stopped:
+            raise InformerNotReady(f"{self.name}: stopped before it synced")
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._sync_waiters.append(fut)
+        try:
+            await asyncio.wait_for(asyncio.shield(fut), timeout)
+        except TimeoutError:
+            raise InformerNotReady(f"{self.name}: not synced after {timeout}s: {self.reason}") from None
+        finally:
+            if fut in self._sync_waiters:
+                self._sync_waiters.remove(fut)
+            if not fut.done():
+                fut.cancel()
+        if not self._synced:
+            raise InformerNotReady(f"{self.name}: stopped before it synced")
+
+    def _release_waiters(self) -> None:
+        waiters, self._sync_waiters = self._sync_waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
+
+    # ------------------------------------------------------------------ subscribers and indexes
+
+    def subscribe(
+        self,
+        *,
+        queue_size: int | None = None,
+        replay: bool = True,
+        predicate: Predicate | None = None,
+        name: str = "",
+    ) -> Subscription:
+        """A new subscription; with `replay` it first gets `added` (initial) events for the store.
+
+        `predicate` narrows it to the objects it accepts (entering/leaving read as added/deleted).
+        """
+        sub = Subscription(self.store, self.cluster, self.resource, maxsize=queue_size or self.queue_size,
+                           predicate=predicate, name=name or self.name, on_close=self._unsubscribe)
+        if self._stopped:
+            sub._end()
+            return sub
+        if replay and len(self.store):
+            sub._offer_batch(self.store.keys(), initial=True)
+        self._subs.append(sub)
+        return sub
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        if sub in self._subs:
+            self._subs.remove(sub)
+
+    @property
+    def subscriptions(self) -> list[Subscription]:
+        return list(self._subs)
+
+    def add_index(self, name: str, fn: IndexFunc) -> None:
+        """Register an index (built from the current contents if any); the same (name, fn) twice is
+        a no-op so several users of a shared informer may each declare what they need."""
+        known = self._index_fns.get(name)
+        if known is not None:
+            if known is fn:
+                return
+            raise ValueError(f"{self.name}: index {name!r} already exists with another function")
+        self.store.add_index(name, fn)
+        self._index_fns[name] = fn
+
+    def has_index(self, name: str) -> bool:
+        return name in self._index_fns or name in self.store.indexes
+
+    # ------------------------------------------------------------------ the loop
+
+    async def run(self) -> None:
+        """Run until `stop()`; never raises for list/watch trouble (that is state, see `reason`)."""
+        if self._started:
+            raise RuntimeError(f"{self.name}: an Informer runs once")
+        self._started = True
+        try:
+            if self._stop_requested:
+                return
+            handle = self._handle
+            async with aclosing(self.watcher.events()) as events:
+                async for ev in events:
+                    try:
+                        handle(ev)
+                    except Exception:
+                        log.exception("%s: failed to handle %r", self.name, type(ev).__name__)
+        finally:
+            self._stopped = True
+            self._release_waiters()
+            for sub in list(self._subs):
+                sub._end()
+            self._subs.clear()
+
+    def stop(self) -> None:
+        """Make `run()` return soon (idempotent)."""
+        self._stop_requested = True
+        self.watcher.stop()
+
+    def wake(self) -> None:
+        """Retry now instead of finishing a backoff (e.g. a CRD was just installed)."""
+        self.watcher.wake()
+
+    def release_memory(self) -> None:
+        """Drop every stored object (after stop; readers holding views keep theirs)."""
+        self.store = Store(codec=self.store.codec, owner_index=False)
+        self.reader = CacheReader(self.store, self.cluster, self.resource)
+
+    async def __aenter__(self) -> Informer:
+        """Run in a TaskGroup of the informer's own (standalone use, tests, scripts)."""
+        tg = asyncio.TaskGroup()
+        await tg.__aenter__()
+        self._tg = tg
+        self._task = tg.create_task(self.run(), name=f"informer {self.name}")
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        self.stop()
+        tg, self._tg = self._tg, None
+        if tg is not None:
+            await tg.__aexit__(et, e, tb)
+
+    # ------------------------------------------------------------------ event handling
+
+    def _prepare(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        t = self.transform
+        if t is not None:
+            try:
+                obj = t(obj)
+            except Exception:
+                log.exception("%s: transform failed on %s", self.name, _ref(obj))
+                return None
+        f = self.filter
+        if f is not None:
+            try:
+                if not f(obj):
+                    return None
+            except Exception:
+                log.exception("%s: filter failed on %s", self.name, _ref(obj))
+                return None
+        return obj
+
+    def _emit(self, ev: Event) -> None:
+        for sub in self._subs:
+            sub._offer(ev)
+
+    def _handle(self, ev: Any) -> None:
+        self.events_handled += 1
+        t = type(ev)
+        if t is Apply:
+            self._apply(ev.obj)
+        elif t is Delete:
+            self._delete(ev.obj)
+        elif t is InitApply:
+            obj = self._prepare(ev.obj)
+            if obj is not None:
+                if self._buffer is None:
+                    self._buffer = []
+                self._buffer.append(obj)
+        elif t is Init:
+            self._buffer = []
+        elif t is InitDone:
+            self._init_done(ev.resource_version)
+
+    def _apply(self, obj: dict[str, Any]) -> None:
+        md = obj.get("metadata")
+        if type(md) is not dict:
+            return
+        ns = md.get("namespace") or ""
+        name = md.get("name") or ""
+        store = self.store
+        rv = md.get("resourceVersion")
+        if rv and store.resource_version_of(name, ns) == rv:
+            return  # already stored in exactly this version
+        prepared = self._prepare(obj)
+        if prepared is None:
+            old = store.delete(ns, name, rv)
+            if old is not None:  # stopped passing the filter: gone as far as readers know
+                self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
+            return
+        try:
+            change = store.apply(prepared)
+        except Exception:
+            log.exception("%s: could not store %s/%s (an index function failed?)", self.name, ns, name)
+            return
+        kind = change.kind
+        self._emit(Event(ADDED if kind == "added" else MODIFIED, self.cluster, self.resource,
+                         change.namespace, change.name, change.new,
+                         change=change if kind != "added" else None))
+
+    def _delete(self, obj: dict[str, Any]) -> None:
+        md = obj.get("metadata")
+        if type(md) is not dict:
+            return
+        ns = md.get("namespace") or ""
+        name = md.get("name") or ""
+        old = self.store.delete(ns, name, md.get("resourceVersion"))
+        if old is not None:
+            self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
+
+    def _init_done(self, resource_version: str) -> None:
+        buffer, self._buffer = self._buffer or [], None
+        first = not self._synced
+        try:
+            result = self.store.replace(buffer, resource_version)
+        except Exception as exc:
+            self._failure = f"could not store the list (an index function failed?): {exc!r}"
+            log.exception("%s: %s", self.name, self._failure)
+            return
+        self._failure = None
+        del buffer
+        cluster, resource = self.cluster, self.resource
+        if first and not result.deleted and not result.modified:
+            keys = [c.key for c in result.added]
+            for sub in self._subs:
+                sub._offer_batch(keys, initial=True)
+        else:
+            emit = self._emit
+            for c in result.deleted:
+                emit(Event(DELETED, cluster, resource, c.namespace, c.name, None, change=c))
+            for c in result.added:
+                emit(Event(ADDED, cluster, resource, c.namespace, c.name, c.new, initial=first))
+            for c in result.modified:
+                emit(Event(MODIFIED, cluster, resource, c.namespace, c.name, c.new, change=c))
+        if first:
+            self._synced = True
+            self.synced_at = time.monotonic()
+            log.info("%s: synced (%d objects)", self.name, len(self.store))
+            self._release_waiters()
+
+    def __repr__(self) -> str:
+        return f"Informer({self.name}, objects={len(self.store)}, ready={self.ready})"
+
+
+def _ref(obj: Mapping[str, Any]) -> str:
+    md = obj.get("metadata") if isinstance(obj, Mapping) else None
+    if isinstance(md, Mapping):
+        return f"{md.get('namespace') or ''}/{md.get('name') or ''}"
+    return "?"
+

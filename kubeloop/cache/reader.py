@@ -1,0 +1,143 @@
+"""`CacheReader`: read-only access to an informer's store, labelled with its cluster.
+
+Every read carries the cluster (principle 7): `cluster` is an attribute, `keys()` are
+(namespace, name) within it. A reader handed out for a narrower scope served by a broader
+informer (see `kubeloop.cache.scope`) applies that scope's namespace, selectors and filter to
+every read, so it answers exactly as a dedicated informer would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kubeloop.cache.frozen import FrozenDict
+from kubeloop.cache.scope import Predicate, combine_fields, combine_labels
+from kubeloop.cache.store import Key, Store, _parse_fields, _parse_labels
+from kubeloop.client.selectors import FieldSelector, LabelSelector
+
+__all__ = ["CacheReader"]
+
+_list = list
+
+
+def _lsel(s: LabelSelector | str | None) -> LabelSelector | None:
+    return _parse_labels(s) if isinstance(s, str) else s
+
+
+def _fsel(s: FieldSelector | str | None) -> FieldSelector | None:
+    return _parse_fields(s) if isinstance(s, str) else s
+
+
+class CacheReader:
+    """Reads of one informer's store (optionally narrowed); results are read-only views."""
+
+    __slots__ = ("_fields", "_labels", "_namespace", "_pred", "_store", "cluster", "resource")
+
+    def __init__(
+        self,
+        store: Store,
+        cluster: str,
+        resource: str = "",
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelector | None = None,
+        field_selector: FieldSelector | None = None,
+        predicate: Predicate | None = None,
+    ) -> None:
+        self._store = store
+        self.cluster = cluster
+        self.resource = resource
+        self._namespace = namespace
+        self._labels = label_selector if label_selector else None
+        self._fields = field_selector if field_selector else None
+        self._pred = predicate  # the full narrowing predicate (selectors and filter)
+
+    @property
+    def narrowed(self) -> bool:
+        """True when this reader filters a broader informer's store."""
+        return self._pred is not None
+
+    def _ok(self, view: FrozenDict | None) -> FrozenDict | None:
+        if view is None or self._pred is None or self._pred(view):
+            return view
+        return None
+
+    def get(self, name: str, namespace: str = "") -> FrozenDict | None:
+        """The object (read-only view) or None."""
+        if self._pred is None:
+            return self._store.get(name, namespace)
+        return self._ok(self._store.get(name, namespace))
+
+    def get_key(self, key: Key) -> FrozenDict | None:
+        """`get` by (namespace, name)."""
+        return self.get(key[1], key[0])
+
+    def _ns(self, namespace: str | None) -> tuple[bool, str | None]:
+        mine = self._namespace
+        if mine is None:
+            return True, namespace
+        if namespace is not None and namespace != mine:
+            return False, None
+        return True, mine
+
+    def list(
+        self,
+        namespace: str | None = None,
+        label_selector: LabelSelector | str | None = None,
+        field_selector: FieldSelector | str | None = None,
+    ) -> _list[FrozenDict]:
+        """Objects in scope (optionally in one namespace / matching selectors)."""
+        if self._pred is None:
+            return self._store.list(namespace, label_selector, field_selector)
+        ok, ns = self._ns(namespace)
+        if not ok:
+            return []
+        views = self._store.list(ns, combine_labels(self._labels, _lsel(label_selector)),
+                                 combine_fields(self._fields, _fsel(field_selector)))
+        pred = self._pred
+        return [v for v in views if pred(v)]
+
+    def keys(self) -> _list[Key]:
+        """Every (namespace, name) in scope."""
+        if self._pred is None:
+            return self._store.keys()
+        return [(v["metadata"].get("namespace") or "", v["metadata"]["name"]) for v in self.list()]
+
+    def by_index(self, index: str, key: str) -> _list[FrozenDict]:
+        """Objects filed under `key` in `index` (and in scope)."""
+        views = self._store.by_index(index, key)
+        if self._pred is None:
+            return views
+        pred = self._pred
+        return [v for v in views if pred(v)]
+
+    def index_keys(self, index: str, key: str) -> set[Key]:
+        """(namespace, name) of the objects under `key` in `index` (and in scope)."""
+        if self._pred is None:
+            return self._store.index_keys(index, key)
+        return {(v["metadata"].get("namespace") or "", v["metadata"]["name"]) for v in self.by_index(index, key)}
+
+    def index_values(self, index: str) -> _list[str]:
+        """Keys present in `index` (of the whole informer, for a narrowed reader)."""
+        return self._store.index_values(index)
+
+    @property
+    def resource_version(self) -> str:
+        """The latest resourceVersion the store has seen."""
+        return self._store.resource_version
+
+    def __len__(self) -> int:
+        if self._pred is None:
+            return len(self._store)
+        return len(self.keys())
+
+    def __contains__(self, key: object) -> bool:
+        if not (isinstance(key, tuple) and len(key) == 2):
+            return False
+        return self.get(key[1], key[0]) is not None
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self.keys())
+
+    def __repr__(self) -> str:
+        return f"CacheReader({self.cluster}:{self.resource}, narrowed={self.narrowed})"

@@ -1,0 +1,179 @@
+"""Scope keys: what one informer watches, and when a narrower request can reuse a broader one.
+
+A `Scope` is the key of the shared cache's informer map: cluster, resolved resource
+(``group/version/plural``), namespace, label and field selectors, metadata-only, and the
+identities of the transform and filter. Two requests with equal scopes share one informer.
+
+`Scope.covers(narrow)` says whether every object `narrow` would store is also stored by this
+(broader) scope, in the same form: same cluster, resource, representation and transform, and a
+namespace/selector/filter that is at least as wide. Selector subset checks are conservative
+(`LabelSelector.is_subset_of`, `FieldSelector.implies`): a `False` only costs an extra watch.
+`Scope.narrowing(narrow)` returns the predicate that picks `narrow`'s objects out of the broad
+informer's (None when nothing needs filtering).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubeloop.cache.store import field_value
+from kubeloop.cache.transform import Filter, Transform
+from kubeloop.client.selectors import FieldSelector, LabelSelector
+
+__all__ = ["Predicate", "Scope", "combine_fields", "combine_labels"]
+
+Predicate = Callable[[Mapping[str, Any]], bool]
+"""obj (read-only view) -> is it inside the narrower scope?"""
+
+_EMPTY_LABELS = LabelSelector()
+_EMPTY_FIELDS = FieldSelector()
+
+
+def _labels(selector: LabelSelector | str | Mapping[str, str] | None) -> LabelSelector:
+    if selector is None:
+        return _EMPTY_LABELS
+    if isinstance(selector, LabelSelector):
+        return selector
+    if isinstance(selector, Mapping):
+        return LabelSelector.from_labels(selector)
+    return LabelSelector.parse(selector)
+
+
+def _fields(selector: FieldSelector | str | Mapping[str, str] | None) -> FieldSelector:
+    if selector is None:
+        return _EMPTY_FIELDS
+    if isinstance(selector, FieldSelector):
+        return selector
+    if isinstance(selector, Mapping):
+        return FieldSelector.from_fields(selector)
+    return FieldSelector.parse(selector)
+
+
+def combine_labels(a: LabelSelector | None, b: LabelSelector | None) -> LabelSelector | None:
+    """The conjunction of two label selectors (None stands for "everything")."""
+    if a is None or a.empty:
+        return b
+    if b is None or b.empty:
+        return a
+    return LabelSelector([*a.requirements, *b.requirements])
+
+
+def combine_fields(a: FieldSelector | None, b: FieldSelector | None) -> FieldSelector | None:
+    """The conjunction of two field selectors (None stands for "everything")."""
+    if a is None or a.empty:
+        return b
+    if b is None or b.empty:
+        return a
+    return FieldSelector([*a.requirements, *b.requirements])
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What one informer watches and how it stores it (hashable: the shared cache's key).
+
+    `namespace` None means all namespaces (always None for cluster-scoped resources).
+    `resource` is ``group/version/plural`` once resolved (core group as ``core``), else the
+    reference text as given (a kind whose CRD is not installed yet).
+    """
+
+    cluster: str
+    resource: str
+    namespace: str | None = None
+    label_selector: LabelSelector = _EMPTY_LABELS
+    field_selector: FieldSelector = _EMPTY_FIELDS
+    metadata_only: bool = False
+    transform: Transform | None = None
+    filter: Filter | None = None
+
+    @classmethod
+    def of(
+        cls,
+        cluster: str,
+        resource: str,
+        *,
+        namespace: str | None = None,
+        label_selector: LabelSelector | str | Mapping[str, str] | None = None,
+        field_selector: FieldSelector | str | Mapping[str, str] | None = None,
+        metadata_only: bool = False,
+        transform: Transform | None = None,
+        filter: Filter | None = None,
+    ) -> Scope:
+        """Build a scope from user-style arguments (selectors as text, mappings or parsed)."""
+        return cls(cluster, resource, namespace or None, _labels(label_selector), _fields(field_selector),
+                   metadata_only, transform, filter)
+
+    def covers(self, narrow: Scope) -> bool:
+        """True if every object `narrow` would store is stored here, in the same form."""
+        if self == narrow:
+            return True
+        if (self.cluster, self.resource, self.metadata_only) != (narrow.cluster, narrow.resource, narrow.metadata_only):
+            return False
+        if self.transform is not narrow.transform:
+            return False  # a differently transformed object must never be shared
+        if self.filter is not None and self.filter is not narrow.filter:
+            return False
+        if self.namespace is not None and self.namespace != narrow.namespace:
+            return False
+        if not self.label_selector.empty and not narrow.label_selector.is_subset_of(self.label_selector):
+            return False
+        if not self.field_selector.empty:
+            narrow_fields = narrow.field_selector
+            if narrow.namespace is not None:
+                narrow_fields = combine_fields(narrow_fields, FieldSelector.from_fields(
+                    {"metadata.namespace": narrow.namespace})) or narrow_fields
+            if not narrow_fields.implies(self.field_selector):
+                return False
+        return True
+
+    def narrowing(self, narrow: Scope) -> Predicate | None:
+        """The predicate selecting `narrow`'s objects among this scope's (None: take them all).
+
+        Only meaningful when `self.covers(narrow)`. Checks are re-done even where the broad scope
+        already guarantees them; they are cheap next to decoding.
+        """
+        ns = narrow.namespace if narrow.namespace != self.namespace else None
+        lsel = narrow.label_selector if narrow.label_selector != self.label_selector and narrow.label_selector else None
+        fsel = narrow.field_selector if narrow.field_selector != self.field_selector and narrow.field_selector else None
+        flt = narrow.filter if narrow.filter is not self.filter else None
+        if ns is None and lsel is None and fsel is None and flt is None:
+            return None
+
+        def predicate(obj: Mapping[str, Any]) -> bool:
+            md = obj.get("metadata") or {}
+            if ns is not None and (md.get("namespace") or "") != ns:
+                return False
+            if lsel is not None and not lsel.matches(md.get("labels") or {}):
+                return False
+            if fsel is not None and not all(
+                r.matches({r.field: field_value(obj, r.field)}) for r in fsel.requirements
+            ):
+                return False
+            return flt is None or bool(flt(obj))
+
+        return predicate
+
+    def describe(self) -> str:
+        """A one-line human description for logs and readiness reports."""
+        parts = [f"{self.cluster}:{self.resource}"]
+        if self.namespace:
+            parts.append(f"namespace={self.namespace}")
+        if self.label_selector:
+            parts.append(f"labels={self.label_selector}")
+        if self.field_selector:
+            parts.append(f"fields={self.field_selector}")
+        if self.metadata_only:
+            parts.append("metadata-only")
+        if self.transform is not None:
+            parts.append(f"transform={_name(self.transform)}")
+        if self.filter is not None:
+            parts.append(f"filter={_name(self.filter)}")
+        return " ".join(parts)
+
+    def __str__(self) -> str:
+        return self.describe()

@@ -1,0 +1,431 @@
+"""`SharedCache`: one live informer per scope, shared, created on demand, collected when unused.
+
+    async with SharedCache({"default": client}) as cache:
+        pods = await cache.informer_for("default", "v1/Pod", namespace="team-a")
+        await pods.wait_synced(timeout=30)
+        sub = pods.subscribe()
+        pod = pods.store.get("web-0", "team-a")
+        ...
+        pods.release()           # or: async with cache.use("default", "v1/Pod") as pods: ...
+
+- The key of an informer is its `Scope` (cluster, resolved group/version/plural, namespace,
+  selectors, metadata-only, transform and filter identity). Equal scopes share one informer.
+- A request whose scope is covered by a running informer's (`Scope.covers`: a namespace inside an
+  all-namespaces informer, a stricter label selector, ...) is served from it: its handle filters
+  reads and events locally (objects moving in or out of the narrower scope read as added/deleted)
+  and no new watch is opened.
+- Handles are reference counted; an informer nobody holds is stopped after `grace_period`
+  seconds and dropped (its memory with it). Asking again within the grace period reuses it.
+- Every informer task belongs to the cache's TaskGroup: leaving ``async with`` stops them all and
+  awaits them, so no watch outlives the cache.
+- A kind that is not served yet (CRD missing) gets an informer all the same: it waits, not ready,
+  and starts when discovery serves the kind. Other informers are unaffected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any
+
+from kubeloop.cache.codec import Codec
+from kubeloop.cache.index import IndexFunc
+from kubeloop.cache.informer import Informer, InformerNotReady
+from kubeloop.cache.reader import CacheReader
+from kubeloop.cache.scope import Predicate, Scope
+from kubeloop.cache.source import ClientSource
+from kubeloop.cache.subscription import Subscription
+from kubeloop.cache.transform import DEFAULT, Filter, Transform
+from kubeloop.client.client import Client
+from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
+from kubeloop.client.selectors import FieldSelector, LabelSelector
+from kubeloop.watch.config import WatchConfig
+
+__all__ = ["DEFAULT_CLUSTER", "InformerHandle", "SharedCache"]
+
+log = logging.getLogger("kubeloop.cache")
+
+DEFAULT_CLUSTER = "default"
+
+_list = list
+
+
+def resource_key(res: ApiResource) -> str:
+    """``group/version/plural`` (core group as ``core``), as the emulator's stats name it."""
+    return f"{res.group or 'core'}/{res.version}/{res.plural}"
+
+
+class _Entry:
+    """One live informer of the cache, its users and its collection timer."""
+
+    __slots__ = ("informer", "refs", "scope", "task", "timer")
+
+    def __init__(self, scope: Scope, informer: Informer) -> None:
+        self.scope = scope
+        self.informer = informer
+        self.refs = 0
+        self.timer: asyncio.TimerHandle | None = None
+        self.task: asyncio.Task[None] | None = None
+
+
+class InformerHandle:
+    """A user's reference to a shared informer, for one (possibly narrower) scope.
+
+    Reads (`store`, `get`, `list`), `subscribe()` and readiness behave as if the informer were
+    this scope's own. Call `release()` (or use ``async with``) when done.
+    """
+
+    def __init__(self, cache: SharedCache, entry: _Entry, scope: Scope, predicate: Predicate | None) -> None:
+        self._cache = cache
+        self._entry = entry
+        self.scope = scope
+        self.predicate = predicate
+        self.released = False
+        self._reader: CacheReader | None = None
+        self._subs: list[Subscription] = []
+
+    # ---- identity
+    @property
+    def informer(self) -> Informer:
+        """The informer serving this handle (shared; maybe of a broader scope)."""
+        return self._entry.informer
+
+    @property
+    def cluster(self) -> str:
+        return self.scope.cluster
+
+    @property
+    def resource(self) -> str:
+        return self.scope.resource
+
+    @property
+    def shared_from(self) -> Scope:
+        """The scope of the informer actually watching (equal to `scope` unless narrowed)."""
+        return self._entry.scope
+
+    # ---- reads
+    @property
+    def store(self) -> CacheReader:
+        """Read-only access to the objects in this handle's scope."""
+        inf = self._entry.informer
+        if self.predicate is None:
+            return inf.reader
+        r = self._reader
+        if r is None or r._store is not inf.store:
+            s = self.scope
+            r = self._reader = CacheReader(
+                inf.store, s.cluster, s.resource, namespace=s.namespace,
+                label_selector=s.label_selector, field_selector=s.field_selector, predicate=self.predicate)
+        return r
+
+    def get(self, name: str, namespace: str = "") -> Any:
+        """`store.get`."""
+        return self.store.get(name, namespace)
+
+    def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
+             field_selector: FieldSelector | str | None = None) -> _list[Any]:
+        """`store.list`."""
+        return self.store.list(namespace, label_selector, field_selector)
+
+    # ---- readiness
+    @property
+    def synced(self) -> bool:
+        return self._entry.informer.synced
+
+    @property
+    def ready(self) -> bool:
+        return self._entry.informer.ready
+
+    @property
+    def reason(self) -> str:
+        return self._entry.informer.reason
+
+    async def wait_synced(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        """Wait for the informer's first list (raises `InformerNotReady` with the reason)."""
+        await self._entry.informer.wait_synced(timeout)
+
+    # ---- subscribers and indexes
+    def subscribe(self, *, queue_size: int | None = None, replay: bool = True, name: str = "") -> Subscription:
+        """Events of this scope (see `Informer.subscribe`); closed on `release()`."""
+        sub = self._entry.informer.subscribe(queue_size=queue_size, replay=replay, predicate=self.predicate,
+                                             name=name)
+        self._subs.append(sub)
+        return sub
+
+    def add_index(self, name: str, fn: IndexFunc) -> None:
+        """Register an index on the shared store (the same name+function again is a no-op)."""
+        self._entry.informer.add_index(name, fn)
+
+    def by_index(self, index: str, key: str) -> _list[Any]:
+        """`store.by_index`."""
+        return self.store.by_index(index, key)
+
+    # ---- lifetime
+    def release(self) -> None:
+        """Give the informer back (idempotent); its subscriptions from this handle are closed."""
+        if self.released:
+            return
+        self.released = True
+        for sub in self._subs:
+            sub.close()
+        self._subs.clear()
+        self._cache._release(self._entry)
+
+    async def __aenter__(self) -> InformerHandle:
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        shared = "" if self.predicate is None else f" from [{self._entry.scope}]"
+        return f"InformerHandle({self.scope}{shared}, ready={self.ready})"
+
+
+class SharedCache:
+    """Informers shared by scope across every user in the process (see the module docstring).
+
+    `clients`: one `Client`, or a mapping cluster name -> `Client` (`add_cluster` adds more later).
+    `grace_period`: seconds an unused informer is kept before it is stopped. `watch_config`,
+    `codec` and `queue_size` apply to every informer created.
+    """
+
+    def __init__(
+        self,
+        clients: Client | Mapping[str, Client] | None = None,
+        *,
+        grace_period: float = 30.0,
+        watch_config: WatchConfig | None = None,
+        codec: Codec | str | None = None,
+        queue_size: int = 1024,
+    ) -> None:
+        if clients is None:
+            self._clients: dict[str, Client] = {}
+        elif isinstance(clients, Client):
+            self._clients = {DEFAULT_CLUSTER: clients}
+        else:
+            self._clients = dict(clients)
+        self.grace_period = grace_period
+        self.watch_config = watch_config
+        self.codec = codec
+        self.queue_size = queue_size
+        self._entries: dict[Scope, _Entry] = {}
+        self._tg: asyncio.TaskGroup | None = None
+        self._closing = False
+
+    # ---- clusters
+    @property
+    def clusters(self) -> list[str]:
+        return list(self._clients)
+
+    def add_cluster(self, name: str, client: Client) -> None:
+        """Make another cluster available (its informers are created on demand)."""
+        if name in self._clients and self._clients[name] is not client:
+            raise ValueError(f"cluster {name!r} is already known with another client")
+        self._clients[name] = client
+
+    def client(self, cluster: str = DEFAULT_CLUSTER) -> Client:
+        try:
+            return self._clients[cluster]
+        except KeyError:
+            raise KeyError(f"unknown cluster {cluster!r} (known: {', '.join(self._clients) or 'none'})") from None
+
+    # ---- lifetime
+    async def __aenter__(self) -> SharedCache:
+        tg = asyncio.TaskGroup()
+        await tg.__aenter__()
+        self._tg = tg
+        self._closing = False
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        self._closing = True
+        for entry in list(self._entries.values()):
+            self._stop(entry)
+        tg, self._tg = self._tg, None
+        if tg is not None:
+            await tg.__aexit__(et, e, tb)
+
+    # ---- the one entry point
+    async def informer_for(
+        self,
+        cluster: str = DEFAULT_CLUSTER,
+        resource: ResourceLike = "",
+        namespace: str | None = None,
+        label_selector: LabelSelector | str | Mapping[str, str] | None = None,
+        field_selector: FieldSelector | str | Mapping[str, str] | None = None,
+        transform: Transform | None = DEFAULT,
+        filter: Filter | None = None,
+        metadata_only: bool = False,
+    ) -> InformerHandle:
+        """A handle on the one live informer for this scope (created and started on first use).
+
+        `namespace=None` means all namespaces. Never waits for the informer to sync (use
+        `wait_synced`) and never fails for a kind that is not served yet.
+        """
+        if self._tg is None or self._closing:
+            raise RuntimeError("SharedCache is not running: use `async with SharedCache(...) as cache:`")
+        client = self.client(cluster)
+        api: ApiResource | None
+        try:
+            api = await client.resolve(resource)
+        except Exception as exc:  # not served yet (CRD missing), or discovery is down: wait in the informer
+            api = None
+            log.info("%s: %s is not resolvable yet (%s); its informer will wait for it", cluster, resource, exc)
+        if api is not None:
+            res_name = resource_key(api)
+            if not api.namespaced:
+                namespace = None
+        else:
+            ref = ResourceRef.parse(resource) if isinstance(resource, str) else resource
+            res_name = str(ref)
+        scope = Scope.of(cluster, res_name, namespace=namespace, label_selector=label_selector,
+                         field_selector=field_selector, metadata_only=metadata_only, transform=transform,
+                         filter=filter)
+        entry = self._entries.get(scope)
+        predicate: Predicate | None = None
+        if entry is None:
+            broad = self._find_cover(scope)
+            if broad is not None:
+                entry = broad
+                predicate = broad.scope.narrowing(scope)
+        if entry is None:
+            entry = self._start(scope, client, api if api is not None else resource)
+        self._acquire(entry)
+        return InformerHandle(self, entry, scope, predicate)
+
+    @asynccontextmanager
+    async def use(self, cluster: str = DEFAULT_CLUSTER, resource: ResourceLike = "",
+                  **kwargs: Any) -> AsyncIterator[InformerHandle]:
+        """``async with cache.use(cluster, resource, ...) as handle:``: `informer_for` + `release`."""
+        handle = await self.informer_for(cluster, resource, **kwargs)
+        try:
+            yield handle
+        finally:
+            handle.release()
+
+    # ---- readiness
+    def informers(self) -> list[Informer]:
+        """Every live informer."""
+        return [e.informer for e in self._entries.values()]
+
+    def not_ready(self) -> dict[str, str]:
+        """Scope description -> reason, for every informer in use that is not ready (for /readyz)."""
+        return {str(e.scope): e.informer.reason for e in self._entries.values()
+                if e.refs > 0 and not e.informer.ready}
+
+    @property
+    def ready(self) -> bool:
+        """True when every informer in use is ready."""
+        return not self.not_ready()
+
+    async def wait_synced(self, *handles: InformerHandle, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        """Wait until these handles (default: every informer in use) are synced, or raise
+        `InformerNotReady` naming each one that is not, with its reason."""
+        informers = [h.informer for h in handles] if handles else [e.informer for e in self._entries.values()
+                                                                   if e.refs > 0]
+        results = await asyncio.gather(*(i.wait_synced(timeout) for i in informers), return_exceptions=True)
+        failed = [str(r) for r in results if isinstance(r, BaseException)]
+        if failed:
+            raise InformerNotReady("; ".join(failed))
+
+    def stats(self) -> list[dict[str, Any]]:
+        """One row per live informer: scope, users, objects, readiness, subscribers, events."""
+        return [{
+            "scope": str(e.scope), "users": e.refs, "objects": len(e.informer.store),
+            "synced": e.informer.synced, "ready": e.informer.ready, "reason": e.informer.reason,
+            "state": e.informer.state.value, "subscribers": len(e.informer.subscriptions),
+            "events": e.informer.events_handled,
+        } for e in self._entries.values()]
+
+    # ---- internals
+    def _find_cover(self, scope: Scope) -> _Entry | None:
+        best: _Entry | None = None
+        for entry in self._entries.values():
+            if entry.informer.stopped:
+                continue
+            if entry.scope.covers(scope):
+                # prefer the narrowest cover (fewest objects to filter), then a synced one
+                if best is None or (len(entry.informer.store), not entry.informer.synced) < (
+                        len(best.informer.store), not best.informer.synced):
+                    best = entry
+        return best
+
+    def _start(self, scope: Scope, client: Client, resource: ResourceLike) -> _Entry:
+        assert self._tg is not None
+        name = str(scope)
+        informer: Informer | None = None
+
+        def on_error(verb: str, exc: BaseException) -> None:
+            code = getattr(exc, "code", None)
+            if informer is None:
+                return
+            if code == 403:
+                if not getattr(informer, "_forbidden_logged", False):
+                    informer._forbidden_logged = True  # type: ignore[attr-defined]
+                    log.error("%s: %s FORBIDDEN: %s; the informer stays not ready until the permission is "
+                              "granted", name, verb, getattr(exc, "message", None) or exc)
+
+        def on_success() -> None:
+            if informer is not None:
+                informer._forbidden_logged = False  # type: ignore[attr-defined]
+
+        source = ClientSource(
+            client, resource, namespace=scope.namespace,
+            label_selector=str(scope.label_selector) or None,
+            field_selector=str(scope.field_selector) or None,
+            metadata_only=scope.metadata_only, on_error=on_error, on_success=on_success)
+        informer = Informer(source, cluster=scope.cluster, resource=scope.resource, transform=scope.transform,
+                            filter=scope.filter, watch_config=self.watch_config, codec=self.codec,
+                            queue_size=self.queue_size, name=name)
+        entry = _Entry(scope, informer)
+        self._entries[scope] = entry
+        entry.task = self._tg.create_task(self._run(entry), name=f"informer {name}")
+        log.debug("%s: informer started", name)
+        return entry
+
+    async def _run(self, entry: _Entry) -> None:
+        try:
+            await entry.informer.run()
+        except Exception:  # never take the other informers down with us
+            log.exception("%s: informer crashed", entry.scope)
+        finally:
+            if self._entries.get(entry.scope) is entry:
+                del self._entries[entry.scope]
+
+    def _acquire(self, entry: _Entry) -> None:
+        entry.refs += 1
+        if entry.timer is not None:
+            entry.timer.cancel()
+            entry.timer = None
+
+    def _release(self, entry: _Entry) -> None:
+        entry.refs -= 1
+        if entry.refs > 0 or entry.informer.stopped:
+            return
+        if self.grace_period <= 0 or self._closing:
+            self._collect(entry)
+            return
+        loop = asyncio.get_running_loop()
+        entry.timer = loop.call_later(self.grace_period, self._collect, entry)
+
+    def _collect(self, entry: _Entry) -> None:
+        entry.timer = None
+        if entry.refs > 0:
+            return
+        log.debug("%s: unused for %.1fs, stopping", entry.scope, self.grace_period)
+        self._stop(entry)
+
+    def _stop(self, entry: _Entry) -> None:
+        if entry.timer is not None:
+            entry.timer.cancel()
+            entry.timer = None
+        if self._entries.get(entry.scope) is entry:
+            del self._entries[entry.scope]
+        entry.informer.stop()
+        entry.informer.release_memory()

@@ -1,0 +1,285 @@
+"""`Subscription`: one subscriber's bounded, ordered view of an informer's events.
+
+Why a queue per subscriber: a slow subscriber must never block the watch or the other
+subscribers (kube-rs' shared streams block everyone; client-go's listeners buffer without bound).
+The informer only ever calls the non-blocking `_offer`; the subscriber pulls at its own pace.
+
+When a subscriber falls `maxsize` events behind, its queue is emptied and replaced by a single
+`RESYNC` event: the subscriber is told it missed changes, and once it has read that signal it gets
+the current state instead of the lost history: a `deleted` event for every object deleted while it
+was behind, then an `added` (``initial=True``) event for every object now in scope. Nothing is lost
+silently; level-triggered consumers (controllers) end up with every key that needs a look.
+
+Big sets of synthetic events (the initial list, a late subscriber's replay, a resync snapshot)
+are queued as one lazy batch of keys, not as one event each: they cost one queue slot, never
+overflow the queue, and an event's object is read from the store only if the subscriber looks at
+it (most controllers only need the key).
+
+A subscription of a narrower scope served by a broader informer has a `predicate`: events are
+translated at offer time (entering the scope reads as `added`, leaving it as `deleted`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any
+
+from kubeloop.cache.events import ADDED, DELETED, MODIFIED, RESYNC, Event
+from kubeloop.cache.frozen import FrozenDict
+from kubeloop.cache.store import Key, Store
+
+__all__ = ["Subscription", "SubscriptionClosed"]
+
+Predicate = Callable[[Mapping[str, Any]], bool]
+
+
+class SubscriptionClosed(Exception):
+    """`get()` on a subscription that was closed, or whose informer stopped, once it is drained."""
+
+
+class _Batch:
+    """Synthetic `added` events for these keys, resolved from the store when read."""
+
+    __slots__ = ("initial", "keys", "pos")
+
+    def __init__(self, keys: Sequence[Key], initial: bool) -> None:
+        self.keys = keys
+        self.pos = 0
+        self.initial = initial
+
+
+class _Resync:
+    """Queue marker: the subscriber overflowed; the snapshot is taken when it reads this."""
+
+    __slots__ = ()
+
+
+_RESYNC = _Resync()
+
+
+class Subscription:
+    """An ordered, bounded stream of `Event`s; iterate it (``async for event in sub``) or `get()`."""
+
+    def __init__(
+        self,
+        store: Store,
+        cluster: str,
+        resource: str,
+        *,
+        maxsize: int = 1024,
+        predicate: Predicate | None = None,
+        name: str = "",
+        on_close: Callable[[Subscription], None] | None = None,
+    ) -> None:
+        if maxsize < 1:
+            raise ValueError("maxsize must be at least 1")
+        self.maxsize = maxsize
+        self.name = name
+        self.cluster = cluster
+        self.resource = resource
+        self.overflows = 0  # times this subscriber fell behind and was resynced
+        self.delivered = 0
+        self._store = store
+        self._predicate = predicate
+        self._queue: deque[Event | _Batch | _Resync] = deque()
+        self._live = 0  # Events in the queue (batches and markers do not count against maxsize)
+        self._overflowed = False
+        self._gone: dict[Key, FrozenDict | None] = {}
+        self._waiter: asyncio.Future[None] | None = None
+        self._ended = False  # the informer stopped: deliver what is queued, then end
+        self._closed = False  # closed by the subscriber: end now
+        self._on_close = on_close
+
+    # ------------------------------------------------------------------ informer side
+
+    def _wake(self) -> None:
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def _offer(self, ev: Event) -> None:
+        """Queue one live event (never blocks; overflows into a resync)."""
+        if self._closed:
+            return
+        if self._predicate is not None:
+            narrowed = self._narrow(ev)
+            if narrowed is None:
+                return
+            ev = narrowed
+        if self._overflowed:
+            self._note_dropped(ev)
+            return
+        if self._live >= self.maxsize:
+            self._overflow()
+            self._note_dropped(ev)
+            return
+        self._queue.append(ev)
+        self._live += 1
+        self._wake()
+
+    def _offer_batch(self, keys: Sequence[Key], *, initial: bool) -> None:
+        """Queue synthetic `added` events for `keys` (one slot, resolved lazily)."""
+        if self._closed or self._overflowed or not keys:
+            return  # an overflowed subscriber gets the whole state on resync anyway
+        self._queue.append(_Batch(keys, initial))
+        self._wake()
+
+    def _end(self) -> None:
+        """The informer stopped: what is queued is still delivered, then iteration ends."""
+        self._ended = True
+        self._wake()
+
+    def _narrow(self, ev: Event) -> Event | None:
+        p = self._predicate
+        assert p is not None
+        t = ev.type
+        if t == ADDED:
+            new = ev.new
+            return ev if new is not None and p(new) else None
+        if t == DELETED:
+            old = ev.old
+            return ev if old is not None and p(old) else None
+        if t == MODIFIED:
+            old, new = ev.old, ev.new
+            was = old is not None and p(old)
+            now = new is not None and p(new)
+            if was and now:
+                return ev
+            if now:
+                return ev.with_type(ADDED)  # moved into the narrower scope
+            if was:
+                return ev.with_type(DELETED)  # moved out of it
+            return None
+        return ev
+
+    def _note_dropped(self, ev: Event | _Batch | _Resync) -> None:
+        if isinstance(ev, Event):
+            if ev.type == DELETED:
+                self._gone[(ev.namespace, ev.name)] = ev.old
+            elif ev.type != RESYNC:
+                self._gone.pop((ev.namespace, ev.name), None)
+
+    def _overflow(self) -> None:
+        self.overflows += 1
+        for item in self._queue:
+            self._note_dropped(item)
+        self._queue.clear()
+        self._live = 0
+        self._queue.append(_RESYNC)
+        self._overflowed = True
+        self._wake()
+
+    # ------------------------------------------------------------------ subscriber side
+
+    @property
+    def closed(self) -> bool:
+        """True once closed by the subscriber or ended by the informer."""
+        return self._closed or self._ended
+
+    def pending(self) -> int:
+        """Events queued (a lazy batch counts for what is left of it)."""
+        n = 0
+        for item in self._queue:
+            n += len(item.keys) - item.pos if isinstance(item, _Batch) else 1
+        return n
+
+    def get_nowait(self) -> Event | None:
+        """The next event, or None if none is queued right now."""
+        q = self._queue
+        store = self._store
+        pred = self._predicate
+        while q:
+            item = q[0]
+            if type(item) is Event:
+                q.popleft()
+                self._live -= 1
+                self.delivered += 1
+                return item
+            if type(item) is _Batch:
+                keys = item.keys
+                while item.pos < len(keys):
+                    ns, name = keys[item.pos]
+                    item.pos += 1
+                    if (ns, name) not in store:
+                        continue  # deleted since: its delete event is further down the queue
+                    ev = Event(ADDED, self.cluster, self.resource, ns, name, None, initial=item.initial,
+                               store=store)
+                    if pred is not None:
+                        new = ev.new
+                        if new is None or not pred(new):
+                            continue
+                    self.delivered += 1
+                    return ev
+                q.popleft()
+                continue
+            # the resync marker: take the snapshot now
+            q.popleft()
+            self._overflowed = False
+            gone, self._gone = self._gone, {}
+            for (ns, name), old in gone.items():
+                if (ns, name) not in store:
+                    q.append(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
+                    self._live += 1
+            q.append(_Batch(store.keys(), True))
+            self.delivered += 1
+            return Event(RESYNC, self.cluster, self.resource, "", "", None)
+        return None
+
+    async def get(self) -> Event:
+        """The next event; raises `SubscriptionClosed` once closed (or ended and drained)."""
+        while True:
+            if self._closed:
+                raise SubscriptionClosed(self.name or "subscription closed")
+            ev = self.get_nowait()
+            if ev is not None:
+                return ev
+            if self._ended:
+                raise SubscriptionClosed(self.name or "informer stopped")
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+    def drain(self, limit: int | None = None) -> list[Event]:
+        """Every event queued right now (at most `limit`), without waiting."""
+        out: list[Event] = []
+        while limit is None or len(out) < limit:
+            ev = self.get_nowait()
+            if ev is None:
+                break
+            out.append(ev)
+        return out
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self
+
+    async def __anext__(self) -> Event:
+        try:
+            return await self.get()
+        except SubscriptionClosed:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        """Stop receiving events (queued ones are discarded); idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.clear()
+        self._gone.clear()
+        self._live = 0
+        self._wake()
+        if self._on_close is not None:
+            cb, self._on_close = self._on_close, None
+            cb(self)
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Subscription({self.name or self.resource}, pending={self.pending()}, overflows={self.overflows})"
