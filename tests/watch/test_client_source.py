@@ -160,3 +160,55 @@ async def test_missing_kind_waits_for_resource(client: Client) -> None:
     finally:
         watcher.stop()
         await task
+
+
+async def test_store_equals_a_fresh_list_after_random_churn_and_faults(client: Client, ns: str,
+                                                                      apiserver: Any) -> None:
+    import random
+
+    faults = apiserver.require_faults()
+    rng = random.Random(1234)
+    watcher = Watcher(source_for(client, ns), FAST)
+    store = Store()
+    names = [f"c{i}" for i in range(12)]
+
+    async def churn() -> None:
+        for step in range(150):
+            name = rng.choice(names)
+            with contextlib.suppress(ApiError):
+                if rng.random() < 0.3:
+                    await client.delete(CM, name, namespace=ns)
+                else:
+                    try:
+                        await client.create(cm(name, str(step)), namespace=ns)
+                    except ApiError:
+                        await client.patch(CM, name, {"data": {"v": str(step)}}, namespace=ns)
+            r = rng.random()
+            if r < 0.04:
+                faults.close_watches()
+            elif r < 0.06:
+                faults.expire_next_watch("configmaps")
+                faults.close_watches()
+            elif r < 0.07:
+                faults.compact()
+                faults.close_watches()
+            elif r < 0.08:
+                faults.fail_next(1, 503, resource="configmaps", verbs=("watch", "list"))
+            await asyncio.sleep(0.002)
+
+    async def consume() -> None:
+        async for event in events:
+            store.apply(event)
+
+    async with contextlib.aclosing(watcher.events()) as events:
+        async with asyncio.TaskGroup() as tg:
+            consumer = tg.create_task(consume())
+            await churn()
+            faults.reset()
+            expected = await live(client, ns)
+            async with asyncio.timeout(10):
+                while not (store.synced and view(store) == expected):  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)
+            consumer.cancel()
+    assert view(store) == await live(client, ns)
+    assert watcher.counters.watches > 1
