@@ -185,7 +185,7 @@ def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> 
                 else:
                     items[pe] = {}
             if items:
-                out["f:" + k] = {pe: items[pe] for pe in sorted(items, key=_pe_sort)}
+                out["f:" + k] = {pe: items[pe] for pe in sorted(items)}
         else:
             out["f:" + k] = {}
     return out
@@ -230,7 +230,7 @@ def _cmp_map(o: dict[str, Any], n: dict[str, Any], path: Path, tpath: FieldPath,
             _all_fields(nv, p, tp, lt, a, True)
             continue
         ov = o[k]
-        if ov is nv:
+        if ov is nv or (type(ov) is type(nv) and ov == nv):
             continue
         _cmp_value(ov, nv, p, tp, lt, a, m, r)
     for k, ov in o.items():
@@ -304,11 +304,8 @@ def _deep_strict_equal(a: Any, b: Any) -> bool:
 
 
 # ---- fieldsV1 encoding ---------------------------------------------------------------------------
-_ORDER = {"f": 0, "k": 1, "v": 2, "i": 3}
-
-
-def _pe_sort(el: str) -> tuple[int, str]:
-    return (_ORDER.get(el[:1], 4), el)
+# children are emitted in plain string order: fields (f:) come first, and the items of one list
+# are all k:, all v: or all i:, so this matches structured-merge-diff's element order
 
 
 def encode_fields(paths: Iterable[Path]) -> dict[str, Any]:
@@ -332,7 +329,7 @@ def encode_fields(paths: Iterable[Path]) -> dict[str, Any]:
 
 def _emit(children: dict[str, list[Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for el in sorted(children, key=_pe_sort):
+    for el in sorted(children):
         member, ch = children[el]
         if ch:
             inner = _emit(ch)
