@@ -225,6 +225,18 @@ class WatchMachine:
         """True after `stop()`."""
         return self._stopped
 
+    def describe(self) -> str:
+        """One line for logs and readiness: the state, and why when it is an error state."""
+        state = self.state
+        error = self._last_error
+        if state in (WatchState.FORBIDDEN, WatchState.WAITING_FOR_RESOURCE) and error:
+            return f"{state.value}: {error.message}"
+        if state is WatchState.BACKING_OFF and error:
+            return f"{state.value} after {error}"
+        if state is WatchState.WATCHING and self._rv is not None:
+            return f"{state.value} from resourceVersion {self._rv}"
+        return state.value
+
     # ------------------------------------------------------------------ actions
 
     def next_action(self, now: float) -> Action | None:

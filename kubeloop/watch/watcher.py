@@ -104,6 +104,10 @@ class Watcher:
         """The resourceVersion the next watch resumes from."""
         return self.machine.resource_version
 
+    def describe(self) -> str:
+        """See `WatchMachine.describe` (e.g. "Forbidden 403: pods is forbidden: ...")."""
+        return self.machine.describe()
+
     @property
     def counters(self) -> WatchCounters:
         """Counters for metrics (live object)."""

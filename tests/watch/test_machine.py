@@ -524,3 +524,19 @@ def test_stop_ends_everything_and_ignores_late_inputs() -> None:
 def test_invalid_config_is_rejected(cfg: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         WatchConfig(**cfg)  # type: ignore[arg-type]
+
+
+def test_describe_names_the_state_and_the_reason() -> None:
+    m = machine()
+    assert m.describe() == "Idle"
+    m.next_action(0.0)
+    m.on_list_error(err(ErrorKind.FORBIDDEN, 'pods is forbidden: User "x" cannot list resource "pods"', 403), 0.0)
+    assert m.describe() == 'Forbidden: pods is forbidden: User "x" cannot list resource "pods"'
+    m.next_action(1.0)
+    m.on_list_page(ListPage([], "7"), 1.0)
+    m.next_action(1.0)
+    assert m.describe() == "Watching from resourceVersion 7"
+    m.on_watch_error(TRANSPORT, 2.0)
+    assert m.describe() == "BackingOff after Transport: connection reset"
+    m.stop()
+    assert m.describe() == "Stopped"
