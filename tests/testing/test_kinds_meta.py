@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubeloop.testing.apiserver.errors import StatusError
 from kubeloop.testing.apiserver.kinds import meta as m
@@ -39,6 +41,7 @@ def test_label_values_and_subdomains() -> None:
     assert m.is_dns1035_label("1abc") == [m.DNS1035_LABEL_MSG]
     assert m.is_config_key("bad key!") == [m.CONFIG_KEY_MSG]
     assert m.is_config_key("..x") == ["must not start with '..'"]
+    assert m.is_dns1123_subdomain("abc\n") == [m.DNS1123_SUBDOMAIN_MSG]  # Go's `$` is not Python's
 
 
 def test_generate_name_truncates_to_63() -> None:
@@ -127,5 +130,11 @@ def test_micro_time_needs_six_digits_and_converts_to_utc() -> None:
 def test_time_drops_fraction_and_offset() -> None:
     assert _decode({"spec": {"t": "2024-01-01T02:00:00.5+02:00"}})["spec"]["t"] == "2024-01-01T00:00:00Z"
     assert format_micro_time(parse_time("2024-01-01T00:00:05.123456Z", True)) == "2024-01-01T00:00:05.123456Z"
-    with pytest.raises(StatusError):
-        _decode({"spec": {"t": "yesterday"}})
+    for bad in ("yesterday", "2024-01-01T00:00:00Z\n"):
+        with pytest.raises(StatusError):
+            _decode({"spec": {"t": bad}})
+
+
+@given(st.lists(st.text(alphabet="ab.-_ \n/%Z9", max_size=6), max_size=5))
+def test_config_keys_fast_path_agrees(keys: list[str]) -> None:
+    assert m.config_keys_ok(keys) == all(m.is_config_key(k) == [] for k in keys)

@@ -125,6 +125,8 @@ class KindStrategy(Strategy):
 
     def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
         raise_invalid(info, obj, self.validate(info, obj) + self.validate_spec(info, obj), self.error_group)
+        if self.validates_meta:
+            return  # the kind's own ObjectMeta rules passed, and they are stricter than the generic ones
         # rest.BeforeCreate: generic ObjectMeta checks with the path-segment name rule, for every kind
         raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
                                                         m.validate_path_segment_name), self.error_group)

@@ -133,7 +133,11 @@ IMMUTABLE_MSG = "field is immutable when `immutable` is set"
 
 def _validate_keys(data: Any, fld: str) -> list[Cause]:
     causes: list[Cause] = []
-    for key in (data or {}):
+    if not data or m.config_keys_ok(data):
+        return causes
+    for key in data:
+        if m.config_key_ok(key):
+            continue
         for msg in m.is_config_key(key):
             causes.append(m.invalid_cause(f"{fld}[{key}]", key, msg))
     return causes

@@ -106,12 +106,12 @@ QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 LABEL_VALUE_FMT = "(" + QUALIFIED_NAME_FMT + ")?"
 CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
 
-_DNS1123_LABEL = re.compile("^" + DNS1123_LABEL_FMT + "$")
-_DNS1123_SUBDOMAIN = re.compile("^" + DNS1123_SUBDOMAIN_FMT + "$")
-_DNS1035_LABEL = re.compile("^" + DNS1035_LABEL_FMT + "$")
-_QUALIFIED_NAME = re.compile("^" + QUALIFIED_NAME_FMT + "$")
-_LABEL_VALUE = re.compile("^" + LABEL_VALUE_FMT + "$")
-_CONFIG_KEY = re.compile("^" + CONFIG_KEY_FMT + "$")
+_DNS1123_LABEL = re.compile(DNS1123_LABEL_FMT)
+_DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_FMT)
+_DNS1035_LABEL = re.compile(DNS1035_LABEL_FMT)
+_QUALIFIED_NAME = re.compile(QUALIFIED_NAME_FMT)
+_LABEL_VALUE = re.compile(LABEL_VALUE_FMT)
+_CONFIG_KEY = re.compile(CONFIG_KEY_FMT)
 
 DNS1123_SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
@@ -156,21 +156,21 @@ def _max_len(value: str, n: int) -> list[str]:
 
 def is_dns1123_subdomain(value: str) -> list[str]:
     errs = _max_len(value, 253)
-    if not _DNS1123_SUBDOMAIN.match(value):
+    if not _DNS1123_SUBDOMAIN.fullmatch(value):
         errs.append(DNS1123_SUBDOMAIN_MSG)
     return errs
 
 
 def is_dns1123_label(value: str) -> list[str]:
     errs = _max_len(value, 63)
-    if not _DNS1123_LABEL.match(value):
+    if not _DNS1123_LABEL.fullmatch(value):
         errs.append(DNS1123_LABEL_MSG)
     return errs
 
 
 def is_dns1035_label(value: str) -> list[str]:
     errs = _max_len(value, 63)
-    if not _DNS1035_LABEL.match(value):
+    if not _DNS1035_LABEL.fullmatch(value):
         errs.append(DNS1035_LABEL_MSG)
     return errs
 
@@ -197,21 +197,40 @@ def _name_part(name: str) -> list[str]:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
         errs.append("name part must be no more than 63 characters")
-    if not _QUALIFIED_NAME.match(name):
+    if not _QUALIFIED_NAME.fullmatch(name):
         errs.append(QUALIFIED_NAME_MSG)
     return errs
 
 
 def is_label_value(value: str) -> list[str]:
     errs = _max_len(value, 63)
-    if not _LABEL_VALUE.match(value):
+    if not _LABEL_VALUE.fullmatch(value):
         errs.append(LABEL_VALUE_MSG)
     return errs
 
 
+def config_key_ok(value: str) -> bool:
+    """Fast check of the common case (a valid key); `is_config_key` explains a bad one."""
+    return len(value) <= 253 and _CONFIG_KEY.fullmatch(value) is not None and not value.startswith("..") \
+        and value != "."
+
+
+_CONFIG_KEYS = re.compile("(?:" + CONFIG_KEY_FMT + "\n)*")
+
+
+def config_keys_ok(keys: Iterable[str]) -> bool:
+    """Fast check that every key is a valid config key (one regex over all of them)."""
+    keys = list(keys)
+    if not keys:
+        return True
+    joined = "\n" + "\n".join(keys) + "\n"
+    return (joined.count("\n") == len(keys) + 1 and _CONFIG_KEYS.fullmatch(joined, 1) is not None and "\n..\n" not in joined and "\n.\n" not in joined
+            and "\n.." not in joined and max(map(len, joined.split("\n"))) <= 253)
+
+
 def is_config_key(value: str) -> list[str]:
     errs = _max_len(value, 253)
-    if not _CONFIG_KEY.match(value):
+    if not _CONFIG_KEY.fullmatch(value):
         errs.append(CONFIG_KEY_MSG)
     if value == ".":
         errs.append("must not be '.'")

@@ -93,7 +93,7 @@ ANY = Node("any")
 
 # -- time formats -------------------------------------------------------------------------------
 
-_TIME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(.*)$")
+_TIME_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(.*)", re.DOTALL)
 RFC3339 = "2006-01-02T15:04:05Z07:00"
 RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
 
@@ -111,7 +111,7 @@ def _parse_tz(rest: str, text: str, layout: str) -> timezone | None:
 def parse_time(text: str, micro: bool) -> datetime:
     """Parse like Go's `time.Parse(RFC3339[Micro])` (MicroTime needs exactly 6 fractional digits)."""
     layout = RFC3339_MICRO if micro else RFC3339
-    m = _TIME_RE.match(text)
+    m = _TIME_RE.fullmatch(text)
     if not m:
         raise DecodeError(f'parsing time "{text}" as "{layout}": cannot parse "{text}" as "2006"')
     rest = m.group(7)
@@ -193,6 +193,8 @@ def decode_value(node: Node, value: Any, struct_name: str, path: str) -> Any:
     if isinstance(node, MapOf):
         if not isinstance(value, dict):
             raise _type_error(value, node, struct_name, path)
+        if node.value.kind == "string" and all(type(v) is str for v in value.values()):
+            return value  # fast path: the common map[string]string
         for key in list(value):
             v = value[key]
             if v is None:
@@ -203,6 +205,8 @@ def decode_value(node: Node, value: Any, struct_name: str, path: str) -> Any:
     if isinstance(node, ListOf):
         if not isinstance(value, list):
             raise _type_error(value, node, struct_name, path)
+        if node.item.kind == "string" and all(type(v) is str for v in value):
+            return value
         for i, v in enumerate(value):
             if v is not None:
                 value[i] = decode_value(node.item, v, struct_name, path)
