@@ -1,9 +1,14 @@
 """kubeloop.watch: the list+watch state machine (sans-IO) and its asyncio driver.
 
 - `WatchMachine` (machine.py): pure state machine; inputs in, `List`/`Watch`/`Sleep` actions and
-  `Init`/`InitApply`/`InitDone`/`Apply`/`Delete` events out.
-- `Watcher` (watcher.py): runs the machine against a `WatchSource` (source.py).
-- `Backoff` (backoff.py), `WatchConfig` (config.py), `WatchError`/`classify_exception` (errors.py).
+  `Init`/`InitApply`/`InitDone`/`Apply`/`Delete` events (events.py) out; `state`, `last_error`,
+  `counters`, `synced`, `resource_version`, `describe()` for metrics and readiness.
+- `Watcher` (watcher.py): runs the machine against a `WatchSource` (source.py) in the consumer's
+  own task: `async for event in watcher.events()` or `await watcher.run(callback)`; `stop()`,
+  `wake()`.
+- `ClientSource` (client_source.py, imported separately): a `WatchSource` over `kubeloop.client`.
+- `Backoff` (backoff.py), `WatchConfig`/`ListSemantic` (config.py), `WatchError`/`ErrorKind`/
+  `classify_exception`/`classify_status` (errors.py).
 """
 
 from kubeloop.watch.actions import Action, List, Sleep, Watch
