@@ -13,19 +13,12 @@ names the missing permission) and track readiness.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
-from typing import Any
-
-import orjson
 
 from kubeloop.client.client import ALL_NAMESPACES, Client
 from kubeloop.client.resources import ApiResource, ResourceLike
 from kubeloop.watch.source import CONNECTED, ListPage, RawEvent
 
 __all__ = ["ClientSource"]
-
-ACCEPT_JSON = "application/json"
-ACCEPT_META = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
-ACCEPT_META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
 
 class ClientSource:
@@ -58,14 +51,6 @@ class ClientSource:
         self.api_resource = res
         return res
 
-    def _params(self) -> dict[str, str]:
-        params: dict[str, str] = {}
-        if self.label_selector:
-            params["labelSelector"] = self.label_selector
-        if self.field_selector:
-            params["fieldSelector"] = self.field_selector
-        return params
-
     def _failed(self, verb: str, exc: BaseException) -> None:
         if self.on_error is not None:
             self.on_error(verb, exc)
@@ -78,38 +63,26 @@ class ClientSource:
         resource_version: str | None,
         resource_version_match: str | None,
     ) -> ListPage:
-        """One LIST page (decoded with one `orjson.loads`; items get `kind`/`apiVersion`)."""
+        """One LIST page (items get `kind`/`apiVersion`, as watch events carry them)."""
         try:
             res = await self._resolve()
-            params = self._params()
-            if limit:
-                params["limit"] = str(limit)
-            if continue_token:
-                params["continue"] = continue_token
-            else:
-                if resource_version is not None:
-                    params["resourceVersion"] = resource_version
-                if resource_version_match is not None:
-                    params["resourceVersionMatch"] = resource_version_match
-            path = res.path(self.namespace if res.namespaced else None)
-            accept = ACCEPT_META_LIST if self.metadata_only else ACCEPT_JSON
-            _, data = await self.client.transport.request("GET", path, params=params, accept=accept)
+            page = await self.client.list_page(
+                res,
+                namespace=self.namespace if self.namespace else ALL_NAMESPACES,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+                limit=limit,
+                continue_token=continue_token,
+                resource_version=resource_version,
+                resource_version_match=resource_version_match,
+                metadata_only=self.metadata_only,
+            )
         except Exception as exc:
             self._failed("list", exc)
             raise
-        body = orjson.loads(data)
-        meta = body.get("metadata") or {}
-        items: list[dict[str, Any]] = body.get("items") or []
-        list_kind: str = body.get("kind") or ""
-        if items and list_kind.endswith("List"):
-            kind, api_version = list_kind[:-4], body.get("apiVersion") or ""
-            for item in items:
-                if "kind" not in item:
-                    item["kind"] = kind
-                    item["apiVersion"] = api_version
         if self.on_success is not None:
             self.on_success()
-        return ListPage(items, str(meta.get("resourceVersion") or ""), meta.get("continue") or None)
+        return ListPage(page.items, page.resource_version, page.continue_token)
 
     async def watch(
         self,

@@ -1,0 +1,70 @@
+"""Shared helpers for the informer / shared-cache integration tests (emulator or real cluster)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest_asyncio
+
+from kubeloop.cache import Event, Subscription
+from kubeloop.client import ApiError, Client, RetryPolicy
+from kubeloop.config import load_kubeconfig
+from kubeloop.watch import WatchConfig
+
+CM = "v1/ConfigMap"
+FAST = WatchConfig(backoff_initial=0.02, backoff_max=0.2, backoff_reset_after=5.0, min_watch_duration=0.0)
+"""Quick retries so fault tests finish in well under a second."""
+
+
+@pytest_asyncio.fixture
+async def client(apiserver: Any) -> AsyncIterator[Client]:
+    retry = RetryPolicy(max_attempts=1, base_delay=0.01, max_delay=0.05)  # the informer does the retrying
+    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, retry=retry, timeout=10) as c:
+        yield c
+
+
+@pytest_asyncio.fixture
+async def ns(client: Client) -> AsyncIterator[str]:
+    """A namespace of its own (so the tests also run on a shared real cluster)."""
+    name = f"kl-cache-{secrets.token_hex(4)}"
+    await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    yield name
+    with contextlib.suppress(ApiError):
+        await client.delete("v1/Namespace", name)
+
+
+def cm(name: str, labels: dict[str, str] | None = None, data: dict[str, str] | None = None) -> dict[str, Any]:
+    md: dict[str, Any] = {"name": name}
+    if labels:
+        md["labels"] = labels
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": md, "data": data or {"k": "v"}}
+
+
+async def eventually(check: Callable[[], bool], wait: float = 5.0, what: str = "condition") -> None:
+    """Poll `check` until it holds (the cache is eventually consistent by design)."""
+    deadline = asyncio.get_running_loop().time() + wait
+    while not check():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+async def collect(sub: Subscription, count: int, wait: float = 5.0) -> list[Event]:
+    """The next `count` events of a subscription."""
+    out: list[Event] = []
+    async with asyncio.timeout(wait):
+        while len(out) < count:
+            out.append(await sub.get())
+    return out
+
+
+def names(events: list[Event]) -> list[tuple[str, str]]:
+    return [(e.type, e.name) for e in events]
+
+
+def open_watches(apiserver: Any, key: str = "core/v1/configmaps") -> int:
+    return int(apiserver.stats()["open_watches"].get(key, 0))

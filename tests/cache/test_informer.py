@@ -1,0 +1,280 @@
+"""Informer integration tests over real HTTP (emulator, or KUBELOOP_TEST_KUBECONFIG's cluster)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from typing import Any
+
+import pytest
+
+from kubeloop.cache import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    OWNER_INDEX,
+    RESYNC,
+    ClientSource,
+    Informer,
+    InformerNotReady,
+    ReadOnlyError,
+    thaw,
+)
+from kubeloop.client import Client
+
+from .informer_support import CM, FAST, client, cm, collect, eventually, names, ns
+
+__all__ = ["client", "ns"]
+
+
+def informer(client: Client, namespace: str, **kwargs: Any) -> Informer:
+    source = ClientSource(client, CM, namespace=namespace, metadata_only=kwargs.pop("metadata_only", False))
+    return Informer(source, resource="core/v1/configmaps", watch_config=FAST, **kwargs)
+
+
+async def test_sync_then_ordered_events_with_initial_flag(client: Client, ns: str) -> None:
+    for i in range(3):
+        await client.create(cm(f"a{i}"), namespace=ns)
+    async with informer(client, ns) as inf:
+        sub = inf.subscribe()
+        assert not inf.synced and not inf.ready and inf.reason
+        await inf.wait_synced(5)
+        assert inf.synced and inf.ready and inf.reason == ""
+        initial = await collect(sub, 3)
+        assert sorted(names(initial)) == [(ADDED, "a0"), (ADDED, "a1"), (ADDED, "a2")]
+        assert all(e.initial and e.cluster == "default" and e.namespace == ns for e in initial)
+        await client.patch(CM, "a0", {"data": {"k": "v2"}}, namespace=ns)
+        await client.create(cm("b"), namespace=ns)
+        await client.delete(CM, "a1", namespace=ns)
+        live = await collect(sub, 3)
+        assert names(live) == [(MODIFIED, "a0"), (ADDED, "b"), (DELETED, "a1")]
+        assert not any(e.initial for e in live)
+        mod, _, dele = live
+        assert mod.old is not None and mod.old["data"]["k"] == "v" and mod.new is not None
+        assert mod.new["data"]["k"] == "v2"
+        assert dele.new is None and dele.old is not None and dele.old["metadata"]["name"] == "a1"
+        assert sorted(n for _, n in inf.reader.keys()) == ["a0", "a2", "b"]
+
+
+async def test_late_subscriber_gets_current_contents_and_closed_subscription_stops(client: Client, ns: str) -> None:
+    for i in range(4):
+        await client.create(cm(f"c{i}"), namespace=ns)
+    async with informer(client, ns) as inf:
+        await inf.wait_synced(5)
+        late = inf.subscribe()
+        got = await collect(late, 4)
+        assert sorted(names(got)) == [(ADDED, f"c{i}") for i in range(4)]
+        assert all(e.initial for e in got) and got[0].new is not None
+        closed = inf.subscribe(replay=False)
+        closed.close()
+        assert closed not in inf.subscriptions
+        await client.create(cm("d"), namespace=ns)
+        assert names(await collect(late, 1)) == [(ADDED, "d")]
+        assert closed.get_nowait() is None
+        quiet = inf.subscribe(replay=False)
+        assert quiet.get_nowait() is None
+
+
+async def test_slow_subscriber_overflows_into_resync_without_blocking_others(client: Client, ns: str) -> None:
+    for i in range(3):
+        await client.create(cm(f"s{i}"), namespace=ns)
+    async with informer(client, ns) as inf:
+        await inf.wait_synced(5)
+        slow = inf.subscribe(queue_size=2, replay=False)
+        fast = inf.subscribe(replay=False)
+        await client.delete(CM, "s0", namespace=ns)
+        for i in range(5):
+            await client.create(cm(f"n{i}"), namespace=ns)
+        await client.delete(CM, "n4", namespace=ns)
+        got_fast = await collect(fast, 7)
+        assert names(got_fast)[0] == (DELETED, "s0") and names(got_fast)[-1] == (DELETED, "n4")
+        assert slow.overflows == 1
+        first = await slow.get()
+        assert first.type == RESYNC
+        rest = slow.drain()
+        deletes = sorted(e.name for e in rest if e.type == DELETED)
+        adds = sorted(e.name for e in rest if e.type == ADDED)
+        assert deletes == ["n4", "s0"]  # nothing deleted while it lagged is lost
+        assert adds == sorted(n for _, n in inf.reader.keys())  # then the current state
+        assert all(e.initial for e in rest if e.type == ADDED)
+        await client.create(cm("after"), namespace=ns)
+        assert names(await collect(slow, 1)) == [(ADDED, "after")]
+
+
+async def test_relist_after_410_reports_vanished_objects_as_deleted(client: Client, ns: str, apiserver: Any) -> None:
+    faults = apiserver.require_faults()
+    for i in range(3):
+        await client.create(cm(f"r{i}"), namespace=ns)
+    async with informer(client, ns) as inf:
+        await inf.wait_synced(5)
+        sub = inf.subscribe(replay=False)
+        relists = inf.watcher.counters.relists
+        # cut the informer off (every watch fails), change things, then compact the history:
+        # when it reconnects, its resourceVersion is gone (410) and it must relist
+        faults.fail_next(10_000, 503, resource="configmaps", verbs=("watch",))
+        faults.close_watches("configmaps")
+        await client.delete(CM, "r0", namespace=ns)
+        await client.patch(CM, "r1", {"data": {"k": "changed"}}, namespace=ns)
+        faults.compact()
+        faults.reset()
+        await eventually(lambda: inf.reader.get("r0", ns) is None and
+                         (inf.reader.get("r1", ns) or {}).get("data", {}).get("k") == "changed", what="relist")
+        got = sub.drain()
+        assert (DELETED, "r0") in names(got) and (MODIFIED, "r1") in names(got)
+        assert inf.watcher.counters.relists > relists
+        assert inf.ready
+
+
+async def test_cached_objects_are_read_only(client: Client, ns: str) -> None:
+    await client.create(cm("ro", labels={"a": "b"}), namespace=ns)
+    async with informer(client, ns) as inf:
+        await inf.wait_synced(5)
+        obj = inf.reader.get("ro", ns)
+        assert obj is not None
+        with pytest.raises(ReadOnlyError):
+            obj["data"]["k"] = "x"  # type: ignore[index]
+        with pytest.raises(ReadOnlyError):
+            obj["metadata"]["labels"]["a"] = "c"  # type: ignore[index]
+        copy = thaw(obj)
+        copy["data"]["k"] = "x"
+        assert inf.reader.get("ro", ns)["data"]["k"] == "v"  # type: ignore[index]
+
+
+async def test_default_transform_drops_managed_fields_and_none_keeps_them(client: Client, ns: str) -> None:
+    await client.apply(cm("mf"), field_manager="test", namespace=ns)
+    raw = await client.get(CM, "mf", namespace=ns)
+    assert raw["metadata"].get("managedFields")
+    async with informer(client, ns) as stripped, informer(client, ns, transform=None) as kept:
+        await stripped.wait_synced(5)
+        await kept.wait_synced(5)
+        assert "managedFields" not in stripped.reader.get("mf", ns)["metadata"]  # type: ignore[index]
+        assert kept.reader.get("mf", ns)["metadata"]["managedFields"]  # type: ignore[index]
+
+
+async def test_filter_removes_objects_that_stop_passing(client: Client, ns: str) -> None:
+    await client.create(cm("f1", labels={"keep": "yes"}), namespace=ns)
+    await client.create(cm("f2"), namespace=ns)
+
+    def keep(obj: Any) -> bool:
+        return (obj["metadata"].get("labels") or {}).get("keep") == "yes"
+
+    async with informer(client, ns, filter=keep) as inf:
+        await inf.wait_synced(5)
+        sub = inf.subscribe(replay=False)
+        assert [n for _, n in inf.reader.keys()] == ["f1"]
+        await client.patch(CM, "f1", {"metadata": {"labels": {"keep": "no"}}}, namespace=ns)
+        await client.patch(CM, "f2", {"metadata": {"labels": {"keep": "yes"}}}, namespace=ns)
+        assert names(await collect(sub, 2)) == [(DELETED, "f1"), (ADDED, "f2")]
+        assert [n for _, n in inf.reader.keys()] == ["f2"]
+
+
+async def test_indexes_stay_exact_under_label_changes_and_deletes(client: Client, ns: str) -> None:
+    def by_team(obj: Any) -> list[str]:
+        team = (obj["metadata"].get("labels") or {}).get("team")
+        return [team] if team else []
+
+    owner = {"apiVersion": "v1", "kind": "ConfigMap", "name": "boss", "uid": "u-boss"}
+    await client.create(cm("i1", labels={"team": "a"}), namespace=ns)
+    dep = cm("i2", labels={"team": "a"})
+    dep["metadata"]["ownerReferences"] = [owner]
+    await client.create(dep, namespace=ns)
+    async with informer(client, ns) as inf:
+        inf.add_index("team", by_team)  # before the first list
+        inf.add_index("team", by_team)  # same name and function: a no-op
+        with pytest.raises(ValueError):
+            inf.add_index("team", lambda o: [])
+        await inf.wait_synced(5)
+        inf.add_index("name-len", lambda o: [str(len(o["metadata"]["name"]))])  # after: built from contents
+        sub = inf.subscribe(replay=False)
+
+        def team(key: str) -> list[str]:
+            return sorted(o["metadata"]["name"] for o in inf.reader.by_index("team", key))
+
+        assert team("a") == ["i1", "i2"] and team("b") == []
+        assert [o["metadata"]["name"] for o in inf.reader.by_index(OWNER_INDEX, "u-boss")] == ["i2"]
+        assert inf.reader.index_keys("name-len", "2") == {(ns, "i1"), (ns, "i2")}
+        await client.patch(CM, "i1", {"metadata": {"labels": {"team": "b"}}}, namespace=ns)
+        await client.delete(CM, "i2", namespace=ns)
+        await client.create(cm("i3"), namespace=ns)
+        await collect(sub, 3)
+        assert team("a") == [] and team("b") == ["i1"]
+        assert inf.reader.by_index(OWNER_INDEX, "u-boss") == []
+        assert inf.reader.index_keys("name-len", "2") == {(ns, "i1"), (ns, "i3")}
+        assert "a" not in inf.reader.index_values("team")
+
+
+async def test_metadata_only_informer_caches_only_metadata(client: Client, ns: str) -> None:
+    await client.create(cm("m1", labels={"x": "y"}, data={"big": "z" * 1000}), namespace=ns)
+    async with informer(client, ns, metadata_only=True) as inf:
+        await inf.wait_synced(5)
+        obj = inf.reader.get("m1", ns)
+        assert obj is not None and "data" not in obj
+        assert obj["kind"] == "PartialObjectMetadata" and obj["metadata"]["labels"] == {"x": "y"}
+        sub = inf.subscribe(replay=False)
+        await client.create(cm("m2", data={"big": "z"}), namespace=ns)
+        (ev,) = await collect(sub, 1)
+        assert ev.type == ADDED and ev.new is not None and "data" not in ev.new
+
+
+async def test_forbidden_list_is_not_ready_with_the_reason_and_logged(
+        client: Client, ns: str, apiserver: Any, caplog: pytest.LogCaptureFixture) -> None:
+    from kubeloop.cache import SharedCache
+
+    faults = apiserver.require_faults()
+    await client.create(cm("p1"), namespace=ns)
+    faults.fail_next(10_000, 403, resource="configmaps", verbs=("list", "watch"))
+    caplog.set_level(logging.WARNING, logger="kubeloop")
+    async with SharedCache(client, watch_config=FAST) as cache:
+        h = await cache.informer_for("default", CM, namespace=ns)
+        with pytest.raises(InformerNotReady) as exc:
+            await h.wait_synced(0.5)
+        assert "forbidden" in str(exc.value).lower() and "403" in str(exc.value)
+        assert not h.ready and h.reason.startswith("forbidden") and "injected fault (403)" in h.reason
+        assert any("FORBIDDEN" in r.getMessage() and r.levelno >= logging.ERROR for r in caplog.records)
+        assert str(h.scope) in cache.not_ready()
+        faults.reset()  # permission granted: it recovers on its own
+        await h.wait_synced(5)
+        assert h.ready and h.reason == "" and h.get("p1", ns) is not None
+        assert cache.ready
+        h.release()
+
+
+def widget_crd(group: str) -> dict[str, Any]:
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                 "versions": [{"name": "v1", "served": True, "storage": True,
+                               "schema": {"openAPIV3Schema": schema}}]},
+    }
+
+
+async def test_kind_whose_crd_appears_later_starts_syncing_without_blocking_others(
+        client: Client, ns: str, caplog: pytest.LogCaptureFixture) -> None:
+    from kubeloop.cache import SharedCache
+
+    group = f"kl{secrets.token_hex(3)}.example.com"
+    caplog.set_level(logging.INFO, logger="kubeloop")
+    async with SharedCache(client, watch_config=FAST) as cache:
+        widgets = await cache.informer_for("default", f"{group}/v1/Widget", namespace=ns)
+        cms = await cache.informer_for("default", CM, namespace=ns)
+        await cms.wait_synced(5)  # unaffected by the missing kind
+        await asyncio.sleep(0.2)
+        assert not widgets.ready and "waiting for" in widgets.reason and "CRD" in widgets.reason
+        assert any("Widget" in r.getMessage() for r in caplog.records)
+        await client.create(widget_crd(group))
+        try:
+            await widgets.wait_synced(10)
+            assert widgets.ready
+            sub = widgets.subscribe()
+            w = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"n": 1}}
+            await client.create(w, namespace=ns)
+            (ev,) = await collect(sub, 1)
+            assert ev.type == ADDED and ev.name == "w1" and ev.new is not None and ev.new["spec"]["n"] == 1
+        finally:
+            await client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")
+        widgets.release()
+        cms.release()
