@@ -172,3 +172,14 @@ def test_cr_version_conversion_keeps_body() -> None:
     stored = w.strategy.to_storage(w, obj)
     assert stored["apiVersion"] == "example.com/v1"
     assert w.strategy.from_storage(w, stored) is stored
+
+
+def test_crd_status_write_keeps_metadata_and_spec() -> None:
+    crds = info("apiextensions.k8s.io", "customresourcedefinitions")
+    old = create(crds, crd_body())
+    new = copy.deepcopy(crdmod.establish(old))
+    new["metadata"]["labels"] = {"x": "y"}
+    new["spec"]["scope"] = "Cluster"
+    out = update(crds, new, old, status=True)
+    assert "labels" not in out["metadata"] and out["spec"]["scope"] == "Namespaced"
+    assert crdmod.is_established(out)

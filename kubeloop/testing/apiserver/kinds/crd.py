@@ -253,6 +253,16 @@ class CustomResourceDefinitionStrategy(KindStrategy):
                 causes.append(m.invalid_cause(f"status.storedVersions[{i}]", sv, "must appear in spec.versions"))
         return causes
 
+    def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+        """`/status` writes change status only: labels, annotations and owner references stay."""
+        super().prepare_for_status_update(info, new, old)
+        nm, om = new["metadata"], old.get("metadata") or {}
+        for key in ("labels", "annotations", "ownerReferences"):
+            if key in om:
+                nm[key] = copy.deepcopy(om[key])
+            else:
+                nm.pop(key, None)
+
     def prepare_for_delete(self, info: ResourceInfo, obj: Obj) -> bool:
         meta = obj.setdefault("metadata", {})
         fins = meta.setdefault("finalizers", [])
