@@ -404,3 +404,37 @@ def test_list_types_for_resolves_strategies() -> None:
         strategy = object()
 
     assert list_types_for(Plain())(("spec", "template", "spec", "containers")) is not None
+
+
+def test_json_patch_operation_limit() -> None:
+    with pytest.raises(StatusError) as e:
+        json_patch({}, [{"op": "test", "path": "", "value": {}}] * 10001)
+    assert (e.value.code, e.value.reason) == (413, "RequestEntityTooLarge")
+    assert json_patch({}, [{"op": "test", "path": "", "value": {}}] * 10000) == {}
+
+
+smp_patches = st.recursive(
+    st.one_of(scalars, st.none()),
+    lambda inner: st.one_of(
+        st.lists(st.one_of(inner, st.fixed_dictionaries({"name": st.sampled_from(["a", "b"])}, optional={
+            "$patch": st.sampled_from(["delete", "replace", "merge", "bogus"]), "image": scalars})), max_size=3),
+        st.dictionaries(st.sampled_from(["containers", "finalizers", "spec", "x", "$patch", "$retainKeys",
+                                         "$setElementOrder/containers", "$deleteFromPrimitiveList/finalizers"]),
+                        inner, max_size=3)),
+    max_leaves=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs, st.dictionaries(st.sampled_from(["spec", "metadata", "containers", "finalizers"]), smp_patches,
+                             max_size=3))
+def test_smp_fuzz_only_status_errors(doc: dict[str, Any], patch: dict[str, Any]) -> None:
+    lookup = combine({("containers",): builtin_list_types("", "Pod")(("spec", "containers")),
+                      ("finalizers",): ListType("set", (), None, "merge")}.get, DEPLOY)
+    before = copy.deepcopy(doc)
+    try:
+        out = strategic_merge_patch(doc, patch, lookup)
+    except StatusError as e:
+        assert e.code == 400
+    else:
+        assert isinstance(out, dict)
+    assert doc == before

@@ -289,3 +289,46 @@ def test_crd_schema_atomic_map_and_list_map() -> None:
     out = apply(live, {**body, "spec": {"cfg": {"c": "3"}, "items": [{"id": "y"}]}}, "one", "ex.com/v1", None,
                 False, T1, list_types=lt)
     assert out["spec"] == {"cfg": {"c": "3"}, "items": [{"id": "y"}]}
+
+
+# ---- fuzz: random live objects, configurations and managers -----------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_scalars = st.one_of(st.booleans(), st.integers(-2, 2), st.sampled_from(["a", "b"]), st.none())
+_values = st.recursive(_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3),
+    st.lists(st.fixed_dictionaries({"name": st.sampled_from(["a", "b", "c"])}, optional={"v": inner}), max_size=3),
+    st.dictionaries(st.sampled_from(["x", "y", "containers", "finalizers"]), inner, max_size=3)), max_leaves=8)
+_bodies = st.builds(lambda spec, fin: {"apiVersion": "v1", "kind": "K", "metadata": {"name": "n", **fin},
+                                       "spec": spec},
+                    st.dictionaries(st.sampled_from(["x", "y", "containers", "template"]), _values, max_size=3),
+                    st.dictionaries(st.just("finalizers"), st.lists(st.sampled_from(["f", "g"]), max_size=2,
+                                                                    unique=True), max_size=1))
+_LT = builtin_list_types("", "Pod")
+
+
+def _lookup(path: tuple[str, ...]) -> Any:
+    if path and path[-1] == "containers":
+        return _LT(("spec", "containers"))
+    return _LT(path)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["m1", "m2", "m3"]), st.booleans(), _bodies), min_size=1, max_size=4))
+def test_apply_fuzz(steps: list[tuple[str, bool, dict[str, Any]]]) -> None:
+    live: dict[str, Any] | None = None
+    for i, (mgr, force, body) in enumerate(steps):
+        snapshot = copy.deepcopy(body)
+        try:
+            out = apply(live, body, mgr, "v1", None, force, f"2026-01-01T00:00:{i:02d}Z", list_types=_lookup)
+        except StatusError as e:
+            assert e.code in (409, 500)
+            assert e.code == 500 or not force
+            continue
+        assert body == snapshot
+        again = apply(out, body, mgr, "v1", None, False, "2026-01-01T00:01:00Z", list_types=_lookup)
+        assert json.dumps(again, sort_keys=True) == json.dumps(out, sort_keys=True)
+        for e in out["metadata"].get("managedFields", []):
+            assert e["fieldsV1"], "a manager owning nothing is dropped"
+        live = out

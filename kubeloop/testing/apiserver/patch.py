@@ -236,6 +236,9 @@ def _apply_op(doc: Any, op: Any) -> Any:
     raise _PatchFailed(f"unexpected kind: {kind!r}")
 
 
+MAX_JSON_PATCH_OPERATIONS = 10000  # kube-apiserver's limit
+
+
 def json_patch(doc: Any, ops: Any) -> Any:
     """RFC 6902: apply `ops` in order, atomically (a failing op leaves the input untouched).
 
@@ -246,6 +249,10 @@ def json_patch(doc: Any, ops: Any) -> Any:
     if not isinstance(ops, list):
         raise bad_request(
             f"json: cannot unmarshal {_go_kind(ops)} into Go value of type jsonpatch.Patch")
+    if len(ops) > MAX_JSON_PATCH_OPERATIONS:
+        raise StatusError(413, "RequestEntityTooLarge",
+                          f"Request entity too large: The allowed operations in a JSON patch is "
+                          f"{MAX_JSON_PATCH_OPERATIONS}, but found {len(ops)}", {})
     for op in ops:
         if not isinstance(op, dict):
             raise bad_request(
