@@ -94,11 +94,9 @@ def cause(reason: str, message: str, field: str) -> dict[str, str]:
 def invalid(kind: str, name: str | None, causes: list[dict[str, str]], group: str = "") -> StatusError:
     """422 Invalid; `details.kind` is the Kind (e.g. `ConfigMap`), as on the real server."""
     shown = name if name else ""
-    text = "; ".join(f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes)
-    if len(causes) > 1:
-        text = "[" + ", ".join(
-            f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes
-        ) + "]"
+    # like apimachinery's ErrorList.ToAggregate: identical messages are shown once
+    texts = list(dict.fromkeys(f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes))
+    text = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
     msg = f'{_qualified(kind, group)} "{shown}" is invalid: {text}'
     return StatusError(422, "Invalid", msg, _details(name if name else None, group, kind, causes))
 
