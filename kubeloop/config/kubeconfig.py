@@ -213,6 +213,10 @@ def load_kubeconfig(
     if not server.startswith(("https://", "http://")):
         raise ConfigError(f"cluster {cluster_name!r} server {server!r} is not an http(s) URL",
                           source=str(cluster_entry.file))
+    proxy = cluster.get("proxy-url")
+    if proxy and not str(proxy).startswith(("http://", "https://")):
+        raise ConfigError(f"cluster {cluster_name!r} proxy-url {proxy!r}: only http(s) proxies are supported",
+                          source=str(cluster_entry.file))
     ca = _file_or_data(cluster_entry, "certificate-authority", "certificate-authority-data",
                        f"cluster {cluster_name!r}")
     user_name = ctx.get("user")

@@ -230,3 +230,46 @@ async def test_exec_plugin_against_server(emulator_only: None, tmp_path: Path) -
             for _ in range(3):
                 await c.list("v1/ConfigMap")
         assert runs.read_text().count("run") == 1  # cached until expiry
+
+
+async def test_proxy_url_is_used(tmp_path: Path) -> None:
+    """A kubeconfig proxy-url: requests go to the proxy with the absolute target URL (the cluster's
+    host is never resolved by the client). The 'proxy' here answers by itself."""
+    import asyncio
+
+    import orjson
+
+    seen: list[bytes] = []
+    bodies = {
+        b"/api/v1": {"kind": "APIResourceList", "groupVersion": "v1",
+                     "resources": [{"name": "configmaps", "namespaced": True, "kind": "ConfigMap"}]},
+        b"/api/v1/namespaces/default/configmaps/x": {"kind": "ConfigMap", "apiVersion": "v1",
+                                                      "metadata": {"name": "x"}},
+    }
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            request_line = head.split(b"\r\n", 1)[0]
+            seen.append(request_line)
+            target = request_line.split(b" ")[1]
+            path = target.split(b"://", 1)[-1].split(b"/", 1)[-1].split(b"?")[0]
+            body = orjson.dumps(bodies.get(b"/" + path, {}))
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+            await writer.drain()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    doc = {"apiVersion": "v1", "kind": "Config", "current-context": "p",
+           "clusters": [{"name": "c", "cluster": {"server": "http://kube.invalid:6443",
+                                                  "proxy-url": f"http://127.0.0.1:{port}"}}],
+           "users": [{"name": "u", "user": {"token": "t"}}],
+           "contexts": [{"name": "p", "context": {"cluster": "c", "user": "u"}}]}
+    try:
+        async with Client(load_kubeconfig(write_doc(tmp_path / "kc", doc)), qps=None, retry=NO_RETRY) as c:
+            got = await c.get("v1/ConfigMap", "x")
+        assert got["metadata"]["name"] == "x"
+        assert seen[-1] == b"GET http://kube.invalid:6443/api/v1/namespaces/default/configmaps/x HTTP/1.1"
+    finally:
+        server.close()

@@ -240,6 +240,8 @@ def test_not_a_mapping(tmp_path: Path) -> None:
          "client certificate without a key"),
         (lambda d: d["users"][0].update(user={"tokenFile": "/does/not/exist"}), "cannot read token file"),
         (lambda d: d["users"][0].update(user={"auth-provider": {"name": "oidc"}}), "auth-provider 'oidc'"),
+        (lambda d: d["clusters"][0]["cluster"].update({"proxy-url": "socks5://p:1080"}),
+         "only http(s) proxies are supported"),
     ],
 )
 def test_broken_kubeconfig_errors(tmp_path: Path, mutate: Any, message: str) -> None:
