@@ -111,7 +111,7 @@ class JobStrategy(WorkloadStrategy):
 
     def check_field_label(self, info: ResourceInfo, label: str) -> None:
         if label not in self.field_labels(info):
-            raise bad_request(f"field label not supported: {label}")
+            raise bad_request(f"field label {label!r} not supported for batchv1.Job".replace("'", '"'))
 
     def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
         values = super().field_values(info, obj)
