@@ -378,10 +378,10 @@ class WatchMachine:
             self._succeeded()
             return []
         counters.events += 1
-        self._watch_events += 1
         if self._sticky is not None:
             self._sticky = None
         if self._initial_phase:
+            self._watch_events += 1
             return self._initial_event(event_type, obj, now, resource_version)
         rv = resource_version if resource_version is not None else resource_version_of(obj)
         if rv is not None:
@@ -396,6 +396,7 @@ class WatchMachine:
                     return []
                 self._rv_int = n
             self._rv = rv
+        self._watch_events += 1  # only events that made progress count against "very short watch"
         if event_type == MODIFIED or event_type == ADDED:
             return [Apply(obj)]
         if event_type == DELETED:
@@ -456,7 +457,10 @@ class WatchMachine:
         self._pending = _Pending.NONE
         self._record(error)
         kind = error.kind
-        short = self._watch_events == 0 and now - self._watch_started_at < self.config.min_watch_duration
+        # A 410 is normal after a long watch (relist at once), but one within min_watch_duration of
+        # the watch start, events or not, backs off: a server that expires every watch at once must
+        # not make us relist in a tight loop.
+        short = now - self._watch_started_at < self.config.min_watch_duration
         relist = _Next.STREAM if self._streaming_supported else _Next.LIST
         if self._initial_phase:
             self._initial_phase = False

@@ -313,6 +313,14 @@ def test_410_right_after_watch_start_backs_off_before_relisting() -> None:
     assert isinstance(m.next_action(1.0), List)
 
 
+def test_410_right_after_a_few_events_still_backs_off() -> None:
+    m = machine()
+    to_watching(m, now=0.0)
+    m.on_watch_event("ADDED", obj("a", 11), 0.01)
+    m.on_watch_event("ERROR", status(410, "Expired", "gone"), 0.02)
+    assert isinstance(m.next_action(0.02), Sleep)
+
+
 def test_other_error_events_close_the_watch_and_resume_after_backoff() -> None:
     m = machine()
     to_watching(m)

@@ -265,3 +265,19 @@ def test_watches_that_end_at_once_do_not_spin(streaming: bool) -> None:
     m = WatchMachine(WatchConfig(streaming_list=streaming), rng=random.Random(5))
     assert _count_requests(m, respond) < 40
 
+
+
+@pytest.mark.parametrize("ending", ["end", "gone"])
+def test_a_server_replaying_one_stale_event_and_closing_does_not_spin(ending: str) -> None:
+    def respond(m: WatchMachine, action: object, now: float) -> None:
+        if isinstance(action, List):
+            m.on_list_page(ListPage([], "5"), now)
+            return
+        m.on_watch_event("ADDED", {"metadata": {"name": "a", "resourceVersion": "5"}}, now)
+        if ending == "end":
+            m.on_watch_ended(now)
+        else:
+            m.on_watch_event("ERROR", status(410, "Expired", "gone"), now)
+
+    m = WatchMachine(WatchConfig(), rng=random.Random(5))
+    assert _count_requests(m, respond) < 80
