@@ -23,10 +23,11 @@ Rules (client-go's reflector and kube-runtime's watcher, see DESIGN.md and resea
 - A 410 (HTTP status, or an ERROR event carrying a 410 Status) means our resourceVersion was
   compacted away: relist with a quorum read and let the consumer compute the difference between
   its store and the new list (`Init` ... `InitDone`), which is how deletes missed while
-  disconnected surface.
+  disconnected surface. The relist is immediate, unless the watch had run for less than
+  `min_watch_duration` (then it waits for the backoff first).
 - Every failure backs off (jittered exponential, reset after a healthy period); 429 waits at least
-  Retry-After; a watch that ends within `min_watch_duration` without an event is a failure too, so
-  nothing can make the machine spin.
+  Retry-After; a watch that ends within `min_watch_duration` without a new event (stale replays
+  do not count) is a failure too, so nothing a server does can make the machine spin.
 - 403 puts the machine in FORBIDDEN and 404 in WAITING_FOR_RESOURCE (the kind is not served yet)
   until a request succeeds; `last_error` keeps the server's message (it names the permission).
 - Streaming lists (`streaming_list=True`): WATCH with sendInitialEvents=true; ADDED events up to
