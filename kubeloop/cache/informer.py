@@ -263,6 +263,10 @@ class Informer:
         self.stop()
         tg, self._tg = self._tg, None
         if tg is not None:
+            if e is not None and not isinstance(e, asyncio.CancelledError):
+                # the body failed: our tasks are stopped already; let its exception propagate as
+                # it is rather than wrapped in an ExceptionGroup
+                et = e = tb = None
             await tg.__aexit__(et, e, tb)
 
     # ------------------------------------------------------------------ event handling

@@ -123,8 +123,27 @@ class Subscription:
         """Queue synthetic `added` events for `keys` (one slot, resolved lazily)."""
         if self._closed or self._overflowed or not keys:
             return  # an overflowed subscriber gets the whole state on resync anyway
-        self._queue.append(_Batch(keys, initial))
-        self._wake()
+        keys = self._in_scope(keys)
+        if keys:
+            self._queue.append(_Batch(keys, initial))
+            self._wake()
+
+    def _in_scope(self, keys: Sequence[Key]) -> Sequence[Key]:
+        """The keys whose object is in this subscription's scope now (all of them without a predicate).
+
+        Decided when the batch is queued, not when it is read: an object that leaves the scope
+        afterwards then reads as added-then-deleted, one that enters it as added once.
+        """
+        pred = self._predicate
+        if pred is None:
+            return keys
+        store = self._store
+        out: list[Key] = []
+        for ns, name in keys:
+            view = store.get(name, ns)
+            if view is not None and pred(view):
+                out.append((ns, name))
+        return out
 
     def _end(self) -> None:
         """The informer stopped: what is queued is still delivered, then iteration ends."""
@@ -189,7 +208,6 @@ class Subscription:
         """The next event, or None if none is queued right now."""
         q = self._queue
         store = self._store
-        pred = self._predicate
         while q:
             item = q[0]
             if type(item) is Event:
@@ -204,14 +222,9 @@ class Subscription:
                     item.pos += 1
                     if (ns, name) not in store:
                         continue  # deleted since: its delete event is further down the queue
-                    ev = Event(ADDED, self.cluster, self.resource, ns, name, None, initial=item.initial,
-                               store=store)
-                    if pred is not None:
-                        new = ev.new
-                        if new is None or not pred(new):
-                            continue
                     self.delivered += 1
-                    return ev
+                    return Event(ADDED, self.cluster, self.resource, ns, name, None, initial=item.initial,
+                                 store=store)
                 q.popleft()
                 continue
             # the resync marker: take the snapshot now
@@ -222,7 +235,7 @@ class Subscription:
                 if (ns, name) not in store:
                     q.append(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
                     self._live += 1
-            q.append(_Batch(store.keys(), True))
+            q.append(_Batch(self._in_scope(store.keys()), True))
             self.delivered += 1
             return Event(RESYNC, self.cluster, self.resource, "", "", None)
         return None

@@ -1,0 +1,166 @@
+"""SharedCache integration tests over real HTTP: sharing, subset scopes, collection, clusters."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+from typing import Any
+
+import pytest
+
+from kubeloop.cache import ADDED, DELETED, MODIFIED, SharedCache, drop_fields
+from kubeloop.client import Client
+
+from .informer_support import CM, FAST, client, cm, collect, eventually, names, ns, open_watches
+
+__all__ = ["client", "ns"]
+
+
+async def test_many_readers_of_one_scope_share_one_watch(client: Client, ns: str, apiserver: Any) -> None:
+    await client.create(cm("one"), namespace=ns)
+    async with SharedCache(client, watch_config=FAST) as cache:
+        handles = [await cache.informer_for("default", CM, namespace=ns) for _ in range(5)]
+        handles.append(await cache.informer_for("default", "v1/configmaps", namespace=ns))  # plural: same scope
+        await asyncio.gather(*(h.wait_synced(5) for h in handles))
+        assert len({id(h.informer) for h in handles}) == 1
+        subs = [h.subscribe() for h in handles]
+        for s in subs:
+            assert names(await collect(s, 1)) == [(ADDED, "one")]
+        if apiserver.is_emulator:
+            await eventually(lambda: open_watches(apiserver) == 1, what="one watch")
+            await asyncio.sleep(0.1)
+            assert open_watches(apiserver) == 1
+        assert len(cache.informers()) == 1 and cache.stats()[0]["users"] == 6
+        for h in handles:
+            h.release()
+
+
+async def test_subset_scopes_are_served_locally_and_track_moves(client: Client, ns: str, apiserver: Any) -> None:
+    await client.create(cm("in", labels={"tier": "web", "env": "prod"}), namespace=ns)
+    await client.create(cm("out", labels={"tier": "db"}), namespace=ns)
+    async with SharedCache(client, watch_config=FAST) as cache:
+        broad = await cache.informer_for("default", CM)  # all namespaces
+        await broad.wait_synced(5)
+        in_ns = await cache.informer_for("default", CM, namespace=ns)
+        web = await cache.informer_for("default", CM, namespace=ns, label_selector="tier=web")
+        prod_web = await cache.informer_for("default", CM, namespace=ns, label_selector={"tier": "web", "env": "prod"})
+        by_name = await cache.informer_for("default", CM, namespace=ns, field_selector="metadata.name=in")
+        for h in (in_ns, web, prod_web, by_name):
+            assert h.informer is broad.informer and h.shared_from == broad.scope
+            await h.wait_synced(1)
+        if apiserver.is_emulator:
+            await eventually(lambda: open_watches(apiserver) == 1, what="one watch")
+        assert sorted(n for _, n in in_ns.store.keys()) == ["in", "out"]
+        assert [o["metadata"]["name"] for o in web.list()] == ["in"]
+        assert web.get("out", ns) is None and web.get("in", ns) is not None
+        assert len(prod_web.store) == 1 and [n for _, n in by_name.store.keys()] == ["in"]
+        assert web.store.list(label_selector="env=prod")[0]["metadata"]["name"] == "in"
+        assert web.store.list(namespace="elsewhere") == []
+        sub = web.subscribe()
+        assert names(await collect(sub, 1)) == [(ADDED, "in")]
+        await client.patch(CM, "out", {"metadata": {"labels": {"tier": "web"}}}, namespace=ns)  # moves in
+        await client.patch(CM, "in", {"metadata": {"labels": {"tier": "cache"}}}, namespace=ns)  # moves out
+        await client.patch(CM, "out", {"data": {"k": "v2"}}, namespace=ns)  # changes inside
+        await client.patch(CM, "in", {"data": {"k": "v3"}}, namespace=ns)  # changes outside: not seen
+        await client.delete(CM, "out", namespace=ns)
+        got = await collect(sub, 4)
+        assert names(got) == [(ADDED, "out"), (DELETED, "in"), (MODIFIED, "out"), (DELETED, "out")]
+        assert got[1].old is not None and got[1].old["metadata"]["labels"]["tier"] == "web"
+        await asyncio.sleep(0.05)
+        assert sub.get_nowait() is None
+        assert web.store.keys() == []
+        await asyncio.sleep(0.1)
+        if apiserver.is_emulator:
+            assert open_watches(apiserver) == 1
+        for h in (broad, in_ns, web, prod_web, by_name):
+            h.release()
+
+
+async def test_no_sharing_across_transforms_or_representations(client: Client, ns: str, apiserver: Any) -> None:
+    await client.create(cm("t", data={"k": "v"}), namespace=ns)
+    no_data = drop_fields("data")
+    async with SharedCache(client, watch_config=FAST) as cache:
+        plain = await cache.informer_for("default", CM, namespace=ns)
+        stripped = await cache.informer_for("default", CM, namespace=ns, transform=no_data)
+        meta = await cache.informer_for("default", CM, namespace=ns, metadata_only=True)
+        narrower = await cache.informer_for("default", CM, namespace=ns, label_selector="a=b", transform=no_data)
+        await cache.wait_synced(plain, stripped, meta, narrower, timeout=5)
+        assert len({id(plain.informer), id(stripped.informer), id(meta.informer)}) == 3
+        assert narrower.informer is stripped.informer  # same transform: shareable
+        assert plain.get("t", ns)["data"] == {"k": "v"}  # type: ignore[index]
+        assert "data" not in stripped.get("t", ns)  # type: ignore[operator]
+        assert meta.get("t", ns)["kind"] == "PartialObjectMetadata"  # type: ignore[index]
+        if apiserver.is_emulator:
+            await eventually(lambda: open_watches(apiserver) == 3, what="three watches")
+            await asyncio.sleep(0.1)
+            assert open_watches(apiserver) == 3
+        for h in (plain, stripped, meta, narrower):
+            h.release()
+
+
+async def test_unused_informer_is_collected_after_the_grace_period(client: Client, ns: str, apiserver: Any) -> None:
+    await client.create(cm("g"), namespace=ns)
+    async with SharedCache(client, watch_config=FAST, grace_period=0.2) as cache:
+        h = await cache.informer_for("default", CM, namespace=ns)
+        await h.wait_synced(5)
+        first = h.informer
+        sub = h.subscribe()
+        h.release()
+        h.release()  # idempotent
+        assert sub.closed
+        await asyncio.sleep(0.05)
+        again = await cache.informer_for("default", CM, namespace=ns)  # within the grace period: reused
+        assert again.informer is first
+        again.release()
+        ref = weakref.ref(first)
+        store_ref = weakref.ref(first.store)
+        del first, h, again, sub
+        await eventually(lambda: not cache.informers(), what="collection")
+        if apiserver.is_emulator:
+            await eventually(lambda: open_watches(apiserver) == 0, what="watch closed")
+        await asyncio.sleep(0.05)
+        gc.collect()
+        assert ref() is None and store_ref() is None  # memory released
+        fresh = await cache.informer_for("default", CM, namespace=ns)
+        await fresh.wait_synced(5)
+        assert fresh.get("g", ns) is not None
+        fresh.release()
+
+
+async def test_leaving_the_cache_stops_every_informer(client: Client, ns: str, apiserver: Any) -> None:
+    async with SharedCache(client, watch_config=FAST, grace_period=60) as cache:
+        a = await cache.informer_for("default", CM, namespace=ns)
+        b = await cache.informer_for("default", "v1/Secret", namespace=ns)
+        await cache.wait_synced(timeout=5)
+        sub = a.subscribe()
+    assert a.informer.stopped and b.informer.stopped and sub.closed
+    if apiserver.is_emulator:
+        await eventually(lambda: not apiserver.stats()["open_watches"], what="no watches")
+    with pytest.raises(RuntimeError):
+        await cache.informer_for("default", CM)
+
+
+async def test_clusters_are_part_of_every_key_and_event(client: Client, ns: str, apiserver: Any) -> None:
+    from kubeloop.config import load_kubeconfig
+
+    await client.create(cm("c"), namespace=ns)
+    other = Client(load_kubeconfig(apiserver.kubeconfig), qps=None)
+    try:
+        async with SharedCache({"east": client}, watch_config=FAST) as cache:
+            with pytest.raises(KeyError):
+                await cache.informer_for("west", CM, namespace=ns)
+            cache.add_cluster("west", other)  # added later
+            east = await cache.informer_for("east", CM, namespace=ns)
+            west = await cache.informer_for("west", CM, namespace=ns)
+            await cache.wait_synced(timeout=5)
+            assert east.informer is not west.informer
+            assert east.store.cluster == "east" and west.store.cluster == "west"
+            (ev_e,) = await collect(east.subscribe(), 1)
+            (ev_w,) = await collect(west.subscribe(), 1)
+            assert ev_e.key == ("east", ns, "c") and ev_w.key == ("west", ns, "c")
+            assert sorted(cache.clusters) == ["east", "west"]
+            east.release()
+            west.release()
+    finally:
+        await other.close()
