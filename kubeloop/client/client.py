@@ -4,7 +4,7 @@ Resources are named by short strings (`"v1/ConfigMap"`, `"apps/v1/Deployment"`) 
 discovery; objects are plain dicts in and out (any `Mapping` is accepted in). Namespaces:
 
 - `namespace=None` means the client's default namespace (from the kubeconfig context or the pod);
-- `namespace=ALL_NAMESPACES` (`""`) means every namespace, for `list`, `list_pages` and `watch`;
+- `namespace=ALL_NAMESPACES` (`""`) means every namespace, for `list`, `list_page(s)` and `watch`;
 - for cluster-scoped resources the namespace is ignored.
 """
 
