@@ -191,3 +191,18 @@ def test_generic_kinds() -> None:
     del bad["spec"]["rules"][0]["http"]["paths"][0]["pathType"]
     assert invalid_fields(create, ing, bad) == [("spec.rules[0].http.paths[0].pathType", "FieldValueRequired")]
     assert CAT.api_group("autoscaling") is not None
+
+
+def test_namespace_finalize_subresource() -> None:
+    ns = info("", "namespaces")
+    obj = create(ns, {"metadata": {"name": "gone"}})
+    new = copy.deepcopy(obj)
+    new["spec"]["finalizers"] = []
+    new["status"] = {"phase": "Terminating"}
+    ns.strategy.prepare_for_subresource_update(ns, "finalize", new, obj)
+    assert new["spec"] == {} and new["status"] == {"phase": "Active"}
+    st = copy.deepcopy(obj)
+    st["status"] = {"phase": "Terminating"}
+    st["spec"]["finalizers"] = []
+    ns.strategy.prepare_for_subresource_update(ns, "status", st, obj)
+    assert st["status"] == {"phase": "Terminating"} and st["spec"] == {"finalizers": ["kubernetes"]}

@@ -11,6 +11,7 @@ Order of calls the generic flow makes (all hooks are optional to override):
 - update:  `prepare_for_update(new, old)` (decodes, defaults, keeps status, bumps generation)
            -> `validate_update`
 - /status: `prepare_for_status_update(new, old)` -> `validate_status_update`
+  (`prepare_for_subresource_update(sub, new, old)` dispatches any subresource write, e.g. `finalize`)
 - delete:  `prepare_for_delete(obj)` before the generic finalizer logic
 - lists:   `check_field_label` for each fieldSelector label, then `field_values(obj)` per object
 - /scale:  `get_scale(obj)` and `apply_scale(obj, scale)` (then the update path as above)
@@ -75,6 +76,14 @@ class Strategy:
 
     def validate_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         """Reject an invalid `/status` write."""
+
+    def prepare_for_subresource_update(self, info: ResourceInfo, subresource: str, new: Obj, old: Obj) -> None:
+        """A write through `/<subresource>` other than `/scale`: `status` goes to
+        `prepare_for_status_update`; a Namespace's `finalize` changes only `spec.finalizers`."""
+        if subresource == "status":
+            self.prepare_for_status_update(info, new, old)
+        else:
+            self.prepare_for_update(info, new, old)
 
     # -- delete ------------------------------------------------------------------------------
     def prepare_for_delete(self, info: ResourceInfo, obj: Obj) -> bool:

@@ -106,6 +106,12 @@ class NamespaceStrategy(FieldLabelStrategy):
     def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         super().prepare_for_status_update(info, new, old)
 
+    def prepare_for_subresource_update(self, info: ResourceInfo, subresource: str, new: Obj, old: Obj) -> None:
+        if subresource == "finalize":
+            self.prepare_for_finalize_update(info, new, old)
+        else:
+            super().prepare_for_subresource_update(info, subresource, new, old)
+
     def prepare_for_finalize_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         """PUT `/namespaces/<name>/finalize`: only `spec.finalizers` may change."""
         self.decode(info, new)
