@@ -84,6 +84,14 @@ def kind_for(code: int | None, reason: str | None = None, message: str = "") -> 
     return ErrorKind.OTHER
 
 
+def _too_large_rv(details: Mapping[str, Any]) -> bool:
+    """A 504 whose cause is ResourceVersionTooLarge: the cache lags our RV; client-go relists."""
+    causes = details.get("causes")
+    return isinstance(causes, list) and any(
+        isinstance(c, Mapping) and c.get("reason") == _TOO_LARGE_RV for c in causes
+    )
+
+
 def classify_status(status: Any) -> WatchError:
     """Classify the `Status` object carried by a watch ERROR event."""
     if not isinstance(status, Mapping):
@@ -98,10 +106,7 @@ def classify_status(status: Any) -> WatchError:
         ras = details.get("retryAfterSeconds")
         if isinstance(ras, int | float):
             retry_after = float(ras)
-        causes = details.get("causes")
-        if isinstance(causes, list) and any(
-            isinstance(c, Mapping) and c.get("reason") == _TOO_LARGE_RV for c in causes
-        ):
+        if _too_large_rv(details):
             return WatchError(ErrorKind.GONE, message, code, reason, retry_after)
     return WatchError(kind_for(code, reason, message), message, code, reason, retry_after)
 
@@ -140,6 +145,9 @@ def classify_exception(exc: BaseException) -> WatchError:
     ra = getattr(exc, "retry_after", None)
     retry_after = float(ra) if isinstance(ra, int | float) and not isinstance(ra, bool) else None
     if code is not None or reason in _REASONS:
+        details = getattr(exc, "details", None)
+        if isinstance(details, Mapping) and _too_large_rv(details):
+            return WatchError(ErrorKind.GONE, message, code, reason, retry_after)
         return WatchError(kind_for(code, reason, message), message, code, reason, retry_after)
     names = [cls.__name__ for cls in type(exc).__mro__]
     for name in names:

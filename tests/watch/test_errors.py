@@ -91,3 +91,14 @@ def test_classify_duck_typed_and_io_exceptions() -> None:
     other = classify_exception(ValueError("bug"))
     assert other.kind is ErrorKind.OTHER
     assert other.message == "ValueError: bug"
+
+
+def test_classify_client_timeout_with_too_large_resource_version_cause() -> None:
+    status = {"code": 504, "reason": "Timeout", "message": "Timeout: request did not complete",
+              "details": {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                          "retryAfterSeconds": 1}}
+    e = classify_exception(client_errors.Timeout(status))
+    assert e.kind is ErrorKind.GONE
+    assert e.retry_after == 1.0
+    plain = classify_exception(client_errors.Timeout({"code": 504, "reason": "Timeout", "message": "slow"}))
+    assert plain.kind is ErrorKind.TIMEOUT
