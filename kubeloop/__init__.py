@@ -1,3 +1,8 @@
 """kubeloop: an asyncio Kubernetes controller runtime."""
 
+from kubeloop.client import Client
+from kubeloop.controller import Context, Controller, Request, Result, TerminalError
+
 __version__ = "0.1.0"
+
+__all__ = ["Client", "Context", "Controller", "Request", "Result", "TerminalError", "__version__"]

@@ -19,9 +19,9 @@ import threading
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -190,3 +190,133 @@ class WorkQueueCollector:
 WORKQUEUE_COLLECTOR = WorkQueueCollector()
 """Every named work queue registers here; it is registered in ``REGISTRY``."""
 REGISTRY.register(WORKQUEUE_COLLECTOR)
+
+
+# --------------------------------------------------------------------------- controller families
+#
+# Names, labels and buckets follow controller-runtime (pkg/internal/controller/metrics) so that
+# existing dashboards and alerts work unchanged. prometheus_client's own objects are fine here:
+# they are touched once per reconcile, not once per event.
+
+# controller-runtime's reconcile_time_seconds buckets.
+RECONCILE_TIME_BUCKETS: tuple[float, ...] = (
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0,
+    25.0, 30.0, 40.0, 50.0, 60.0,
+)
+
+RECONCILE_TOTAL = Counter(
+    "controller_runtime_reconcile",
+    "Total number of reconciliations per controller",
+    ["controller", "result"],
+    registry=REGISTRY,
+)
+"""``controller_runtime_reconcile_total{controller,result}``; result: success, error, requeue, requeue_after."""
+
+RECONCILE_ERRORS = Counter(
+    "controller_runtime_reconcile_errors",
+    "Total number of reconciliation errors per controller",
+    ["controller"],
+    registry=REGISTRY,
+)
+TERMINAL_RECONCILE_ERRORS = Counter(
+    "controller_runtime_terminal_reconcile_errors",
+    "Total number of terminal reconciliation errors per controller",
+    ["controller"],
+    registry=REGISTRY,
+)
+RECONCILE_PANICS = Counter(
+    "controller_runtime_reconcile_panics",
+    "Total number of reconciliation panics per controller",
+    ["controller"],
+    registry=REGISTRY,
+)
+"""Kept for dashboard compatibility: a Python reconcile cannot panic, so this stays 0."""
+RECONCILE_TIMEOUTS = Counter(
+    "controller_runtime_reconcile_timeouts",
+    "Total number of reconciliation timeouts per controller",
+    ["controller"],
+    registry=REGISTRY,
+)
+RECONCILE_TIME = Histogram(
+    "controller_runtime_reconcile_time_seconds",
+    "Length of time per reconciliation per controller",
+    ["controller"],
+    buckets=RECONCILE_TIME_BUCKETS,
+    registry=REGISTRY,
+)
+MAX_CONCURRENT_RECONCILES = Gauge(
+    "controller_runtime_max_concurrent_reconciles",
+    "Maximum number of concurrent reconciles per controller",
+    ["controller"],
+    registry=REGISTRY,
+)
+ACTIVE_WORKERS = Gauge(
+    "controller_runtime_active_workers",
+    "Number of currently used workers per controller",
+    ["controller"],
+    registry=REGISTRY,
+)
+
+# kubeloop's own controller families (no controller-runtime equivalent).
+OWN_EVENTS_SKIPPED = Counter(
+    "kubeloop_controller_own_events_skipped",
+    "Watch events caused only by the controller's own writes, not turned into reconciles",
+    ["controller"],
+    registry=REGISTRY,
+)
+READ_YOUR_WRITES_WAITS = Counter(
+    "kubeloop_controller_read_your_writes_waits",
+    "Reconciles that waited for the cache to catch up with the controller's own writes, by outcome",
+    ["controller", "outcome"],
+    registry=REGISTRY,
+)
+APPLY_SKIPPED = Counter(
+    "kubeloop_controller_apply_skipped",
+    "Server-side applies skipped because the cached object already matched",
+    ["controller"],
+    registry=REGISTRY,
+)
+EVENTS_DROPPED = Counter(
+    "kubeloop_controller_events_dropped",
+    "Kubernetes Events the recorder dropped (rate limit, full buffer or API error)",
+    ["controller", "reason"],
+    registry=REGISTRY,
+)
+
+
+@dataclass(slots=True)
+class ControllerMetrics:
+    """The label-bound children of one controller's families (bound once, cheap to bump)."""
+
+    success: Any
+    error: Any
+    requeue: Any
+    requeue_after: Any
+    errors: Any
+    terminal_errors: Any
+    timeouts: Any
+    time: Any
+    active_workers: Any
+    max_concurrent: Any
+    own_events_skipped: Any
+    apply_skipped: Any
+
+    @classmethod
+    def for_controller(cls, name: str) -> ControllerMetrics:
+        """Bind (and so create, at zero) every family for controller ``name``."""
+        RECONCILE_PANICS.labels(name)
+        return cls(
+            success=RECONCILE_TOTAL.labels(name, "success"),
+            error=RECONCILE_TOTAL.labels(name, "error"),
+            requeue=RECONCILE_TOTAL.labels(name, "requeue"),
+            requeue_after=RECONCILE_TOTAL.labels(name, "requeue_after"),
+            errors=RECONCILE_ERRORS.labels(name),
+            terminal_errors=TERMINAL_RECONCILE_ERRORS.labels(name),
+            timeouts=RECONCILE_TIMEOUTS.labels(name),
+            time=RECONCILE_TIME.labels(name),
+            active_workers=ACTIVE_WORKERS.labels(name),
+            max_concurrent=MAX_CONCURRENT_RECONCILES.labels(name),
+            own_events_skipped=OWN_EVENTS_SKIPPED.labels(name),
+            apply_skipped=APPLY_SKIPPED.labels(name),
+        )

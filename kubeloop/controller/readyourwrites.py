@@ -1,0 +1,287 @@
+"""Read your own writes: the controller's memory of what it just wrote.
+
+Two problems every cache-based controller has, and what this module does about them:
+
+1. *Stale reads.* A reconcile writes an object; the next reconcile of that key starts before the
+   watch event of the write reached the cache and reads the older version (then writes again,
+   or gets a Conflict). The tracker remembers each write (the resourceVersion the server
+   returned, and the object) per request, so the controller can wait, briefly and before the
+   next reconcile of that request starts, until its caches have caught up with those writes
+   (``pending``); a read inside a reconcile of an object it wrote a moment ago gets the written
+   object when the cache is still older (``overlay``).
+
+2. *Self-triggering.* The watch event caused by the controller's own write would enqueue another
+   reconcile although nothing else changed. An event is the controller's own exactly when its
+   new resourceVersion is the one a write returned **and** its old resourceVersion is the one
+   the object had just before that write (as far as the controller knew). A write by anyone
+   else in between makes the old resourceVersion differ, so that event is delivered.
+
+   The watch event can arrive before the write's HTTP response does. Events for an object with
+   a write in flight are therefore held (``on_event`` takes a ``deliver`` callback) and decided
+   when the write returns; a failed write releases them unchanged.
+
+resourceVersions are compared as integers (etcd revisions; Kubernetes documents them as
+comparable since 1.35); a non-numeric one is only ever compared for equality. Pure, synchronous
+code: the asyncio waiting lives in the controller.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ObjectKey = tuple[str, str, str, str, str]
+"""(cluster, group, kind, namespace, name): one object, whatever version or informer shows it."""
+
+DEFAULT_TTL = 30.0
+
+Deliver = Callable[[], None]
+
+
+def rv_int(rv: str | None) -> int | None:
+    """A resourceVersion as an int, or None if it is missing or not a decimal number."""
+    if rv and rv.isdigit():
+        return int(rv)
+    return None
+
+
+def rv_newer(a: str | None, b: str | None) -> bool:
+    """True if resourceVersion ``a`` is known to be newer than ``b`` (``b`` None: absent)."""
+    ia = rv_int(a)
+    if ia is None:
+        return False
+    if b is None:
+        return True
+    ib = rv_int(b)
+    return ib is not None and ia > ib
+
+
+def rv_at_least(a: str | None, b: str | None) -> bool:
+    """True if resourceVersion ``a`` is known to be the same as or newer than ``b``."""
+    if a is not None and a == b:
+        return True
+    ia, ib = rv_int(a), rv_int(b)
+    return ia is not None and ib is not None and ia >= ib
+
+
+def _rv_of(obj: Mapping[str, Any] | None) -> str | None:
+    if obj is None:
+        return None
+    meta = obj.get("metadata")
+    return (meta.get("resourceVersion") or None) if isinstance(meta, Mapping) else None
+
+
+@dataclass(slots=True, eq=False)
+class Write:
+    """One write the controller made (or is making) and has not yet seen come back."""
+
+    key: ObjectKey
+    prior_rv: str | None  # the object's resourceVersion just before the write (None: absent)
+    owner: Hashable | None  # the request whose reconcile wrote it
+    at: float
+    in_flight: bool = True
+    deleted: bool = False  # the write removed the object
+    rv: str | None = None  # the resourceVersion the write returned
+    obj: Mapping[str, Any] | None = None  # what the server returned
+    uid: str | None = None
+    seen: bool = False
+    held: list[tuple[str | None, str | None, Deliver]] = field(default_factory=list)
+
+
+class WriteTracker:
+    """Remembers the controller's recent writes; see the module docstring.
+
+    A write ends when the cache shows its resourceVersion (or a newer one), or after ``ttl``
+    seconds (a write whose object no informer of the controller shows is never seen).
+    """
+
+    def __init__(self, *, ttl: float = DEFAULT_TTL, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl = ttl
+        self._clock = clock
+        self._keys: dict[ObjectKey, list[Write]] = {}
+        self._order: OrderedDict[int, Write] = OrderedDict()  # live writes, oldest first
+        self._by_owner: dict[Hashable, list[Write]] = {}
+        self._seq = 0
+        self._listeners: list[Callable[[], None]] = []
+        self.own_events_skipped = 0
+
+    # ------------------------------------------------------------------ writing
+
+    def prior_rv(self, key: ObjectKey, cached_rv: str | None) -> str | None:
+        """The resourceVersion ``key`` had as far as we know: our latest write's, if newer than the cache's."""
+        writes = self._keys.get(key)
+        if writes:
+            for w in reversed(writes):
+                if not w.in_flight and not w.deleted and w.rv is not None:
+                    return w.rv if cached_rv is None or rv_newer(w.rv, cached_rv) else cached_rv
+        return cached_rv
+
+    def begin(self, key: ObjectKey, prior_rv: str | None, *, owner: Hashable | None = None,
+              uid: str | None = None) -> Write:
+        """Announce a write about to be sent; events of ``key`` are held until it finishes."""
+        now = self._clock()
+        self._expire(now)
+        w = Write(key, prior_rv, owner, now, uid=uid)
+        self._keys.setdefault(key, []).append(w)
+        self._seq += 1
+        self._order[self._seq] = w
+        if owner is not None:
+            self._by_owner.setdefault(owner, []).append(w)
+        return w
+
+    def finish(self, w: Write, written: Mapping[str, Any] | None) -> None:
+        """The write returned ``written`` (the server's answer; a Status or None for a deletion)."""
+        w.in_flight = False
+        meta = written.get("metadata") if written is not None else None
+        if written is not None and written.get("kind") != "Status" and isinstance(meta, Mapping) and meta.get("name"):
+            w.rv = meta.get("resourceVersion") or None
+            w.obj = written
+            w.uid = meta.get("uid") or w.uid
+            w.deleted = False
+            if w.rv is not None and w.rv == w.prior_rv:
+                self._remove(w)  # a no-op: no event will follow
+        else:
+            w.deleted = True
+        held, w.held = w.held, []
+        for old_rv, new_rv, deliver in held:
+            self.on_event(w.key, old_rv, new_rv, deliver)
+
+    def fail(self, w: Write) -> None:
+        """The write failed: forget it and deliver the events held meanwhile."""
+        w.in_flight = False
+        self._remove(w)
+        held, w.held = w.held, []
+        for old_rv, new_rv, deliver in held:
+            self.on_event(w.key, old_rv, new_rv, deliver)
+
+    # ------------------------------------------------------------------ events
+
+    def on_event(self, key: ObjectKey, old_rv: str | None, new_rv: str | None, deliver: Deliver) -> None:
+        """One watch event of ``key`` (None rv: absent before / deleted after).
+
+        ``deliver()`` is called now if the event is someone else's, never if it was caused only by
+        one of our writes, and later if a write of ``key`` is still in flight.
+        """
+        writes = self._keys.get(key)
+        if not writes:
+            deliver()
+            return
+        for w in writes:
+            if w.in_flight:
+                w.held.append((old_rv, new_rv, deliver))
+                return
+        own = False
+        if new_rv is None:
+            self._drop_deletions(key)
+        else:
+            for w in writes:
+                if w.rv == new_rv and w.prior_rv == old_rv:
+                    own = True
+                    break
+            self.on_observed(key, new_rv)
+        if own:
+            self.own_events_skipped += 1
+        else:
+            deliver()
+
+    def on_observed(self, key: ObjectKey, rv: str | None) -> None:
+        """The cache now holds ``key`` at ``rv``: every write it already shows is seen."""
+        writes = self._keys.get(key)
+        if not writes or rv is None:
+            return
+        done = [w for w in writes if not w.in_flight and not w.deleted and w.rv is not None and rv_at_least(rv, w.rv)]
+        for w in done:
+            self._remove(w)
+        if done:
+            self._notify()
+
+    def _drop_deletions(self, key: ObjectKey) -> None:
+        for w in [w for w in self._keys.get(key, ()) if w.deleted and not w.in_flight]:
+            self._remove(w)
+
+    def _remove(self, w: Write) -> None:
+        if w.seen:
+            return
+        w.seen = True
+        writes = self._keys.get(w.key)
+        if writes is not None:
+            try:
+                writes.remove(w)
+            except ValueError:
+                pass
+            if not writes:
+                del self._keys[w.key]
+        if w.owner is not None:
+            ws = self._by_owner.get(w.owner)
+            if ws is not None:
+                try:
+                    ws.remove(w)
+                except ValueError:
+                    pass
+                if not ws:
+                    del self._by_owner[w.owner]
+
+    # ------------------------------------------------------------------ reads
+
+    def pending(self, owner: Hashable) -> list[Write]:
+        """Writes made by ``owner``'s reconciles that the cache does not show yet (deletions excluded)."""
+        self._expire(self._clock())
+        return [w for w in self._by_owner.get(owner, ()) if not w.deleted and not w.in_flight and w.rv is not None]
+
+    def release(self, writes: list[Write]) -> None:
+        """Stop waiting for these writes (the cache did not show them in time); they stay in the event filter."""
+        for w in writes:
+            if w.owner is not None:
+                ws = self._by_owner.get(w.owner)
+                if ws is not None and w in ws:
+                    ws.remove(w)
+                    if not ws:
+                        del self._by_owner[w.owner]
+                w.owner = None
+
+    def overlay(self, key: ObjectKey, cached: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """What a reader should see for ``key``: the cached object, or our newer written version.
+
+        A deletion we made hides the cached object with the same uid.
+        """
+        writes = self._keys.get(key)
+        if not writes:
+            return cached
+        for w in reversed(writes):
+            if w.in_flight:
+                continue
+            if w.deleted:
+                if cached is not None and w.uid and (cached.get("metadata") or {}).get("uid") == w.uid:
+                    return None
+                return cached
+            if cached is None or rv_newer(w.rv, _rv_of(cached)):
+                return w.obj
+            return cached
+        return cached
+
+    # ------------------------------------------------------------------ housekeeping
+
+    def add_listener(self, fn: Callable[[], None]) -> None:
+        """Call ``fn()`` whenever some write becomes seen (the controller wakes its waiters)."""
+        self._listeners.append(fn)
+
+    def _notify(self) -> None:
+        for fn in self._listeners:
+            fn()
+
+    def _expire(self, now: float) -> None:
+        order = self._order
+        limit = now - self.ttl
+        while order:
+            seq, w = next(iter(order.items()))
+            if not w.seen and (w.at > limit or w.in_flight):
+                break
+            del order[seq]
+            self._remove(w)
+
+    def __len__(self) -> int:
+        """Writes not yet seen (in flight included)."""
+        return sum(len(ws) for ws in self._keys.values())
