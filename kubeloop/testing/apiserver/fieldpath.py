@@ -12,6 +12,7 @@ Walks never look into the fields kube-apiserver strips from every field set (`ap
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -39,9 +40,15 @@ def _skip(path: Path) -> frozenset[str]:
     return _NO_SKIP
 
 
+_JSON_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
 def to_json(value: Any) -> str:
     """Compact JSON with sorted keys, as used inside `k:` and `v:` path elements."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    try:
+        return orjson.dumps(value, option=_JSON_OPTS).decode()
+    except TypeError:  # e.g. an integer beyond 64 bits from a YAML body
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def item_element(item: Any, index: int, lt: ListType) -> str:
@@ -85,7 +92,7 @@ def _applied_map(obj: dict[str, Any], path: Path, tpath: FieldPath, lt: ListType
     for k, v in obj.items():
         if k in skip:
             continue
-        p = (*path, "f:" + k)
+        p = (*path, f"f:{k}")
         tp = (*tpath, k)
         if isinstance(v, dict):
             if v and not atomic_map(lt, tp):
@@ -119,7 +126,7 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
         skip = _skip(path)
         for k, x in v.items():
             if k not in skip:
-                _all_fields(x, (*path, "f:" + k), (*tpath, k), lt, out, True)
+                _all_fields(x, (*path, f"f:{k}"), (*tpath, k), lt, out, True)
     elif isinstance(v, list):
         ltype = lt(tpath)
         if not _merged(ltype):
@@ -159,19 +166,19 @@ def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> 
         v = d[k]
         if isinstance(v, dict):
             if level != 0 and atomic_map(lt, (*tpath, k)):
-                out["f:" + k] = {}
+                out[f"f:{k}"] = {}
                 continue
             ch = _fv1_map(v, 1 if level == 0 and k == "metadata" else 2, (*tpath, k), lt)
             if level == 0 and k in _TOP_STRUCT_NAMES:
                 if ch:
-                    out["f:" + k] = ch
+                    out[f"f:{k}"] = ch
             else:
-                out["f:" + k] = {".": {}, **ch} if ch else {}
+                out[f"f:{k}"] = {".": {}, **ch} if ch else {}
         elif isinstance(v, list):
             tp = (*tpath, k)
             ltype = lt(tp)
             if not _merged(ltype):
-                out["f:" + k] = {}
+                out[f"f:{k}"] = {}
                 continue
             assert ltype is not None
             items: dict[str, Any] = {}
@@ -185,9 +192,9 @@ def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> 
                 else:
                     items[pe] = {}
             if items:
-                out["f:" + k] = {pe: items[pe] for pe in sorted(items)}
+                out[f"f:{k}"] = {pe: items[pe] for pe in sorted(items)}
         else:
-            out["f:" + k] = {}
+            out[f"f:{k}"] = {}
     return out
 
 
@@ -224,7 +231,7 @@ def _cmp_map(o: dict[str, Any], n: dict[str, Any], path: Path, tpath: FieldPath,
     for k, nv in n.items():
         if k in skip:
             continue
-        p = (*path, "f:" + k)
+        p = (*path, f"f:{k}")
         tp = (*tpath, k)
         if k not in o:
             _all_fields(nv, p, tp, lt, a, True)
@@ -235,7 +242,7 @@ def _cmp_map(o: dict[str, Any], n: dict[str, Any], path: Path, tpath: FieldPath,
         _cmp_value(ov, nv, p, tp, lt, a, m, r)
     for k, ov in o.items():
         if k not in n and k not in skip:
-            _all_fields(ov, (*path, "f:" + k), (*tpath, k), lt, r, True)
+            _all_fields(ov, (*path, f"f:{k}"), (*tpath, k), lt, r, True)
 
 
 def _cmp_value(ov: Any, nv: Any, p: Path, tp: FieldPath, lt: ListTypes,

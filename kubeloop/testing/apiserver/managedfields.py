@@ -336,6 +336,7 @@ def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subres
     if not applied.get("kind"):
         raise _typed_patch_error(applied, api_version, "no corresponding type for "
                                  f"{_gv(api_version)}, Kind=")
+    applied = _as_json(applied)
     lt = list_types_for(list_types)
     resets = tuple(reset_fields)
     sub = subresource or ""
@@ -400,6 +401,16 @@ def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subres
         del managers[i]
     _set_managed(mmeta, _encode(managers))
     return merged
+
+
+def _as_json(value: Obj) -> Obj:
+    """The configuration as JSON would carry it: YAML's non-string keys and timestamps become strings."""
+    try:
+        return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))  # type: ignore[no-any-return]
+    except TypeError:
+        import json
+
+        return json.loads(json.dumps(value, default=str))  # type: ignore[no-any-return]
 
 
 def _gv(api_version: str) -> str:
@@ -485,7 +496,7 @@ def _merge_map(dst: Obj, src: Obj, path: Path, tpath: FieldPath, lt: ListTypes) 
         tp = (*tpath, k)
         if isinstance(sv, dict):
             if isinstance(dv, dict) and not atomic_map(lt, tp):
-                _merge_map(dv, sv, (*path, "f:" + k), tp, lt)
+                _merge_map(dv, sv, (*path, f"f:{k}"), tp, lt)
             else:
                 dst[k] = _clean_copy(sv)
         elif isinstance(sv, list):

@@ -380,7 +380,10 @@ def _pending_order(patch: Obj, field: str) -> list[Any] | None:
 
 
 def _short(v: Any) -> str:
-    s = orjson.dumps(v).decode()
+    try:
+        s = orjson.dumps(v, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        s = repr(v)
     return s if len(s) < 200 else s[:200] + "..."
 
 
@@ -425,7 +428,10 @@ def _item_key(item: Any, merge_key: str | None) -> Any:
 
 def _hashable(v: Any) -> Any:
     if isinstance(v, dict | list):
-        return orjson.dumps(v, option=orjson.OPT_SORT_KEYS)
+        try:
+            return orjson.dumps(v, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+        except TypeError:
+            return repr(v)
     if isinstance(v, bool):
         return ("bool", v)
     return v
