@@ -406,11 +406,11 @@ def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subres
 def _as_json(value: Obj) -> Obj:
     """The configuration as JSON would carry it: YAML's non-string keys and timestamps become strings."""
     try:
-        return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))  # type: ignore[no-any-return]
+        return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
     except TypeError:
         import json
 
-        return json.loads(json.dumps(value, default=str))  # type: ignore[no-any-return]
+        return json.loads(json.dumps(value, default=str))
 
 
 def _gv(api_version: str) -> str:
