@@ -415,11 +415,9 @@ class APIApp:
     async def list(self, request: web.Request, t: Target, mode: str) -> web.Response:
         reg, info, q = self.registry, t.info, request.query
         match, has_sel = self._matcher(info, q)
-        rv, rv_match = reg.parse_list_rv(q)
-        if rv and rv > reg.store.rv and rv_match != "Exact" and not q.get("continue"):
-            await self._wait_for_rv(rv)
-        if rv and rv > reg.store.rv and rv_match == "Exact":
-            await self._wait_for_rv(rv)
+        rv, _ = reg.parse_list_rv(q)
+        if rv and rv > reg.store.rv and not q.get("continue"):
+            await self._wait_for_rv(rv)  # the watch cache waits ~3 s for a future RV, then 504
         res = reg.list(info, t.namespace, q, match, has_sel)
         body = render_list(info, POM if mode == POM else JSON, res.items, res.rv, res.continue_token, res.remaining)
         return _json(body, mode=mode)

@@ -213,7 +213,8 @@ class Registry:
                     "response to retrieve the remainder of the results. Continuing with the provided token "
                     "results in an inconsistent list - objects that were created, modified, or deleted "
                     "between the time the first chunk was returned and now may show up in the list.")
-        elif rv is not None and rv_match == "Exact":
+        elif rv and (rv_match == "Exact" or (not rv_match and limit > 0)):
+            # legacy semantics: a non-zero resourceVersion with a limit is an exact read
             if rv > self.store.rv:
                 raise self.future_rv_error(rv)
             objects = bucket.snapshot(rv)
