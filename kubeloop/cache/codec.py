@@ -106,6 +106,11 @@ class ZlibDictCodec:
     ratio of recent objects drifts above ``retrain_ratio`` (the objects stopped
     looking like the samples), a new dictionary is learnt from recent objects;
     older entries keep decoding with the dictionary they were written with.
+
+    ``level`` 1 (deflate's fast matcher) is the default: on Pods it compresses to ~0.17 of
+    the JSON in ~19 us, where level 6 reaches ~0.13 in ~29 us; the per-object store
+    overhead, not the payload, dominates memory at these ratios, and encode sits on the
+    watch path.
     """
 
     name = "zlib"
@@ -114,7 +119,7 @@ class ZlibDictCodec:
     def __init__(
         self,
         *,
-        level: int = 6,
+        level: int = 1,
         dict_size: int = 16384,
         train_after: int = 8,
         retrain_ratio: float = 0.35,
