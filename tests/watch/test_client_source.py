@@ -1,6 +1,7 @@
-"""Watcher + ClientSource over real HTTP against the emulator (or KUBELOOP_TEST_KUBECONFIG's cluster).
-
-The store built from the watcher's events must equal a fresh LIST after drops, 410s and errors."""
+"""Watcher over real HTTP against the emulator (or KUBELOOP_TEST_KUBECONFIG's cluster), through the
+informers' `kubeloop.cache.source.ClientSource` (the one adapter from `kubeloop.client` to a
+`WatchSource`). The store built from the watcher's events must equal a fresh LIST after drops, 410s
+and errors."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from kubeloop.cache.source import ClientSource
 from kubeloop.client import ApiError, Client, RetryPolicy
 from kubeloop.config import load_kubeconfig
 from kubeloop.watch import ErrorKind, ListSemantic, WatchConfig, Watcher, WatchEvent, WatchSource
-from kubeloop.watch.client_source import ClientSource
 
 from .fakes import Store
 
