@@ -268,6 +268,8 @@ class APIApp:
                 raise errors.method_not_allowed()
             if verb == "get" and _truthy(q.get("watch")):
                 verb = "watch"
+        if verb not in info.verbs and not t.subresource:
+            raise errors.method_not_allowed()
         key = info.stats_key
         self.faults.requests[f"{verb} {key}"] += 1
         delay = self.faults.delay_for(key)
@@ -294,7 +296,7 @@ class APIApp:
             body = await request.read()
             opts = self._delete_options(body)
             opts = reg.parse_delete_options(opts, q)
-            dry = reg.check_dry_run(q.getall("dryRun", []) + list(opts.get("dryRun") or []), "DeleteOptions")
+            dry = reg.check_dry_run(q.getall("dryRun", []) + _as_list(opts.get("dryRun")), "DeleteOptions")
             kept, status = reg.delete(info, ns, t.name, opts, dry_run=dry)
             if status is not None:
                 return _json(orjson.dumps(status))
@@ -304,7 +306,7 @@ class APIApp:
         if verb == "deletecollection":
             body = await request.read()
             opts = reg.parse_delete_options(self._delete_options(body), q)
-            dry = reg.check_dry_run(q.getall("dryRun", []) + list(opts.get("dryRun") or []), "DeleteOptions")
+            dry = reg.check_dry_run(q.getall("dryRun", []) + _as_list(opts.get("dryRun")), "DeleteOptions")
             match, _has_sel = self._matcher(info, q)
             gone = reg.delete_collection(info, ns, opts, dry_run=dry, match=match)
             mode = negotiate(request.headers.get("Accept"), is_list=True, kind=info.kind)
@@ -552,6 +554,12 @@ class APIApp:
                 wait = min(wait, next_bookmark - now)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(w.wakeup.wait(), timeout=max(wait, 0.001))
+
+
+def _as_list(v: Any) -> list[str]:
+    if not v:
+        return []
+    return [str(x) for x in v] if isinstance(v, list) else [str(v)]
 
 
 def _identity(info: ResourceInfo) -> bool:
