@@ -49,7 +49,7 @@ from kubeloop.client import Client, ResourceRef
 from kubeloop.controller.apply import AppliedMemory
 from kubeloop.controller.context import Context
 from kubeloop.controller.events import EventRecorder
-from kubeloop.controller.logs import current_request, next_reconcile_id, request_logger
+from kubeloop.controller.logs import RequestLogger, current_request, next_reconcile_id, request_fields
 from kubeloop.controller.predicates import Predicate, PredicateFn
 from kubeloop.controller.readyourwrites import ObjectKey, Write, WriteTracker, rv_at_least
 from kubeloop.controller.request import Request, Result, TerminalError
@@ -537,6 +537,9 @@ class Controller:
                 return
             try:
                 await self._process(req, priority)
+            except Exception:  # a bug of ours or of a logging handler: never lose the worker
+                self.log.exception("%s: internal error while processing %s", self.name, req)
+                queue.add_rate_limited(req, priority)
             finally:
                 queue.done(req)
 
@@ -547,8 +550,9 @@ class Controller:
         started = time.perf_counter()
         self.reconciles_started += 1
         rid = next_reconcile_id()
-        log = request_logger(self.log, self.name, req, rid)
-        token = current_request.set(log.extra)  # type: ignore[arg-type]
+        fields = request_fields(self.name, req, rid)
+        log = RequestLogger(self.log, fields)
+        token = current_request.set(fields)
         try:
             if self.tracker is not None:
                 await self._await_own_writes(req)

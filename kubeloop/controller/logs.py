@@ -19,6 +19,10 @@ from typing import Any
 from kubeloop.controller.request import Request
 
 FIELDS = ("controller", "cluster", "namespace", "name", "reconcile_id")
+"""The fields of a reconcile's log lines (``name`` is the record attribute ``object_name``:
+``LogRecord.name`` is the logger's)."""
+
+_ATTR = {"name": "object_name"}
 
 current_request: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
     "kubeloop_reconcile", default=None
@@ -52,7 +56,7 @@ class RequestLogger(logging.LoggerAdapter):  # type: ignore[type-arg,unused-igno
     """A logger bound to one reconcile (see the module docstring)."""
 
     def __init__(self, logger: logging.Logger, fields: Mapping[str, str]) -> None:
-        super().__init__(logger, dict(fields))
+        super().__init__(logger, {_ATTR.get(k, k): v for k, v in fields.items()})
         self._text = _suffix(fields)
 
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
@@ -73,6 +77,7 @@ class RequestContextFilter(logging.Filter):
         fields = current_request.get()
         if fields:
             for k, v in fields.items():
+                k = _ATTR.get(k, k)
                 if not hasattr(record, k):
                     setattr(record, k, v)
         return True
