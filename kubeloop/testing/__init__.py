@@ -1,7 +1,20 @@
 """kubeloop.testing: the Kubernetes API server emulator and test helpers.
 
-`APIServer` runs the emulator in-process (async context manager); the pytest plugin in
-`pytest_plugin.py` gives each test a fresh one (or a real cluster, see `TestCluster`).
+    from kubeloop.testing import APIServer
+
+    async with APIServer(token="t", tls=True) as api:   # a real HTTP(S) server on 127.0.0.1
+        api.url, api.token, api.kubeconfig              # kubeconfig: a written file (CA embedded with TLS)
+        api.faults.close_watches()                      # drop every open watch
+        api.faults.expire_next_watch("configmaps")      # the next watch gets 410 Expired
+        api.faults.compact()                            # history gone: old RVs get 410
+        api.faults.delay(0.2)                           # slow responses
+        api.faults.fail_next(3, 429, retry_after=1)     # the next 3 requests fail
+        api.stats()                                     # open watches and requests per resource
+
+Options: `gc` (garbage collector on/off), `history_size`, `bookmark_interval`,
+`namespace_delete_delay`, `future_rv_wait`. The pytest plugin (`pytest_plugin.py`) gives each test
+a fresh server as the `apiserver` fixture (a `TestCluster`), or the real cluster named by
+`KUBELOOP_TEST_KUBECONFIG`; `kubeloop apiserver` runs the same server from the command line.
 """
 
 from .apiserver.server import APIServer

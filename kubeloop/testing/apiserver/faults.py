@@ -3,6 +3,16 @@
 The same `Faults` object is driven from Python (`APIServer.faults`) and from the admin endpoints
 under `/_kubeloop/` (see `app.py`). Resources are named by their stats key
 (`<group>/<version>/<resource>`, core group as `core`) or by their plural alone (`configmaps`).
+
+Admin endpoints (no authentication, POST unless noted; `resource` is optional everywhere):
+
+    GET  /_kubeloop/stats                                   {"open_watches": {...}, "requests": {...}}
+    POST /_kubeloop/close-watches?resource=configmaps       end open watches
+    POST /_kubeloop/expire-next-watch?resource=R&count=1    next watch(es) get a 410 Expired ERROR event
+    POST /_kubeloop/compact                                 drop history: older RVs get 410
+    POST /_kubeloop/delay?seconds=0.5&resource=R            delay API responses (0 turns it off)
+    POST /_kubeloop/fail?count=3&code=429&retryAfter=2&resource=R&verbs=list,watch
+    POST /_kubeloop/reset                                   turn every fault off
 """
 
 from __future__ import annotations
