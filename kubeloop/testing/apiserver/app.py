@@ -474,7 +474,9 @@ class APIApp:
             await self._wait_for_rv(rv)
         timeout_text = q.get("timeoutSeconds", "")
         try:
-            timeout = float(timeout_text) if timeout_text else 1800.0
+            timeout = float(timeout_text) if timeout_text else 0.0
+            if timeout <= 0:  # unset or 0: the server's own request timeout
+                timeout = 1800.0
         except ValueError:
             raise errors.bad_request(f'strconv.ParseInt: parsing "{timeout_text}": invalid syntax') from None
         bookmarks = _truthy(q.get("allowWatchBookmarks"))
