@@ -23,7 +23,7 @@ BODIES = [b"", b"{", b"[]", b"null", b"123", b'{"metadata": 5}', b'{"metadata": 
 CTYPES = ["application/json", "application/yaml", "application/merge-patch+json", "application/json-patch+json",
           "application/strategic-merge-patch+json", "application/apply-patch+yaml", "text/plain", ""]
 QUERIES = [{}, {"labelSelector": "a in ("}, {"fieldSelector": "=="}, {"limit": "-5"}, {"continue": "%%%"},
-           {"resourceVersion": "x"}, {"watch": "true", "timeoutSeconds": "0"}, {"dryRun": "Nope"},
+           {"resourceVersion": "x"}, {"watch": "true", "timeoutSeconds": "1"}, {"dryRun": "Nope"},
            {"fieldManager": "f", "force": "true"}, {"propagationPolicy": "Sideways"}, {"timeoutSeconds": "abc",
                                                                                         "watch": "1"}]
 
