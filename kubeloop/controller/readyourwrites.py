@@ -174,8 +174,12 @@ class WriteTracker:
                 w.held.append((old_rv, new_rv, deliver))
                 return
         own = False
-        if new_rv is None:
-            self._drop_deletions(key)
+        if new_rv is None:  # the object is gone: every finished write of it is history
+            done = [w for w in writes if not w.in_flight]
+            for w in done:
+                self._remove(w)
+            if done:
+                self._notify()
         else:
             for w in writes:
                 if w.rv == new_rv and w.prior_rv == old_rv:
@@ -197,10 +201,6 @@ class WriteTracker:
             self._remove(w)
         if done:
             self._notify()
-
-    def _drop_deletions(self, key: ObjectKey) -> None:
-        for w in [w for w in self._keys.get(key, ()) if w.deleted and not w.in_flight]:
-            self._remove(w)
 
     def _remove(self, w: Write) -> None:
         if w.seen:

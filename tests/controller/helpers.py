@@ -14,7 +14,7 @@ from kubeloop.controller import Controller
 T = TypeVar("T")
 
 
-async def eventually(check: Callable[[], Awaitable[T] | T], timeout: float = 5.0, interval: float = 0.02) -> T:
+async def eventually(check: Callable[[], Awaitable[T] | T], timeout: float = 5.0, interval: float = 0.02) -> T:  # noqa: ASYNC109
     """Poll ``check`` until it returns a truthy value (or stops raising AssertionError)."""
     deadline = time.monotonic() + timeout
     last: Any = None
