@@ -11,6 +11,15 @@ from typing import Any
 import orjson
 
 
+def _code(value: Any) -> int:
+    """An HTTP status code from untrusted input, or 0."""
+    try:
+        code = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+    return code if 100 <= code <= 599 else 0
+
+
 class KubeloopClientError(Exception):
     """Base of every error the client raises."""
 
@@ -22,7 +31,7 @@ class ApiError(KubeloopClientError):
 
     def __init__(self, status: dict[str, Any], *, retry_after: float | None = None) -> None:
         self.status = status
-        self.code: int = int(status.get("code") or self.code_default or 0)
+        self.code: int = _code(status.get("code")) or self.code_default
         self.reason: str = str(status.get("reason") or "")
         self.message: str = str(status.get("message") or "")
         details = status.get("details")
@@ -193,8 +202,8 @@ def error_class(reason: str, code: int) -> type[ApiError]:
 def error_from_status(status: dict[str, Any], *, code: int | None = None,
                       retry_after: float | None = None) -> ApiError:
     """Turn a `Status` dict (from a response body or a watch ERROR event) into its typed error."""
-    c = int(status.get("code") or code or 0)
-    if not status.get("code") and c:
+    c = _code(status.get("code")) or _code(code) or 500
+    if _code(status.get("code")) != c:
         status = {**status, "code": c}
     return error_class(str(status.get("reason") or ""), c)(status, retry_after=retry_after)
 

@@ -32,7 +32,7 @@ class WatchEvent:
         """For an ERROR event, the typed `ApiError` its Status stands for (e.g. `Gone` for 410)."""
         if self.type != "ERROR":
             return None
-        return error_from_status(self.object, code=int(self.object.get("code") or 500))
+        return error_from_status(self.object, code=500)
 
     def __repr__(self) -> str:
         meta = self.object.get("metadata") or {}
@@ -54,6 +54,6 @@ def decode_event(line: bytes) -> WatchEvent:
         raise MalformedWatchLine(f"invalid JSON in watch stream ({exc})", line) from None
     except (KeyError, TypeError):
         raise MalformedWatchLine("watch line is not an event with type and object", line) from None
-    if etype in EVENT_TYPES and type(obj) is dict:
+    if type(etype) is str and etype in EVENT_TYPES and type(obj) is dict:
         return WatchEvent(etype, obj, line)
     raise MalformedWatchLine(f"watch event has an unknown type {etype!r} or a non-object payload", line)

@@ -279,3 +279,54 @@ async def test_from_kubeconfig_fails_at_startup_on_broken_exec(tmp_path: Any) ->
     path.write_text(yaml.safe_dump(doc))
     with pytest.raises(ExecPluginError, match="exited with code 1"):
         await Client.from_kubeconfig(str(path))
+
+
+@given(st.binary(max_size=200))
+def test_decode_event_never_fails_untyped(line: bytes) -> None:
+    try:
+        ev = decode_event(line)
+    except MalformedWatchLine as exc:
+        assert exc.line == line
+    else:
+        assert ev.type in {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"} and isinstance(ev.object, dict)
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                           max_leaves=8)
+
+
+@given(st.dictionaries(st.sampled_from(["type", "object", "x"]), json_values, max_size=3))
+def test_decode_event_json_shapes(doc: dict[str, Any]) -> None:
+    line = orjson.dumps(doc)
+    try:
+        ev = decode_event(line)
+    except MalformedWatchLine:
+        etype = doc.get("type")
+        assert not (isinstance(etype, str) and etype in {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"}
+                    and isinstance(doc.get("object"), dict))
+    else:
+        assert ev.object == doc["object"]
+
+
+@given(st.integers(min_value=400, max_value=599), st.binary(max_size=100) | json_values.map(orjson.dumps))
+def test_error_from_any_response_is_typed(code: int, body: bytes) -> None:
+    err = error_from_response(code, body)
+    assert isinstance(err, ApiError)
+    assert err.code == code or err.status.get("code")
+    assert err.status.get("kind") == "Status" or isinstance(err.status, dict)
+
+
+@given(st.integers(min_value=400, max_value=599),
+       st.fixed_dictionaries({"kind": st.just("Status")},
+                             optional={"code": json_values, "reason": json_values, "message": json_values,
+                                       "details": json_values}))
+def test_error_from_hostile_status(code: int, body: dict[str, Any]) -> None:
+    err = error_from_response(code, orjson.dumps(body))
+    assert isinstance(err, ApiError) and isinstance(err.code, int) and 100 <= err.code <= 599
+    assert isinstance(str(err), str)
+    assert isinstance(err.causes if isinstance(err, Invalid) else [], list)
+    ev = WatchEvent("ERROR", body)
+    ev_err = ev.error()
+    assert isinstance(ev_err, ApiError) and 100 <= ev_err.code <= 599
+    assert error_from_status({**body, "code": -5}, code=code).code == code
