@@ -273,3 +273,22 @@ async def test_proxy_url_is_used(tmp_path: Path) -> None:
         assert seen[-1] == b"GET http://kube.invalid:6443/api/v1/namespaces/default/configmaps/x HTTP/1.1"
     finally:
         server.close()
+
+
+async def test_in_cluster_config_against_server(emulator_only: None, tmp_path: Path) -> None:
+    from kubeloop.config import load_in_cluster
+    async with APIServer(token="sa-token", tls=True) as srv:
+        assert srv.ca_pem is not None
+        sa = tmp_path / "sa"
+        sa.mkdir()
+        (sa / "token").write_text("old-rotated-out-token")
+        (sa / "ca.crt").write_bytes(srv.ca_pem)
+        (sa / "namespace").write_text("kube-system")
+        env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(srv.port)}
+        cfg = load_in_cluster(service_account_dir=sa, env=env, token_reread_after=3600)
+        async with Client(cfg, qps=None, retry=NO_RETRY) as c:
+            assert c.default_namespace == "kube-system"
+            with pytest.raises(Unauthorized):
+                await c.list("v1/ConfigMap")
+            (sa / "token").write_text("sa-token")  # the kubelet wrote the new token
+            assert (await c.list("v1/ConfigMap")).kind == "ConfigMapList"
