@@ -1,0 +1,123 @@
+"""Unit tests of the write tracker: own-event filtering, held events, overlay, pending, expiry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubeloop.controller.readyourwrites import WriteTracker, rv_at_least, rv_newer
+
+K = ("default", "", "ConfigMap", "ns", "a")
+
+
+def obj(rv: str, uid: str = "u1", **extra: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns",
+                                                                 "resourceVersion": rv, "uid": uid}, **extra}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def deliveries() -> tuple[list[str], Any]:
+    got: list[str] = []
+    return got, lambda tag: (lambda: got.append(tag))
+
+
+def test_rv_comparisons() -> None:
+    assert rv_newer("10", "9") and not rv_newer("9", "10") and rv_newer("1", None)
+    assert not rv_newer("abc", "1") and not rv_newer("2", "abc")
+    assert rv_at_least("5", "5") and rv_at_least("x", "x") and rv_at_least("6", "5") and not rv_at_least("4", "5")
+
+
+def test_own_event_is_skipped_foreign_one_is_delivered() -> None:
+    t = WriteTracker()
+    got, d = deliveries()
+    w = t.begin(K, "5", owner="req")
+    t.finish(w, obj("7"))
+    t.on_event(K, "5", "7", d("own"))
+    assert got == [] and t.own_events_skipped == 1 and len(t) == 0
+    # someone else wrote in between: old rv differs, so the event is delivered
+    w = t.begin(K, "7", owner="req")
+    t.finish(w, obj("9"))
+    t.on_event(K, "8", "9", d("mixed"))
+    assert got == ["mixed"]
+
+
+def test_events_for_a_write_in_flight_are_held_until_it_returns() -> None:
+    t = WriteTracker()
+    got, d = deliveries()
+    w = t.begin(K, None, owner="req")
+    t.on_event(K, None, "3", d("create-event"))  # the watch was faster than the response
+    assert got == []
+    t.finish(w, obj("3"))
+    assert got == [] and t.own_events_skipped == 1
+    w = t.begin(K, "3")
+    t.on_event(K, "3", "4", d("foreign"))
+    t.fail(w)  # the write failed: whatever happened was someone else's
+    assert got == ["foreign"]
+
+
+def test_chained_writes_are_each_recognised() -> None:
+    t = WriteTracker()
+    got, d = deliveries()
+    w1 = t.begin(K, "5")
+    t.finish(w1, obj("6"))
+    assert t.prior_rv(K, "5") == "6"  # our newer write, not the stale cache
+    w2 = t.begin(K, t.prior_rv(K, "5"))
+    t.finish(w2, obj("8"))
+    t.on_event(K, "5", "6", d("first"))
+    t.on_event(K, "6", "8", d("second"))
+    assert got == [] and len(t) == 0
+
+
+def test_noop_write_is_forgotten() -> None:
+    t = WriteTracker()
+    w = t.begin(K, "5", owner="r")
+    t.finish(w, obj("5"))
+    assert len(t) == 0 and t.pending("r") == []
+
+
+def test_overlay_and_pending() -> None:
+    t = WriteTracker()
+    w = t.begin(K, "5", owner="r")
+    t.finish(w, obj("7", data={"x": "new"}))
+    cached = obj("5", data={"x": "old"})
+    assert t.overlay(K, cached)["data"] == {"x": "new"}  # type: ignore[index]
+    assert t.overlay(K, None)["data"] == {"x": "new"}  # type: ignore[index]
+    assert [p.rv for p in t.pending("r")] == ["7"]
+    newer = obj("9", data={"x": "newest"})
+    assert t.overlay(K, newer) is newer
+    t.on_observed(K, "9")
+    assert t.pending("r") == [] and t.overlay(K, cached) is cached
+
+
+def test_delete_hides_the_cached_object_until_the_delete_event() -> None:
+    t = WriteTracker()
+    got, d = deliveries()
+    w = t.begin(K, "5", uid="u1")
+    t.finish(w, {"kind": "Status", "status": "Success"})
+    assert t.overlay(K, obj("5", uid="u1")) is None
+    recreated = obj("12", uid="u2")
+    assert t.overlay(K, recreated) is recreated
+    t.on_event(K, "5", None, d("deleted"))
+    assert got == ["deleted"] and len(t) == 0
+
+
+def test_listeners_and_expiry() -> None:
+    clock = Clock()
+    t = WriteTracker(ttl=10, clock=clock)
+    woken: list[int] = []
+    t.add_listener(lambda: woken.append(1))
+    w = t.begin(K, "1", owner="r")
+    t.finish(w, obj("2"))
+    t.on_observed(K, "3")
+    assert woken == [1] and len(t) == 0
+    w = t.begin(("default", "", "ConfigMap", "ns", "b"), None, owner="r")
+    t.finish(w, obj("4"))
+    clock.now = 11
+    assert t.pending("r") == [] and len(t) == 0
+    t.release([])

@@ -1,0 +1,129 @@
+"""Unit tests of sources, requests, results, logs and how a controller turns events into queue keys."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from kubeloop.cache.events import ADDED, DELETED, MODIFIED, Event
+from kubeloop.cache.frozen import freeze
+from kubeloop.controller import Controller, Request, Result, generation_changed
+from kubeloop.controller.controller import _Source
+from kubeloop.controller.logs import RequestContextFilter, current_request, request_fields, request_logger
+from kubeloop.controller.sources import SourceSpec, combine_predicates, mapped_requests, owner_requests
+from kubeloop.queue import LOW_PRIORITY
+
+
+def child(owners: list[dict[str, Any]], ns: str = "n") -> dict[str, Any]:
+    return {"metadata": {"name": "c", "namespace": ns, "ownerReferences": owners}}
+
+
+def ref(kind: str = "Widget", name: str = "w", controller: bool = True, api: str = "ex.com/v1") -> dict[str, Any]:
+    return {"apiVersion": api, "kind": kind, "name": name, "uid": "u-" + name, "controller": controller}
+
+
+def test_request_and_result() -> None:
+    assert Request.of({"metadata": {"name": "a", "namespace": "b"}}, "c1") == Request("c1", "b", "a")
+    assert str(Request("c", "", "node-1")) == "c:node-1"
+    assert {Request("c", "n", "a"), Request("c", "n", "a")} == {Request("c", "n", "a")}
+    with pytest.raises(ValueError):
+        Result(requeue_after=-1)
+
+
+def test_owner_requests_follow_the_controller_reference_of_the_primary_kind() -> None:
+    out: set[Request] = set()
+    owner_requests(child([ref(controller=False, name="x"), ref(name="w")]), "c", "ex.com", "Widget", True, False, out)
+    assert out == {Request("c", "n", "w")}
+    out.clear()
+    owner_requests(child([ref(kind="Other"), ref(name="w2", controller=False)]), "c", "ex.com", "Widget", True,
+                   False, out)
+    assert out == set()  # the controller reference is not a Widget
+    owner_requests(child([ref(name="a", controller=False), ref(name="b")]), "c", "ex.com", "Widget", True, True, out)
+    assert out == {Request("c", "n", "a"), Request("c", "n", "b")}
+    out.clear()
+    owner_requests(child([ref(api="other.com/v1")]), "c", "ex.com", "Widget", True, False, out)
+    assert out == set()  # same kind, other group
+    owner_requests(child([ref(kind="Node", api="v1", name="n1")]), "c", "", "Node", False, False, out)
+    assert out == {Request("c", "", "n1")}  # cluster-scoped owner
+
+
+def test_mapped_requests_accept_requests_pairs_and_names() -> None:
+    out: set[Request] = set()
+    obj = {"metadata": {"name": "s", "namespace": "n"}}
+    mapped_requests(obj, "c", lambda o: [Request("other", "x", "y"), ("m", "p"), "same-ns"], out)
+    assert out == {Request("other", "x", "y"), Request("c", "m", "p"), Request("c", "n", "same-ns")}
+    with pytest.raises(TypeError):
+        mapped_requests(obj, "c", lambda o: [42], out)  # type: ignore[list-item,return-value]
+
+
+def test_combine_predicates() -> None:
+    assert combine_predicates(None) is None
+    p = combine_predicates([generation_changed, lambda o, n: n is not None])
+    assert p is not None
+    old = {"metadata": {"generation": 1}}
+    assert p(old, {"metadata": {"generation": 2}}) and not p(old, {"metadata": {"generation": 1}})
+
+
+async def noop(req: Request, ctx: Any) -> None:
+    return None
+
+
+def event(t: str, name: str, new: Any = None, old: Any = None, initial: bool = False) -> Event:
+    return Event(t, "default", "core/v1/configmaps", "n", name, freeze(new) if new is not None else None,
+                 old=freeze(old) if old is not None else None, initial=initial)
+
+
+def test_dispatch_priorities_predicates_and_owner_mapping() -> None:
+    ctl = Controller("dispatch-test", for_="ex.com/v1/Widget", reconcile=noop, predicates=generation_changed)
+    ctl._primary_gk = ("ex.com", "Widget", True)
+    primary = _Source(ctl.sources[0], "default", None, "ex.com", "Widget")  # type: ignore[arg-type]
+    ctl._dispatch(primary, event(ADDED, "a", {"metadata": {"name": "a", "generation": 1}}, initial=True))
+    ctl._dispatch(primary, event(ADDED, "b", {"metadata": {"name": "b", "generation": 1}}))
+    assert ctl.queue.core.priority_of(Request("default", "n", "a")) == LOW_PRIORITY
+    assert ctl.queue.core.priority_of(Request("default", "n", "b")) == 0
+    same = {"metadata": {"name": "c", "generation": 1}}
+    ctl._dispatch(primary, event(MODIFIED, "c", same, same))  # status-only: filtered
+    assert Request("default", "n", "c") not in ctl.queue
+    ctl.owns("v1/ConfigMap")
+    owned = _Source(ctl.sources[1], "default", None, "", "ConfigMap")  # type: ignore[arg-type]
+    old = child([ref(name="old-owner")])
+    new = child([ref(name="new-owner")])
+    ctl._dispatch(owned, event(MODIFIED, "c", new, old))
+    assert Request("default", "n", "old-owner") in ctl.queue and Request("default", "n", "new-owner") in ctl.queue
+    ctl._dispatch(owned, event(DELETED, "c", None, child([ref(name="gone-owner")])))
+    assert Request("default", "n", "gone-owner") in ctl.queue
+
+
+def test_builder_validation_and_sources() -> None:
+    with pytest.raises(ValueError):
+        Controller("bad name!", for_="v1/ConfigMap", reconcile=noop)
+    with pytest.raises(ValueError):
+        Controller("x", for_="ConfigMap", reconcile=noop)
+    with pytest.raises(ValueError):
+        Controller("x", for_="v1/ConfigMap", reconcile=noop, max_concurrent_reconciles=0)
+    ctl = (Controller("x", for_="v1/ConfigMap", reconcile=noop, namespace="a")
+           .owns("v1/Secret").watches("v1/Pod", lambda o: None, cluster="east", label_selector="app=x"))
+    roles = [(s.role, s.resource, s.metadata_only, s.cluster) for s in ctl.sources]
+    assert roles == [("for", "v1/ConfigMap", False, None), ("owns", "v1/Secret", True, None),
+                     ("watches", "v1/Pod", False, "east")]
+    assert ctl.sources[0].informer_args()["namespace"] == "a"
+    assert isinstance(ctl.sources[2], SourceSpec) and "labels=app=x" in ctl.sources[2].describe()
+
+
+def test_request_logger_and_context_filter(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("kubeloop.test.logs")
+    log = request_logger(logger, "ctl", Request("c1", "ns", "obj"), "1f")
+    with caplog.at_level(logging.INFO, logger="kubeloop.test.logs"):
+        log.info("hello %s", "world")
+    rec = caplog.records[-1]
+    assert rec.getMessage() == "hello world [controller=ctl cluster=c1 namespace=ns name=obj reconcile_id=1f]"
+    assert (rec.controller, rec.object_name, rec.name) == ("ctl", "obj", "kubeloop.test.logs")
+    other = logging.LogRecord("x", logging.INFO, "f", 1, "m", None, None)
+    token = current_request.set(request_fields("ctl", Request("c1", "ns", "obj"), "2"))
+    try:
+        assert RequestContextFilter().filter(other)
+    finally:
+        current_request.reset(token)
+    assert other.object_name == "obj" and other.cluster == "c1"  # type: ignore[attr-defined]
