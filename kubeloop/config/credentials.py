@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -18,13 +18,14 @@ from kubeloop.config.errors import ConfigError
 
 @dataclass(frozen=True)
 class Credentials:
-    """One set of credentials. Client certificate and key are PEM bytes (kept in memory only)."""
+    """One set of credentials. Client certificate and key are PEM bytes (kept in memory only).
+    Secrets are left out of `repr()` so logging a config never leaks them."""
 
-    token: str | None = None
-    client_cert: bytes | None = None
-    client_key: bytes | None = None
+    token: str | None = field(default=None, repr=False)
+    client_cert: bytes | None = field(default=None, repr=False)
+    client_key: bytes | None = field(default=None, repr=False)
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
 
     def authorization(self) -> str | None:
         """The `Authorization` header value, if these credentials use one."""

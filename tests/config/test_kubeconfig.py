@@ -268,3 +268,12 @@ def test_client_key_temp_files_are_removed(pki: Any, tmp_path: Path, monkeypatch
     make_ssl_context(ca_data=pki.ca_pem, insecure=False, client_cert=pki.client_cert_pem,
                      client_key=pki.client_key_pem)
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_secrets_not_in_repr(tmp_path: Path, pki: Any) -> None:
+    user = {"token": "very-secret", "client-certificate-data": b64(pki.client_cert_pem),
+            "client-key-data": b64(pki.client_key_pem)}
+    cfg = load_kubeconfig(write(tmp_path / "kc", simple(user=user)))
+    creds = await cfg.auth.credentials()
+    text = repr(cfg) + repr(creds)
+    assert "very-secret" not in text and "PRIVATE KEY" not in text
