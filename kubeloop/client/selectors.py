@@ -720,6 +720,22 @@ class FieldSelector:
         """The field names this selector reads (for a server's supported-field check)."""
         return frozenset(r.field for r in self.requirements)
 
+    def require_fields(self, supported: Iterable[str]) -> None:
+        """Raise SelectorError, worded as the server does, if a field is not selectable.
+
+        With only ``metadata.name``/``metadata.namespace`` supported (most kinds) the message
+        is the generic one; kinds with their own field labels (such as Pods) use theirs.
+        """
+        allowed = tuple(supported)
+        for r in self.requirements:
+            if r.field in allowed:
+                continue
+            if set(allowed) <= {"metadata.name", "metadata.namespace"}:
+                raise SelectorError(
+                    f'"{r.field}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+                )
+            raise SelectorError(f"field label not supported: {r.field}")
+
     def equals_value(self, field: str) -> str | None:
         """The value this selector pins ``field`` to with ``=``, if any (e.g. metadata.namespace)."""
         for r in self.requirements:

@@ -344,3 +344,12 @@ def test_field_implies_table() -> None:
     assert not FieldSelector.parse("f!=a").implies("f=b")
     assert FieldSelector.parse("f=a,f=b").implies("g=z")
     assert FieldSelector.parse("").implies("") and not FieldSelector.parse("").implies("f=a")
+
+
+def test_field_selector_supported_fields() -> None:
+    FieldSelector.parse("metadata.name=a").require_fields(["metadata.name", "metadata.namespace"])
+    with pytest.raises(SelectorError) as e:
+        FieldSelector.parse("data.i=1").require_fields(["metadata.name", "metadata.namespace"])
+    assert str(e.value) == '"data.i" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    with pytest.raises(SelectorError, match=r"field label not supported: spec\.foo"):
+        FieldSelector.parse("spec.foo=1").require_fields(["metadata.name", "metadata.namespace", "spec.nodeName"])
