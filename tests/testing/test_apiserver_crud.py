@@ -103,3 +103,10 @@ async def test_partial_object_metadata(http: Http) -> None:
     assert lst["items"][0]["kind"] == "PartialObjectMetadata"
     code, _ = await http.req("GET", BASE, headers={"Accept": pom})
     assert code == 406
+
+
+async def test_create_with_resource_version_is_refused_like_etcd(http: Http) -> None:
+    body = cm("rv")
+    body["metadata"]["resourceVersion"] = "12"
+    code, st = await http.post(BASE, body)
+    assert code == 500 and st["message"] == "resourceVersion should not be set on objects to be created"

@@ -273,6 +273,9 @@ class Registry:
         if not name and meta.get("generateName"):
             name = meta["name"] = generate_name(str(meta["generateName"]))
         self.namespace_check(info, namespace, name)
+        if meta.get("resourceVersion") not in (None, "", "0", 0):
+            # etcd3 storage refuses it (a 500 on the real server, e.g. re-creating `kubectl get -o yaml` output)
+            raise errors.internal_error("resourceVersion should not be set on objects to be created")
         for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(k, None)
         meta["uid"] = new_uid()
