@@ -353,3 +353,25 @@ def test_field_selector_supported_fields() -> None:
     assert str(e.value) == '"data.i" is not a known field selector: only "metadata.name", "metadata.namespace"'
     with pytest.raises(SelectorError, match=r"field label not supported: spec\.foo"):
         FieldSelector.parse("spec.foo=1").require_fields(["metadata.name", "metadata.namespace", "spec.nodeName"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=" \t=!(),<>ainotx1/.-_Z\x00é", max_size=24))
+def test_fuzz_label_parser_never_crashes(text: str) -> None:
+    try:
+        sel = LabelSelector.parse(text)
+    except SelectorError as e:
+        assert str(e)
+        return
+    assert LabelSelector.parse(str(sel)) == sel
+    sel.matches({"a": "1", "x": "a"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab.=!,\\ x", max_size=16))
+def test_fuzz_field_parser_never_crashes(text: str) -> None:
+    try:
+        sel = FieldSelector.parse(text)
+    except SelectorError:
+        return
+    assert FieldSelector.parse(str(sel)) == sel
