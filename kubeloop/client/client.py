@@ -23,6 +23,7 @@ from kubeloop.client.mapper import RESTMapper
 from kubeloop.client.objects import ObjectList, Page, dumps
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.client.retry import RetryPolicy
+from kubeloop.client.selectors import FieldSelector, LabelSelector
 from kubeloop.client.transport import Transport
 from kubeloop.client.watch import WatchStream
 from kubeloop.config.autodetect import load_config
@@ -43,10 +44,11 @@ ACCEPT_JSON = "application/json"
 ACCEPT_META = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 ACCEPT_META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
-Selector = str | Mapping[str, str] | object
+LabelSelectorLike = str | Mapping[str, str] | LabelSelector
+FieldSelectorLike = str | Mapping[str, str] | FieldSelector
 
 
-def format_label_selector(selector: Selector | None) -> str | None:
+def format_label_selector(selector: LabelSelectorLike | None) -> str | None:
     """A label selector as the query string wants it: str as is, a Mapping as `k=v,...`, else `str()`."""
     if selector is None:
         return None
@@ -61,7 +63,7 @@ def _escape_field(value: str) -> str:
     return str(value).replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
 
 
-def format_field_selector(selector: Selector | None) -> str | None:
+def format_field_selector(selector: FieldSelectorLike | None) -> str | None:
     """A field selector: str as is, a Mapping as `k=v,...` (values escaped), else `str()`."""
     if selector is None:
         return None
@@ -216,8 +218,8 @@ class Client:
         resource: ResourceLike,
         *,
         namespace: str | None = None,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
+        label_selector: LabelSelectorLike | None = None,
+        field_selector: FieldSelectorLike | None = None,
         limit: int | None = 500,
         continue_token: str | None = None,
         resource_version: str | None = None,
@@ -266,8 +268,8 @@ class Client:
         resource: ResourceLike,
         *,
         namespace: str | None = None,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
+        label_selector: LabelSelectorLike | None = None,
+        field_selector: FieldSelectorLike | None = None,
         limit: int | None = 500,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
@@ -292,8 +294,8 @@ class Client:
         resource: ResourceLike,
         *,
         namespace: str | None = None,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
+        label_selector: LabelSelectorLike | None = None,
+        field_selector: FieldSelectorLike | None = None,
         limit: int | None = 500,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
@@ -319,8 +321,8 @@ class Client:
         resource_version: str | None = None,
         allow_bookmarks: bool = True,
         timeout_seconds: int | None = None,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
+        label_selector: LabelSelectorLike | None = None,
+        field_selector: FieldSelectorLike | None = None,
         send_initial_events: bool = False,
         metadata_only: bool = False,
         inactivity_timeout: float | None = None,
@@ -438,7 +440,7 @@ class Client:
         return _loads(data)
 
     async def delete_collection(self, resource: ResourceLike, *, namespace: str | None = None,
-                                label_selector: Selector | None = None, field_selector: Selector | None = None,
+                                label_selector: LabelSelectorLike | None = None, field_selector: FieldSelectorLike | None = None,
                                 propagation_policy: Literal["Orphan", "Background", "Foreground"] | None = None,
                                 grace_period_seconds: int | None = None, dry_run: bool = False) -> dict[str, Any]:
         """DELETE every matching object of a collection (in one namespace, or cluster-wide)."""
