@@ -249,7 +249,8 @@ class Watcher:
                     out = m.on_watch_error(self._classify(exc), loop.time())
                     self._report("watch")
                 else:
-                    out = m.on_watch_event(raw.type, raw.object, loop.time(), raw.resource_version)
+                    # `now` only matters for ERROR events; the read's start time is close enough.
+                    out = m.on_watch_event(raw.type, raw.object, self._read_started, raw.resource_version)
                     for event in out:
                         yield event
                     if not m.watch_open:
