@@ -183,3 +183,16 @@ def test_crd_status_write_keeps_metadata_and_spec() -> None:
     out = update(crds, new, old, status=True)
     assert "labels" not in out["metadata"] and out["spec"]["scope"] == "Namespaced"
     assert crdmod.is_established(out)
+
+
+def test_crd_defaults_must_match_their_schema() -> None:
+    crds = info("apiextensions.k8s.io", "customresourcedefinitions")
+    body = crd_body()
+    props = body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    props["size"] = {"type": "integer", "default": "big"}
+    with pytest.raises(StatusError) as e:
+        create(crds, body)
+    assert e.value.details["causes"] == [  # type: ignore[index]
+        {"reason": "FieldValueTypeInvalid", "field":
+         "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[size].default",
+         "message": 'Invalid value: "string": spec.size in body must be of type integer: "string"'}]

@@ -206,3 +206,10 @@ def test_namespace_finalize_subresource() -> None:
     st["spec"]["finalizers"] = []
     ns.strategy.prepare_for_subresource_update(ns, "status", st, obj)
     assert st["status"] == {"phase": "Terminating"} and st["spec"] == {"finalizers": ["kubernetes"]}
+
+
+def test_pod_template_defaults() -> None:
+    pt = info("", "podtemplates")
+    obj = create(pt, {"metadata": {"name": "t"}, "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}})
+    assert obj["template"]["metadata"] == {"creationTimestamp": None}
+    assert obj["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Always"

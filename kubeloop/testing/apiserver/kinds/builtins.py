@@ -7,7 +7,6 @@ import hashlib
 
 from ..resources import DEFAULT_VERBS, ResourceInfo, Strategy
 from .apps import DaemonSetStrategy, DeploymentStrategy, ReplicaSetStrategy, StatefulSetStrategy
-from .base import KindStrategy
 from .batch import CronJobStrategy, JobStrategy
 from .coordination import LeaseStrategy
 from .core import (
@@ -17,6 +16,7 @@ from .core import (
     NodeStrategy,
     PersistentVolumeClaimStrategy,
     PodStrategy,
+    PodTemplateStrategy,
     SecretStrategy,
     ServiceAccountStrategy,
     ServiceStrategy,
@@ -63,7 +63,7 @@ def builtin_resources() -> list[ResourceInfo]:
         _info("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, PersistentVolumeClaimStrategy(),
               short=("pvc",), sub=("status",)),
         _info("", "v1", "nodes", "Node", False, NodeStrategy(), short=("no",), sub=("status",)),
-        _info("", "v1", "podtemplates", "PodTemplate", True, KindStrategy()),
+        _info("", "v1", "podtemplates", "PodTemplate", True, PodTemplateStrategy()),
         _info("apps", "v1", "deployments", "Deployment", True, DeploymentStrategy(), short=("deploy",),
               categories=("all",), sub=("status", "scale")),
         _info("apps", "v1", "statefulsets", "StatefulSet", True, StatefulSetStrategy(), short=("sts",),

@@ -23,6 +23,7 @@ from .schema import (
     INT_OR_STRING,
     OBJECT_REFERENCE,
     POD_SPEC,
+    POD_TEMPLATE_SPEC,
     STRING,
     list_of,
     map_of,
@@ -462,6 +463,21 @@ class PodStrategy(FieldLabelStrategy):
         values["status.podIPs"] = ",".join(ips) if ips else values["status.podIP"]
         values["status.nominatedNodeName"] = str(status.get("nominatedNodeName") or "")
         return values
+
+
+# -- PodTemplate --------------------------------------------------------------------------------
+
+class PodTemplateStrategy(KindStrategy):
+    schema = top_level("PodTemplate", template=POD_TEMPLATE_SPEC)
+
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        obj.setdefault("template", {})
+        podspec.default_pod_template(obj["template"])
+
+    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        template = obj.get("template") or {}
+        causes = m.validate_labels((template.get("metadata") or {}).get("labels"), "template.metadata.labels")
+        return causes + podspec.validate_pod_spec(template.get("spec"), "template.spec")
 
 
 # -- PersistentVolumeClaim / Node ---------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..resources import ResourceInfo
 from . import meta as m
+from . import structural
 from .base import KindStrategy, semantic_equal
 from .schema import ANY, top_level
 
@@ -116,12 +117,19 @@ def _validate_names(names: Any, fld: str) -> list[Cause]:
     return causes
 
 
-def _validate_structural(schema: Any, fld: str, root: bool = True) -> list[Cause]:
+def _validate_structural(schema: Any, fld: str, root: bool = True, data_path: str = "") -> list[Cause]:
     """The structural-schema rules clients hit most: a type everywhere (unless
-    int-or-string / preserve-unknown-fields), `object` at the root."""
+    int-or-string / preserve-unknown-fields), `object` at the root, defaults valid for their schema."""
     causes: list[Cause] = []
     if not isinstance(schema, dict):
         return causes
+    if "default" in schema:
+        if root:
+            causes.append(m.forbidden_cause(f"{fld}.default", "must not be set at the root"))
+        else:
+            bare = {k: v for k, v in schema.items() if k != "default"}
+            for c in structural.validate(copy.deepcopy(schema["default"]), bare, data_path):
+                causes.append(dict(c, field=f"{fld}.default"))
     stype = schema.get("type")
     special = schema.get("x-kubernetes-int-or-string") or schema.get("x-kubernetes-preserve-unknown-fields")
     if root:
@@ -133,15 +141,16 @@ def _validate_structural(schema: Any, fld: str, root: bool = True) -> list[Cause
     elif not stype and not special:
         causes.append(m.required_cause(f"{fld}.type", "must not be empty for specified object fields"))
     for key, sub in (schema.get("properties") or {}).items():
-        causes += _validate_structural(sub, f"{fld}.properties[{key}]", False)
+        causes += _validate_structural(sub, f"{fld}.properties[{key}]", False,
+                                       f"{data_path}.{key}" if data_path else str(key))
     items = schema.get("items")
     if isinstance(items, dict):
-        causes += _validate_structural(items, f"{fld}.items", False)
+        causes += _validate_structural(items, f"{fld}.items", False, f"{data_path}[0]")
     elif stype == "array":
         causes.append(m.required_cause(f"{fld}.items", "must be specified"))
     addl = schema.get("additionalProperties")
     if isinstance(addl, dict):
-        causes += _validate_structural(addl, f"{fld}.additionalProperties", False)
+        causes += _validate_structural(addl, f"{fld}.additionalProperties", False, f"{data_path}[key]")
     return causes
 
 
