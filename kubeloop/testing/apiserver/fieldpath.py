@@ -107,6 +107,9 @@ def _applied_map(obj: dict[str, Any], path: Path, tpath: FieldPath, lt: ListType
             assert ltype is not None
             for i, item in enumerate(v):
                 q = (*p, item_element(item, i, ltype))
+                if q[-1].startswith("i:"):
+                    raise ValueError(f"{path_string(p)}: element {i}: associative list with keys has an element "
+                                     f"that omits key field {to_json(ltype.keys[0] if ltype.keys else '')}")
                 if q in out:
                     raise ValueError(f"{path_string(p)}: duplicate entries for key {path_string(q[-1:])}")
                 out.add(q)

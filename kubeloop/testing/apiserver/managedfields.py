@@ -362,7 +362,7 @@ def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subres
     if gone:
         owned = with_prefixes(p for m in managers.values() for p in m.fields)
         for p in sorted(gone, key=len):
-            if p not in owned and not _is_key_field(p):
+            if p not in owned and not _is_key_field(p) and not _remove_path(applied, p, dry=True):
                 _remove_path(merged, p)
 
     added, modified, removed = compare(base, merged, lt)
@@ -435,28 +435,32 @@ def _is_key_field(p: Path) -> bool:
         return False
 
 
-def _remove_path(obj: Any, path: Path) -> None:
+def _remove_path(obj: Any, path: Path, dry: bool = False) -> bool:
+    """Remove the value at `path` from `obj`; whether it was there (`dry`: only look)."""
     cur = obj
     last = len(path) - 1
     for n, el in enumerate(path):
         kind, body = el[:2], el[2:]
         if kind == "f:":
             if not isinstance(cur, dict) or body not in cur:
-                return
+                return False
             if n == last:
-                del cur[body]
-                return
+                if not dry:
+                    del cur[body]
+                return True
             cur = cur[body]
             continue
         if not isinstance(cur, list):
-            return
+            return False
         idx = _find_item(cur, kind, body)
         if idx is None:
-            return
+            return False
         if n == last:
-            del cur[idx]
-            return
+            if not dry:
+                del cur[idx]
+            return True
         cur = cur[idx]
+    return False
 
 
 def _find_item(items: list[Any], kind: str, body: str) -> int | None:
