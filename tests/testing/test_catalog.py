@@ -117,3 +117,24 @@ def test_unserved_versions_are_not_routed() -> None:
     cat.add_crd(widget_crd(versions=("v1", "v2")))
     assert cat.lookup("example.com", "v2", "widgets") is not None
     assert len(cat.crd_resources("widgets.example.com")) == 2
+
+
+def test_crd_names_conflict() -> None:
+    from kubeloop.testing.apiserver.kinds.crd import establish, is_established
+
+    cat = default_catalog()
+    cat.add_crd(widget_crd())
+    assert cat.names_conflict(widget_crd()) is None  # a CRD never conflicts with itself
+    other = widget_crd()
+    other["metadata"]["name"] = "gadgets.example.com"
+    other["spec"]["names"] = {"plural": "gadgets", "singular": "gadget", "kind": "Widget", "listKind": "GadgetList"}
+    assert cat.names_conflict(other) == '"Widget" is already in use'
+    other["spec"]["names"].update(kind="Gadget", shortNames=["wid"])
+    assert cat.names_conflict(other) == '"wid" is already in use'
+    refused = establish(other, cat.names_conflict(other))
+    assert not is_established(refused)
+    assert {c["type"]: c["reason"] for c in refused["status"]["conditions"]} == {
+        "NamesAccepted": "NameConflict", "Established": "NotAccepted"}
+    builtin = widget_crd(group="apps")
+    builtin["spec"]["names"] = {"plural": "deployments", "singular": "deployment", "kind": "Deployment"}
+    assert cat.names_conflict(builtin) == '"deployments" is already in use'

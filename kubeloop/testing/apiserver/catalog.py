@@ -124,6 +124,30 @@ class Catalog:
         for info in self._crds.pop(name, []):
             self.remove(info)
 
+    def names_conflict(self, crd: Obj) -> str | None:
+        """What kube-apiserver's naming controller would refuse: a plural, singular, kind, listKind or
+        short name of `crd` already used by another resource of the same group (None: no conflict)."""
+        spec = crd.get("spec") or {}
+        group = str(spec.get("group") or "")
+        name = str((crd.get("metadata") or {}).get("name") or "")
+        names = spec.get("names") or {}
+        others = [i for i in self._by_resource.values() if i.group == group and i.crd_name != name]
+        used_resources = {i.resource for i in others} | {i.singular for i in others if i.singular}
+        used_kinds = {i.kind for i in others} | {i.list_kind for i in others}
+        used_short = {s for i in others for s in i.short_names}
+        for key in ("plural", "singular"):
+            value = names.get(key)
+            if value and value in used_resources:
+                return f'"{value}" is already in use'
+        for value in names.get("shortNames") or []:
+            if value in used_short or value in used_resources:
+                return f'"{value}" is already in use'
+        for key in ("kind", "listKind"):
+            value = names.get(key)
+            if value and value in used_kinds:
+                return f'"{value}" is already in use'
+        return None
+
     def crd_resources(self, crd_name: str) -> list[ResourceInfo]:
         return list(self._crds.get(crd_name, []))
 

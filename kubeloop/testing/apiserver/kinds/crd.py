@@ -57,11 +57,17 @@ def is_established(crd: Obj) -> bool:
     return False
 
 
-def establish(crd: Obj) -> Obj:
+def establish(crd: Obj, conflict: str | None = None) -> Obj:
     """A copy of `crd` with the status the naming + establishing controllers write:
-    `acceptedNames` = `spec.names`, NamesAccepted and Established True."""
+    `acceptedNames` = `spec.names`, NamesAccepted and Established True; with a names `conflict`
+    (see `Catalog.names_conflict`) NamesAccepted is False and the CRD is not established."""
     out = copy.deepcopy(crd)
     status = out.setdefault("status", {})
+    if conflict:
+        status.setdefault("acceptedNames", {"plural": "", "kind": ""})
+        set_condition(status, "NamesAccepted", "False", "NameConflict", conflict)
+        set_condition(status, "Established", "False", "NotAccepted", "not all names are accepted")
+        return out
     names = copy.deepcopy((out.get("spec") or {}).get("names") or {})
     status["acceptedNames"] = names
     set_condition(status, "NamesAccepted", "True", "NoConflicts", "no conflicts found")
