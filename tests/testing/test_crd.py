@@ -196,3 +196,22 @@ def test_crd_defaults_must_match_their_schema() -> None:
         {"reason": "FieldValueTypeInvalid", "field":
          "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[size].default",
          "message": 'Invalid value: "string": spec.size in body must be of type integer: "string"'}]
+
+
+def test_cr_read_in_another_version_gets_its_defaults() -> None:
+    from kubeloop.testing.apiserver.catalog import Catalog
+
+    body = crd_body()
+    v2 = copy.deepcopy(body["spec"]["versions"][0])
+    v2.update(name="v2", storage=False)
+    v2["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["shape"] = {"type": "string",
+                                                                                   "default": "round"}
+    body["spec"]["versions"].append(v2)
+    cat = Catalog()
+    cat.add_crd(body)
+    w1, w2 = cat.lookup("example.com", "v1", "widgets"), cat.lookup("example.com", "v2", "widgets")
+    assert w1 is not None and w2 is not None
+    stored = w1.strategy.to_storage(w1, create(w1, widget(size=1)))
+    read = w2.strategy.from_storage(w2, stored)
+    assert read["apiVersion"] == "example.com/v2" and read["spec"]["shape"] == "round"
+    assert "shape" not in stored["spec"]

@@ -58,6 +58,7 @@ class CustomResourceStrategy(Strategy):
         self.scale = scale  # {specReplicasPath, statusReplicasPath, labelSelectorPath}
         self.storage_version = storage_version or version
         self._list_types: Mapping[tuple[str, ...], Any] | None = None
+        self._defaults: bool | None = None
 
     @property
     def api_version(self) -> str:
@@ -188,11 +189,22 @@ class CustomResourceStrategy(Strategy):
         return out
 
     def from_storage(self, info: ResourceInfo, stored: Obj) -> Obj:
+        """Conversion `None`: only apiVersion changes; the served version's schema defaults are
+        applied to what another version stored."""
         if stored.get("apiVersion") == info.api_version:
             return stored
-        out = dict(stored)
+        if self.schema is not None and self._has_defaults():
+            out = copy.deepcopy(stored)
+            structural.apply_defaults(out, self.schema)
+        else:
+            out = dict(stored)
         out["apiVersion"] = info.api_version
         return out
+
+    def _has_defaults(self) -> bool:
+        if self._defaults is None:
+            self._defaults = '"default"' in repr(self.schema).replace("'", '"')
+        return self._defaults
 
     # -- scale ----------------------------------------------------------------------------------
     def get_scale(self, info: ResourceInfo, obj: Obj) -> Obj:
