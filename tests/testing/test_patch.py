@@ -173,7 +173,11 @@ def test_json_patch_array_ops_and_escaping() -> None:
     assert json_patch(doc, [{"op": "copy", "from": "/l", "path": "/k"}])["k"] == [1, 2, 3]
     moved = json_patch(doc, [{"op": "move", "from": "/l/0", "path": "/l/-"}])
     assert moved["l"] == [2, 3, 1]
-    for bad in ("/l/4", "/l/01", "/l/-1", "/l/x"):
+    # negative indices count from the end, as in kube-apiserver's JSON patch library
+    assert json_patch(doc, [{"op": "remove", "path": "/l/-1"}])["l"] == [1, 2]
+    assert json_patch(doc, [{"op": "add", "path": "/l/-1", "value": 9}])["l"] == [1, 2, 9, 3]
+    assert json_patch(doc, [{"op": "replace", "path": "/l/-3", "value": 0}])["l"] == [0, 2, 3]
+    for bad in ("/l/4", "/l/01", "/l/-4", "/l/x", "/l/--1"):
         with pytest.raises(StatusError):
             json_patch(doc, [{"op": "add", "path": bad, "value": 0}])
     with pytest.raises(StatusError):
@@ -192,7 +196,8 @@ def test_json_patch_test_op_semantics() -> None:
           ("/missing", None)]
     for path, value in ok:
         json_patch(doc, [{"op": "test", "path": path, "value": value}])
-    bad = [("/n", True), ("/b", 1), ("/s", 1), ("/n", "1"), ("/o", {"x": [1]}), ("/missing", 0)]
+    bad = [("/n", True), ("/b", 1), ("/s", 1), ("/n", "1"), ("/o", {"x": [1]}), ("/missing", 0),
+           ("/missing/deeper", None)]
     for path, value in bad:
         with pytest.raises(StatusError):
             json_patch(doc, [{"op": "test", "path": path, "value": value}])

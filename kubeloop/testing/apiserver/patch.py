@@ -116,9 +116,14 @@ def _pointer(path: Any) -> list[str]:
 def _index(token: str, length: int, *, allow_end: bool) -> int:
     if token == "-" and allow_end:
         return length
-    if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
+    digits = token[1:] if token.startswith("-") else token
+    if not digits.isdigit() or (len(digits) > 1 and digits[0] == "0"):
         raise _PatchFailed(f"invalid array index {token!r}")
     i = int(token)
+    if i < 0:  # evanphx/json-patch (kube-apiserver's) counts negative indices from the end
+        if i < -length:
+            raise _PatchFailed(f"array index {i} out of bounds")
+        i += length
     if i > length or (i == length and not allow_end):
         raise _PatchFailed(f"array index {i} out of bounds")
     return i
@@ -227,8 +232,8 @@ def _apply_op(doc: Any, op: Any) -> Any:
         try:
             actual = _get(doc, tokens)
         except _PatchFailed:
-            if expected is None and "value" in op:
-                return doc  # evanphx/json-patch: a missing path equals null
+            if expected is None and "value" in op and isinstance(_parent(doc, tokens), dict):
+                return doc  # evanphx/json-patch: a missing key equals null
             raise
         if not json_equal(actual, expected):
             raise _PatchFailed("testing value failed")
