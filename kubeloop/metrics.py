@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import threading
 import weakref
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -195,8 +196,8 @@ REGISTRY.register(WORKQUEUE_COLLECTOR)
 # --------------------------------------------------------------------------- controller families
 #
 # Names, labels and buckets follow controller-runtime (pkg/internal/controller/metrics) so that
-# existing dashboards and alerts work unchanged. prometheus_client's own objects are fine here:
-# they are touched once per reconcile, not once per event.
+# existing dashboards and alerts work unchanged. As for the work queue, the hot path only bumps
+# plain attributes of a ControllerMetrics; a collector turns them into families at scrape time.
 
 # controller-runtime's reconcile_time_seconds buckets.
 RECONCILE_TIME_BUCKETS: tuple[float, ...] = (
@@ -205,76 +206,127 @@ RECONCILE_TIME_BUCKETS: tuple[float, ...] = (
     25.0, 30.0, 40.0, 50.0, 60.0,
 )
 
-RECONCILE_TOTAL = Counter(
-    "controller_runtime_reconcile",
-    "Total number of reconciliations per controller",
-    ["controller", "result"],
-    registry=REGISTRY,
-)
-"""``controller_runtime_reconcile_total{controller,result}``; result: success, error, requeue, requeue_after."""
 
-RECONCILE_ERRORS = Counter(
-    "controller_runtime_reconcile_errors",
-    "Total number of reconciliation errors per controller",
-    ["controller"],
-    registry=REGISTRY,
+class ControllerMetrics:
+    """One controller's counters: plain attributes bumped on the hot path, read at scrape time.
+
+    The ``controller_runtime_*`` families (and kubeloop's own per-controller counters) are
+    produced by :data:`CONTROLLER_COLLECTOR` from these; controllers sharing a name are summed.
+    """
+
+    __slots__ = ("__weakref__", "active_workers", "apply_skipped", "error", "errors", "max_concurrent",
+                 "name", "own_events_skipped", "panics", "requeue", "requeue_after", "success",
+                 "terminal_errors", "time_counts", "time_sum", "timeouts")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.success = 0
+        self.error = 0
+        self.requeue = 0
+        self.requeue_after = 0
+        self.errors = 0
+        self.terminal_errors = 0
+        self.timeouts = 0
+        self.panics = 0
+        self.active_workers = 0
+        self.max_concurrent = 0
+        self.own_events_skipped = 0
+        self.apply_skipped = 0
+        self.time_counts = [0] * (len(RECONCILE_TIME_BUCKETS) + 1)
+        self.time_sum = 0.0
+
+    def observe_time(self, seconds: float) -> None:
+        """Record one reconcile's duration."""
+        self.time_counts[bisect_left(RECONCILE_TIME_BUCKETS, seconds)] += 1
+        self.time_sum += seconds
+
+    @classmethod
+    def for_controller(cls, name: str) -> ControllerMetrics:
+        """New counters for controller ``name``, reported by :data:`CONTROLLER_COLLECTOR` while they live."""
+        m = cls(name)
+        CONTROLLER_COLLECTOR.register(m)
+        return m
+
+
+_CONTROLLER_COUNTERS = (
+    ("controller_runtime_reconcile_errors", "Total number of reconciliation errors per controller", "errors"),
+    ("controller_runtime_terminal_reconcile_errors", "Total number of terminal reconciliation errors per controller",
+     "terminal_errors"),
+    ("controller_runtime_reconcile_panics", "Total number of reconciliation panics per controller", "panics"),
+    ("controller_runtime_reconcile_timeouts", "Total number of reconciliation timeouts per controller", "timeouts"),
+    ("kubeloop_controller_own_events_skipped",
+     "Watch events caused only by the controller's own writes, not turned into reconciles", "own_events_skipped"),
+    ("kubeloop_controller_apply_skipped", "Writes skipped because the cached object already matched",
+     "apply_skipped"),
 )
-TERMINAL_RECONCILE_ERRORS = Counter(
-    "controller_runtime_terminal_reconcile_errors",
-    "Total number of terminal reconciliation errors per controller",
-    ["controller"],
-    registry=REGISTRY,
-)
-RECONCILE_PANICS = Counter(
-    "controller_runtime_reconcile_panics",
-    "Total number of reconciliation panics per controller",
-    ["controller"],
-    registry=REGISTRY,
-)
-"""Kept for dashboard compatibility: a Python reconcile cannot panic, so this stays 0."""
-RECONCILE_TIMEOUTS = Counter(
-    "controller_runtime_reconcile_timeouts",
-    "Total number of reconciliation timeouts per controller",
-    ["controller"],
-    registry=REGISTRY,
-)
-RECONCILE_TIME = Histogram(
-    "controller_runtime_reconcile_time_seconds",
-    "Length of time per reconciliation per controller",
-    ["controller"],
-    buckets=RECONCILE_TIME_BUCKETS,
-    registry=REGISTRY,
-)
-MAX_CONCURRENT_RECONCILES = Gauge(
-    "controller_runtime_max_concurrent_reconciles",
-    "Maximum number of concurrent reconciles per controller",
-    ["controller"],
-    registry=REGISTRY,
-)
-ACTIVE_WORKERS = Gauge(
-    "controller_runtime_active_workers",
-    "Number of currently used workers per controller",
-    ["controller"],
-    registry=REGISTRY,
-)
+_RESULTS = ("success", "error", "requeue", "requeue_after")
+
+
+class ControllerCollector:
+    """Collects the per-controller families from every live :class:`ControllerMetrics`."""
+
+    def __init__(self) -> None:
+        self._sources: weakref.WeakSet[ControllerMetrics] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def register(self, m: ControllerMetrics) -> None:
+        """Report ``m`` (until it is garbage collected)."""
+        with self._lock:
+            self._sources.add(m)
+
+    def _merged(self) -> dict[str, list[ControllerMetrics]]:
+        with self._lock:
+            sources = list(self._sources)
+        by_name: dict[str, list[ControllerMetrics]] = {}
+        for m in sources:
+            by_name.setdefault(m.name, []).append(m)
+        return dict(sorted(by_name.items()))
+
+    def describe(self) -> Iterator[Metric]:
+        """The families without samples."""
+        yield CounterMetricFamily("controller_runtime_reconcile", "Total number of reconciliations per controller",
+                                  labels=["controller", "result"])
+        for name, doc, _ in _CONTROLLER_COUNTERS:
+            yield CounterMetricFamily(name, doc, labels=["controller"])
+        yield HistogramMetricFamily("controller_runtime_reconcile_time_seconds",
+                                    "Length of time per reconciliation per controller", labels=["controller"])
+        yield GaugeMetricFamily("controller_runtime_max_concurrent_reconciles",
+                                "Maximum number of concurrent reconciles per controller", labels=["controller"])
+        yield GaugeMetricFamily("controller_runtime_active_workers",
+                                "Number of currently used workers per controller", labels=["controller"])
+
+    def collect(self) -> Iterator[Metric]:
+        """One sample set per controller name."""
+        total, *counters, hist, max_c, active = self.describe()
+        for name, ms in self._merged().items():
+            for result in _RESULTS:
+                total.add_metric([name, result], sum(getattr(m, result) for m in ms))  # type: ignore[attr-defined]
+            for fam, (_, _, attr) in zip(counters, _CONTROLLER_COUNTERS, strict=True):
+                fam.add_metric([name], sum(getattr(m, attr) for m in ms))  # type: ignore[attr-defined]
+            counts = [sum(c) for c in zip(*(m.time_counts for m in ms), strict=True)]
+            buckets: list[tuple[str, float]] = []
+            running = 0
+            for bound, c in zip(RECONCILE_TIME_BUCKETS, counts, strict=False):
+                running += c
+                buckets.append((floatToGoString(bound), running))
+            buckets.append(("+Inf", running + counts[-1]))
+            hist.add_metric([name], buckets, sum(m.time_sum for m in ms))  # type: ignore[attr-defined]
+            max_c.add_metric([name], max(m.max_concurrent for m in ms))  # type: ignore[attr-defined]
+            active.add_metric([name], sum(m.active_workers for m in ms))  # type: ignore[attr-defined]
+        yield total
+        yield from counters
+        yield from (hist, max_c, active)
+
+
+CONTROLLER_COLLECTOR = ControllerCollector()
+"""Every controller's metrics register here; it is registered in ``REGISTRY``."""
+REGISTRY.register(CONTROLLER_COLLECTOR)
 
 # kubeloop's own controller families (no controller-runtime equivalent).
-OWN_EVENTS_SKIPPED = Counter(
-    "kubeloop_controller_own_events_skipped",
-    "Watch events caused only by the controller's own writes, not turned into reconciles",
-    ["controller"],
-    registry=REGISTRY,
-)
 READ_YOUR_WRITES_WAITS = Counter(
     "kubeloop_controller_read_your_writes_waits",
     "Reconciles that waited for the cache to catch up with the controller's own writes, by outcome",
     ["controller", "outcome"],
-    registry=REGISTRY,
-)
-APPLY_SKIPPED = Counter(
-    "kubeloop_controller_apply_skipped",
-    "Server-side applies skipped because the cached object already matched",
-    ["controller"],
     registry=REGISTRY,
 )
 EVENTS_DROPPED = Counter(
@@ -285,38 +337,3 @@ EVENTS_DROPPED = Counter(
 )
 
 
-@dataclass(slots=True)
-class ControllerMetrics:
-    """The label-bound children of one controller's families (bound once, cheap to bump)."""
-
-    success: Any
-    error: Any
-    requeue: Any
-    requeue_after: Any
-    errors: Any
-    terminal_errors: Any
-    timeouts: Any
-    time: Any
-    active_workers: Any
-    max_concurrent: Any
-    own_events_skipped: Any
-    apply_skipped: Any
-
-    @classmethod
-    def for_controller(cls, name: str) -> ControllerMetrics:
-        """Bind (and so create, at zero) every family for controller ``name``."""
-        RECONCILE_PANICS.labels(name)
-        return cls(
-            success=RECONCILE_TOTAL.labels(name, "success"),
-            error=RECONCILE_TOTAL.labels(name, "error"),
-            requeue=RECONCILE_TOTAL.labels(name, "requeue"),
-            requeue_after=RECONCILE_TOTAL.labels(name, "requeue_after"),
-            errors=RECONCILE_ERRORS.labels(name),
-            terminal_errors=TERMINAL_RECONCILE_ERRORS.labels(name),
-            timeouts=RECONCILE_TIMEOUTS.labels(name),
-            time=RECONCILE_TIME.labels(name),
-            active_workers=ACTIVE_WORKERS.labels(name),
-            max_concurrent=MAX_CONCURRENT_RECONCILES.labels(name),
-            own_events_skipped=OWN_EVENTS_SKIPPED.labels(name),
-            apply_skipped=APPLY_SKIPPED.labels(name),
-        )

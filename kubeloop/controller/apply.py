@@ -179,7 +179,7 @@ async def apply_object(ctx: Context, obj: Mapping[str, Any], *, force: bool = Tr
     fp = fingerprint(obj)
     live = controller._read(key)
     if can_skip(live, obj, controller.applied.get(memory_key), fp):
-        controller.metrics.apply_skipped.inc()
+        controller.metrics.apply_skipped += 1
         assert live is not None
         return live
     try:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kubeloop.cache.frozen import FrozenDict, freeze
 from kubeloop.cache.index import OWNER_INDEX
 from kubeloop.controller.apply import apply_object
-from kubeloop.controller.logs import RequestLogger
+from kubeloop.controller.logs import RequestLogger, request_logger
 from kubeloop.controller.ownership import set_controller_reference
 from kubeloop.controller.request import Request
 from kubeloop.controller.tracked_client import TrackedClient
@@ -72,13 +72,21 @@ class OverlayReader:
 class Context:
     """What one reconcile of one request gets (see the module docstring). Built per reconcile."""
 
-    def __init__(self, controller: Controller, request: Request, client: TrackedClient, log: RequestLogger,
-                 reconcile_id: str) -> None:
+    def __init__(self, controller: Controller, request: Request, client: TrackedClient, reconcile_id: str) -> None:
         self._controller = controller
         self.request = request
         self.client = client
-        self.log = log
         self.reconcile_id = reconcile_id
+        self._log: RequestLogger | None = None
+
+    @property
+    def log(self) -> RequestLogger:
+        """A logger whose lines carry the controller, cluster, namespace, name and reconcile id."""
+        log = self._log
+        if log is None:
+            log = self._log = request_logger(self._controller.log, self._controller.name, self.request,
+                                             self.reconcile_id)
+        return log
 
     # ------------------------------------------------------------------ identity
 

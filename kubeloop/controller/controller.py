@@ -49,7 +49,7 @@ from kubeloop.client import Client, ResourceRef
 from kubeloop.controller.apply import AppliedMemory
 from kubeloop.controller.context import Context
 from kubeloop.controller.events import EventRecorder
-from kubeloop.controller.logs import RequestLogger, current_request, next_reconcile_id, request_fields
+from kubeloop.controller.logs import current_request, next_reconcile_id
 from kubeloop.controller.predicates import Predicate, PredicateFn
 from kubeloop.controller.readyourwrites import ObjectKey, Write, WriteTracker, rv_at_least
 from kubeloop.controller.request import Request, Result, TerminalError
@@ -150,7 +150,7 @@ class Controller:
         self._debounce = debounce
         self.queue: WorkQueue[Request] = WorkQueue(name, rate_limiter=rate_limiter, debounce=debounce)
         self.metrics = ControllerMetrics.for_controller(name)
-        self.tracker: WriteTracker | None = WriteTracker() if read_your_writes else None
+        self.tracker: WriteTracker | None = WriteTracker(on_own_event=self._own_event) if read_your_writes else None
         self.applied = AppliedMemory()
         self.recorder: EventRecorder | None = None
         self.cache: SharedCache | None = None
@@ -169,6 +169,9 @@ class Controller:
         if self.tracker is not None:
             self.tracker.add_listener(self._wake_ryw_waiters)
         self.reconciles_started = 0
+
+    def _own_event(self) -> None:
+        self.metrics.own_events_skipped += 1
 
     # ------------------------------------------------------------------ building
 
@@ -294,7 +297,7 @@ class Controller:
         if self.queue.shutting_down:  # a restart: a fresh queue
             self.queue = WorkQueue(self.name, rate_limiter=self._rate_limiter, debounce=self._debounce)
         self.recorder = EventRecorder(self.name, self._client) if self.record_events else None
-        self.metrics.max_concurrent.set(self.max_concurrent_reconciles)
+        self.metrics.max_concurrent = self.max_concurrent_reconciles
         try:
             await self._open_sources(cache, clusters)
             async with asyncio.TaskGroup() as tg:
@@ -546,63 +549,64 @@ class Controller:
     async def _process(self, req: Request, priority: int) -> None:
         m = self.metrics
         queue = self.queue
-        m.active_workers.inc()
+        m.active_workers += 1
         started = time.perf_counter()
         self.reconciles_started += 1
         rid = next_reconcile_id()
-        fields = request_fields(self.name, req, rid)
-        log = RequestLogger(self.log, fields)
-        token = current_request.set(fields)
+        token = current_request.set((self.name, req, rid))
         try:
             if self.tracker is not None:
                 await self._await_own_writes(req)
             client = TrackedClient(self._client(req.cluster), req.cluster, self.tracker, self._cached, owner=req)
-            ctx = Context(self, req, client, log, rid)
-            timeout = asyncio.timeout(self.reconcile_timeout)
+            ctx = Context(self, req, client, rid)
+            timeout = asyncio.timeout(self.reconcile_timeout) if self.reconcile_timeout else None
             try:
-                async with timeout:
+                if timeout is None:
                     result = await self.reconcile_fn(req, ctx)
+                else:
+                    async with timeout:
+                        result = await self.reconcile_fn(req, ctx)
             except TerminalError as exc:
-                m.error.inc()
-                m.errors.inc()
-                m.terminal_errors.inc()
+                m.error += 1
+                m.errors += 1
+                m.terminal_errors += 1
                 queue.forget(req)
-                log.error("reconcile failed permanently (not retried): %s", exc)
+                ctx.log.error("reconcile failed permanently (not retried): %s", exc)
                 return
             except TimeoutError as exc:
-                m.error.inc()
-                m.errors.inc()
-                if timeout.expired():
-                    m.timeouts.inc()
+                m.error += 1
+                m.errors += 1
+                if timeout is not None and timeout.expired():
+                    m.timeouts += 1
                     delay = queue.add_rate_limited(req, priority)
-                    log.warning("reconcile timed out after %ss; retrying in %.3fs", self.reconcile_timeout, delay)
+                    ctx.log.warning("reconcile timed out after %ss; retrying in %.3fs", self.reconcile_timeout, delay)
                 else:
                     delay = queue.add_rate_limited(req, priority)
-                    log.warning("reconcile failed: %r; retrying in %.3fs", exc, delay)
+                    ctx.log.warning("reconcile failed: %r; retrying in %.3fs", exc, delay)
                 return
             except Exception as exc:
-                m.error.inc()
-                m.errors.inc()
+                m.error += 1
+                m.errors += 1
                 delay = queue.add_rate_limited(req, priority)
-                log.warning("reconcile failed: %s: %s; retrying in %.3fs", type(exc).__name__, exc, delay,
-                            exc_info=log.isEnabledFor(logging.DEBUG))
+                ctx.log.warning("reconcile failed: %s: %s; retrying in %.3fs", type(exc).__name__, exc, delay,
+                            exc_info=self.log.isEnabledFor(logging.DEBUG))
                 return
             if result is None:
                 result = Result()
             if result.requeue_after:
                 queue.forget(req)
                 queue.add_after(req, result.requeue_after, priority)
-                m.requeue_after.inc()
+                m.requeue_after += 1
             elif result.requeue:
                 queue.add_rate_limited(req, priority)
-                m.requeue.inc()
+                m.requeue += 1
             else:
                 queue.forget(req)
-                m.success.inc()
+                m.success += 1
         finally:
             current_request.reset(token)
-            m.time.observe(time.perf_counter() - started)
-            m.active_workers.dec()
+            m.observe_time(time.perf_counter() - started)
+            m.active_workers -= 1
 
     def __repr__(self) -> str:
         return f"Controller({self.name}, for={self.for_resource}, sources={len(self._specs)}, ready={self.ready})"

@@ -24,10 +24,10 @@ FIELDS = ("controller", "cluster", "namespace", "name", "reconcile_id")
 
 _ATTR = {"name": "object_name"}
 
-current_request: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
+current_request: contextvars.ContextVar[tuple[str, Request, str] | None] = contextvars.ContextVar(
     "kubeloop_reconcile", default=None
 )
-"""The fields of the reconcile running in this task (None outside a reconcile)."""
+"""(controller, request, reconcile id) of the reconcile running in this task (None outside one)."""
 
 _ids = itertools.count(1)
 
@@ -74,9 +74,9 @@ class RequestContextFilter(logging.Filter):
     """Adds the current reconcile's fields to records of any logger (install on a handler)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        fields = current_request.get()
-        if fields:
-            for k, v in fields.items():
+        current = current_request.get()
+        if current:
+            for k, v in request_fields(*current).items():
                 k = _ATTR.get(k, k)
                 if not hasattr(record, k):
                     setattr(record, k, v)

@@ -98,8 +98,10 @@ class WriteTracker:
     seconds (a write whose object no informer of the controller shows is never seen).
     """
 
-    def __init__(self, *, ttl: float = DEFAULT_TTL, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, *, ttl: float = DEFAULT_TTL, clock: Callable[[], float] = time.monotonic,
+                 on_own_event: Callable[[], None] | None = None) -> None:
         self.ttl = ttl
+        self._on_own_event = on_own_event
         self._clock = clock
         self._keys: dict[ObjectKey, list[Write]] = {}
         self._order: OrderedDict[int, Write] = OrderedDict()  # live writes, oldest first
@@ -188,6 +190,8 @@ class WriteTracker:
             self.on_observed(key, new_rv)
         if own:
             self.own_events_skipped += 1
+            if self._on_own_event is not None:
+                self._on_own_event()
         else:
             deliver()
 
@@ -228,6 +232,8 @@ class WriteTracker:
 
     def pending(self, owner: Hashable) -> list[Write]:
         """Writes made by ``owner``'s reconciles that the cache does not show yet (deletions excluded)."""
+        if owner not in self._by_owner:
+            return []
         self._expire(self._clock())
         return [w for w in self._by_owner.get(owner, ()) if not w.deleted and not w.in_flight and w.rv is not None]
 

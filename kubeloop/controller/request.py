@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 DEFAULT_CLUSTER = "default"
 """The cluster name used when a controller runs on a single cluster."""
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One object to reconcile: (cluster, namespace, name). Namespace is "" for cluster-scoped kinds."""
+class Request(NamedTuple):
+    """One object to reconcile: (cluster, namespace, name). Namespace is "" for cluster-scoped kinds.
+
+    A named tuple: hashing and comparing it (the queue does both for every change) runs in C.
+    """
 
     cluster: str
     namespace: str

@@ -55,7 +55,7 @@ async def patch_status(ctx: Context, patch: Mapping[str, Any], *, obj: Mapping[s
     ref = f"{target.get('apiVersion')}/{target.get('kind')}"
     live = ctx.reader(ctx._controller.for_resource).get(name, namespace or "") if obj is None else target
     if live is not None and contains(live.get("status") or {}, patch):
-        ctx._controller.metrics.apply_skipped.inc()
+        ctx._controller.metrics.apply_skipped += 1
         return live
     body: dict[str, Any] = {"status": dict(patch)}
     if resource_version:

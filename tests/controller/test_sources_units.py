@@ -11,7 +11,7 @@ from kubeloop.cache.events import ADDED, DELETED, MODIFIED, Event
 from kubeloop.cache.frozen import freeze
 from kubeloop.controller import Controller, Request, Result, generation_changed
 from kubeloop.controller.controller import _Source
-from kubeloop.controller.logs import RequestContextFilter, current_request, request_fields, request_logger
+from kubeloop.controller.logs import RequestContextFilter, current_request, request_logger
 from kubeloop.controller.sources import SourceSpec, combine_predicates, mapped_requests, owner_requests
 from kubeloop.queue import LOW_PRIORITY
 
@@ -121,7 +121,7 @@ def test_request_logger_and_context_filter(caplog: pytest.LogCaptureFixture) -> 
     assert rec.getMessage() == "hello world [controller=ctl cluster=c1 namespace=ns name=obj reconcile_id=1f]"
     assert (rec.controller, rec.object_name, rec.name) == ("ctl", "obj", "kubeloop.test.logs")
     other = logging.LogRecord("x", logging.INFO, "f", 1, "m", None, None)
-    token = current_request.set(request_fields("ctl", Request("c1", "ns", "obj"), "2"))
+    token = current_request.set(("ctl", Request("c1", "ns", "obj"), "2"))
     try:
         assert RequestContextFilter().filter(other)
     finally:

@@ -1,0 +1,238 @@
+"""Controller runtime: no-op reconciles/s, change-to-reconcile latency, CPU per reconcile.
+
+Scenarios:
+  noop        requests enqueued by hand (distinct keys) through the controller's queue and
+              workers to a reconcile that does nothing: the runtime's own overhead per
+              reconcile (queue, metrics, context, logger, read-your-writes check), with 1 and 8
+              workers; wall time and CPU time per reconcile.
+  latency     the emulator runs in its own process (``kubeloop apiserver``), a writer process
+              patches ConfigMaps at a fixed rate over HTTP with a send timestamp in the data,
+              and the controller (this process) records ``now - timestamp`` when the reconcile
+              of that change starts: the whole path (API write, watch, informer, predicates,
+              queue, worker). Also reported: the rate actually achieved and this process's CPU
+              per reconcile (watch decoding and informer included).
+
+    .venv/bin/python benchmarks/controller_bench.py [--noop-items N] [--rates 100,1000]
+                                                    [--duration S] [--keys K]
+
+Writes benchmarks/results/controller.json and prints a short table. Defaults are small (the
+machine is shared); raise ``--noop-items`` / ``--duration`` for steadier figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kubeloop.cache.shared import SharedCache
+from kubeloop.client import Client
+from kubeloop.config import load_kubeconfig
+from kubeloop.controller import Context, Controller, Request, Result
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
+    return s[k]
+
+
+# --------------------------------------------------------------------------- noop
+
+
+async def bench_noop(client: Client, ns: str, items: int, workers: int) -> dict[str, Any]:
+    done = 0
+    finished = asyncio.Event()
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        nonlocal done
+        done += 1
+        if done == items:
+            finished.set()
+        return None
+
+    ctl = Controller(f"bench-noop-{workers}", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile,
+                     max_concurrent_reconciles=workers, record_events=False)
+    async with SharedCache(client) as cache, asyncio.TaskGroup() as tg:
+        await ctl.start(tg, cache, timeout=30)
+        reqs = [Request("default", ns, f"k{i}") for i in range(items)]
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        for i, r in enumerate(reqs):
+            ctl.enqueue(r)
+            if i % 64 == 63:
+                await asyncio.sleep(0)
+        await finished.wait()
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        await ctl.stop(drain_timeout=5)
+    return {"scenario": "noop", "workers": workers, "reconciles": items, "seconds": round(wall, 4),
+            "reconciles_per_second": round(items / wall), "us_per_reconcile": round(wall / items * 1e6, 2),
+            "cpu_us_per_reconcile": round(cpu / items * 1e6, 2)}
+
+
+# --------------------------------------------------------------------------- latency
+
+
+async def writer(kubeconfig: str, ns: str, rate: float, duration: float, keys: int, concurrency: int) -> None:
+    """The writer process: patch ConfigMaps round-robin at ``rate``/s, the send time in the data."""
+    async with Client(load_kubeconfig(kubeconfig), qps=None, timeout=30) as client:
+        await client.resolve("v1/ConfigMap")
+        total = int(rate * duration)
+        sem = asyncio.Semaphore(concurrency)
+        errors = 0
+        start = time.perf_counter()
+
+        async def one(i: int) -> None:
+            nonlocal errors
+            try:
+                await client.patch("v1/ConfigMap", f"cm{i % keys}", {"data": {"t": repr(time.time())}},
+                                   namespace=ns)
+            except Exception:
+                errors += 1
+            finally:
+                sem.release()
+
+        async with asyncio.TaskGroup() as tg:
+            for i in range(total):
+                target = start + i / rate
+                delay = target - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                await sem.acquire()
+                tg.create_task(one(i))
+        elapsed = time.perf_counter() - start
+        print(json.dumps({"writes": total, "seconds": elapsed, "errors": errors}), flush=True)
+
+
+async def bench_latency(kubeconfig: str, client: Client, ns: str, rate: float, duration: float, keys: int,
+                        concurrency: int) -> dict[str, Any]:
+    lat: list[float] = []
+    reconciles = 0
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        nonlocal reconciles
+        now = time.time()
+        reconciles += 1
+        obj = ctx.get()
+        t = ((obj or {}).get("data") or {}).get("t") if obj is not None else None
+        if t and measuring:
+            lat.append(now - float(t))
+        return None
+
+    measuring = False
+    ctl = Controller(f"bench-latency-{int(rate)}", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile,
+                     record_events=False)
+    async with SharedCache(client) as cache, asyncio.TaskGroup() as tg:
+        await ctl.start(tg, cache, timeout=60)
+        await asyncio.sleep(0.5)  # the initial list's reconciles
+        measuring = True
+        r0 = reconciles
+        cpu0 = time.process_time()
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, __file__, "--writer", kubeconfig, ns, str(rate), str(duration), str(keys),
+            str(concurrency), stdout=asyncio.subprocess.PIPE)
+        out, _ = await proc.communicate()
+        await asyncio.sleep(0.3)  # the last changes
+        cpu = time.process_time() - cpu0
+        n = reconciles - r0
+        await ctl.stop(drain_timeout=5)
+    w = json.loads(out.decode().strip().splitlines()[-1])
+    return {"scenario": "latency", "target_rate": rate, "achieved_rate": round(w["writes"] / w["seconds"]),
+            "writes": w["writes"], "write_errors": w["errors"], "reconciles": n,
+            "p50_ms": round(pct(lat, 50) * 1e3, 2), "p90_ms": round(pct(lat, 90) * 1e3, 2),
+            "p99_ms": round(pct(lat, 99) * 1e3, 2), "max_ms": round(max(lat) * 1e3, 2) if lat else None,
+            "mean_ms": round(statistics.fmean(lat) * 1e3, 2) if lat else None,
+            "cpu_us_per_reconcile": round(cpu / max(n, 1) * 1e6, 1)}
+
+
+@contextlib.contextmanager
+def emulator_process() -> Any:
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = os.path.join(tmp, "kubeconfig")
+        proc = subprocess.Popen([sys.executable, "-c", "from kubeloop.cli.main import main; main()", "apiserver",
+                                 "--port", "0",
+                                 "--kubeconfig-out", kubeconfig], stdout=subprocess.PIPE, cwd=ROOT)
+        try:
+            assert proc.stdout is not None
+            if not proc.stdout.readline():  # the URL line: ready
+                raise RuntimeError("the emulator did not start")
+            yield kubeconfig
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+async def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    with emulator_process() as kubeconfig:
+        async with Client(load_kubeconfig(kubeconfig), qps=None, timeout=30) as client:
+            await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}})
+            for workers in (1, 8):
+                rows.append(await bench_noop(client, "bench", args.noop_items, workers))
+            sem = asyncio.Semaphore(16)
+
+            async def mk(i: int) -> None:
+                async with sem:
+                    await client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm{i}"},
+                                         "data": {}}, namespace="bench")
+            await asyncio.gather(*(mk(i) for i in range(args.keys)))
+            for rate in args.rates:
+                rows.append(await bench_latency(kubeconfig, client, "bench", rate, args.duration, args.keys,
+                                                args.concurrency))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--writer":
+        kubeconfig, ns, rate, duration, keys, conc = argv[1:7]
+        asyncio.run(writer(kubeconfig, ns, float(rate), float(duration), int(keys), int(conc)))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--noop-items", type=int, default=10_000, help="requests per noop run (default 10000)")
+    parser.add_argument("--rates", type=lambda s: [float(x) for x in s.split(",")], default=[100.0, 1000.0],
+                        help="changes/s for the latency runs (default 100,1000)")
+    parser.add_argument("--duration", type=float, default=3.0, help="seconds per latency run (default 3)")
+    parser.add_argument("--keys", type=int, default=200, help="ConfigMaps the writer cycles through (default 200)")
+    parser.add_argument("--concurrency", type=int, default=32, help="writer requests in flight (default 32)")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "controller.json")
+    args = parser.parse_args(argv)
+    rows = asyncio.run(run_all(args))
+    result = {
+        "benchmark": "controller",
+        "command": " ".join(["python benchmarks/controller_bench.py", *argv]),
+        "python": platform.python_version(),
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cpus",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "results": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{'scenario':<10} {'workers/rate':>12} {'rec/s':>8} {'us/rec':>8} {'cpu us/rec':>10} "
+          f"{'p50 ms':>8} {'p99 ms':>8} {'achieved/s':>10}")
+    for r in rows:
+        if r["scenario"] == "noop":
+            print(f"{'noop':<10} {r['workers']:>12} {r['reconciles_per_second']:>8} {r['us_per_reconcile']:>8} "
+                  f"{r['cpu_us_per_reconcile']:>10} {'-':>8} {'-':>8} {'-':>10}")
+        else:
+            print(f"{'latency':<10} {int(r['target_rate']):>12} {'-':>8} {'-':>8} {r['cpu_us_per_reconcile']:>10} "
+                  f"{r['p50_ms']:>8} {r['p99_ms']:>8} {r['achieved_rate']:>10}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
