@@ -332,3 +332,13 @@ def test_apply_fuzz(steps: list[tuple[str, bool, dict[str, Any]]]) -> None:
         for e in out["metadata"].get("managedFields", []):
             assert e["fieldsV1"], "a manager owning nothing is dropped"
         live = out
+
+
+def test_first_apply_to_unmanaged_object_conflicts_with_before_first_apply() -> None:
+    live = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "s"}, "data": {"a": "1", "b": "2"}}
+    with pytest.raises(StatusError) as e:
+        ssa(live, cm({"a": "9"}), "ctl")
+    assert e.value.details["causes"][0]["message"] == 'conflict with "before-first-apply" using v1'
+    out = ssa(live, cm({"a": "1", "c": "3"}), "ctl")
+    assert managers(out) == {"before-first-apply/Update": {"f:data": {".": {}, "f:a": {}, "f:b": {}}},
+                             "ctl/Apply": {"f:data": {"f:a": {}, "f:c": {}}}}

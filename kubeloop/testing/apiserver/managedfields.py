@@ -32,6 +32,7 @@ from .fieldpath import (
     drop_under,
     encode_fields,
     item_element,
+    object_fields,
     path_string,
     update_fields_v1,
     with_prefixes,
@@ -124,6 +125,7 @@ def _sort_key(m: _Manager) -> tuple[str, str, str, str, str]:
     return (m.operation, (m.time or "")[:19], m.manager, m.api_version, m.subresource)
 
 
+BEFORE_FIRST_APPLY = "before-first-apply"
 MAX_UPDATE_MANAGERS = 10
 ANCIENT_CHANGES = "ancient-changes"
 
@@ -350,6 +352,13 @@ def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subres
     _merge_map(merged, applied, (), (), lt)
     live_mf = (_meta(base) or {}).get("managedFields")
     managers = _decode_managers(live_mf)
+    if live is not None and not managers:
+        # an object nobody manages yet: its current fields go to "before-first-apply" (an Update),
+        # so the first apply conflicts where it would change them, as on the real server
+        existing = drop_under(object_fields(live, lt), resets)
+        if existing:
+            first = _Manager(BEFORE_FIRST_APPLY, "Update", api_version, "", now, existing, changed=True)
+            managers[first.ident] = first
     ident = _ident(manager, "Apply", "", sub)
     last = managers.get(ident)
     last_set = last.fields if last is not None else set()
