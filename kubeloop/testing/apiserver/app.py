@@ -181,6 +181,8 @@ class APIApp:
             raise errors.method_not_allowed()
         if not parts:
             return web.json_response({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/version"]})
+        if parts[:2] == ["openapi", "v3"]:
+            return self._openapi_v3(parts[2:])
         if parts[0] == "version" and len(parts) == 1:
             return web.json_response(cat.version_info())
         if parts[0] == "api":
@@ -216,6 +218,35 @@ class APIApp:
             return _json(orjson.dumps(doc))
         target = self._target(group, version, rest)
         return await self.resource(request, target)
+
+    def _openapi_v3(self, gv_path: list[str]) -> web.Response:
+        """OpenAPI v3 documents without schemas: enough for kubectl, which then skips client-side
+        validation of the kinds (the server validates anyway)."""
+        gvs = sorted({(i.group, i.version) for i in self.catalog.all()})
+        paths = {("api/" if not g else f"apis/{g}/") + v: {"serverRelativeURL": "/openapi/v3/" + (
+            "api/" if not g else f"apis/{g}/") + v + "?hash=0"} for g, v in gvs}
+        if not gv_path:
+            return web.json_response({"paths": paths})
+        want = "/".join(gv_path)
+        if want not in paths:
+            raise PlainNotFound()
+        schemas: dict[str, Any] = {}
+        api_paths: dict[str, Any] = {}
+        param = [{"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}}]
+        for info in self.catalog.all():
+            prefix = ("/api/" if not info.group else f"/apis/{info.group}/") + info.version
+            if prefix[1:] != want:
+                continue
+            gvk = {"group": info.group, "version": info.version, "kind": info.kind}
+            schemas[f"{info.group or 'core'}.{info.version}.{info.kind}"] = {
+                "type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                "x-kubernetes-group-version-kind": [gvk]}
+            # the server validates fields itself (fieldValidation), so kubectl skips client-side validation
+            path = prefix + ("/namespaces/{namespace}/" if info.namespaced else "/") + info.resource + "/{name}"
+            api_paths[path] = {"parameters": param, "patch": {"parameters": param, "responses": {},
+                                                              "x-kubernetes-group-version-kind": gvk}}
+        return web.json_response({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.24.0"},
+                                  "paths": api_paths, "components": {"schemas": schemas}})
 
     def _custom_group(self, group: str) -> bool:
         return any(i.custom for i in self.catalog.all() if i.group == group)
