@@ -118,6 +118,16 @@ def test_client_supplied_managed_fields_are_used_and_reset_removes_them() -> Non
     reset["metadata"]["managedFields"] = [{}]
     update_managed_fields(old, reset, "editor", "v1", None, T1, CM)
     assert "managedFields" not in reset["metadata"]
+    # a reset that also changes a field leaves the writer owning just that change
+    reset2 = copy.deepcopy(old)
+    reset2["metadata"]["managedFields"] = [{}]
+    reset2["data"]["z"] = "1"
+    update_managed_fields(old, reset2, "editor", "v1", None, T1, CM)
+    assert fields(reset2) == {"editor/Update": {"f:data": {"f:z": {}}}}
+    # through a subresource the request's managedFields are ignored
+    sub = copy.deepcopy(new)
+    update_managed_fields(old, sub, "editor", "v1", "status", T1, CM)
+    assert sub["metadata"]["managedFields"] == old["metadata"]["managedFields"]
 
 
 def test_apply_after_update_only_touches_its_fields() -> None:

@@ -190,8 +190,8 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
 
     Call it after defaulting and the strategy's prepare step, so defaulted fields belong to the
     creator and fields the strategy reset are not attributed. Mutates `new` only. When `new`
-    carries managedFields different from `old`'s (a client editing them), those are the starting
-    point; `[{}]` removes them all. `list_types`: a `ListTypes` lookup, a mapping, or a `ResourceInfo`.
+    carries managedFields different from `old`'s (a client editing them; ignored for subresource
+    writes), those are the starting point; `[{}]` starts from none. `list_types`: a `ListTypes` lookup, a mapping, or a `ResourceInfo`.
     """
     meta = _meta(new)
     if meta is None:
@@ -201,11 +201,9 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
     req_mf = meta.get("managedFields")
     base = old_mf
     from_request = False
-    if req_mf and req_mf is not old_mf and req_mf != old_mf:
-        if _is_reset(req_mf):
-            meta.pop("managedFields", None)
-            return
-        base, from_request = req_mf, True
+    if req_mf and req_mf is not old_mf and req_mf != old_mf and not subresource:
+        # a client editing managedFields directly (never through a subresource); `[{}]` resets them
+        base, from_request = ([] if _is_reset(req_mf) else req_mf), True
     lt = list_types_for(list_types)
     resets = tuple(reset_fields)
     if old is None and not from_request and all(len(r) == 1 for r in resets):
