@@ -54,6 +54,15 @@ def decode_object(body: bytes, ctype: str, info: ResourceInfo) -> Obj:
     mt = media_type(ctype)
     if mt in ("application/yaml", "application/x-yaml", "text/yaml"):
         obj = decode_yaml(body) if body.strip() else None
+    elif mt == "application/vnd.kubernetes.protobuf":
+        from .protobuf import ProtobufError, decode
+
+        try:
+            obj = decode(body)
+        except (ProtobufError, UnicodeDecodeError):
+            raise StatusError(415, "UnsupportedMediaType",
+                              "the body of the request was in an unknown format - accepted media types include: "
+                              "application/json, application/yaml") from None
     elif mt in ("application/json", "", "*/*"):
         try:
             obj = orjson.loads(body) if body.strip() else None
