@@ -5,12 +5,19 @@ Scenarios:
               workers to a reconcile that does nothing: the runtime's own overhead per
               reconcile (queue, metrics, context, logger, read-your-writes check), with 1 and 8
               workers; wall time and CPU time per reconcile.
+  parent_child  the tests' Widget controller (ConfigMap + Deployment children by server-side
+              apply, a finalizer, status by apply or by a merge patch guarded by the cached
+              resourceVersion), no predicate on the primary, with and without read your writes: reconciles per widget, Conflict errors, controller writes, writes in
+              steady state (one enqueue per widget), own watch events skipped.
   latency     the emulator runs in its own process (``kubeloop apiserver``), a writer process
               patches ConfigMaps at a fixed rate over HTTP with a send timestamp in the data,
               and the controller (this process) records ``now - timestamp`` when the reconcile
               of that change starts: the whole path (API write, watch, informer, predicates,
-              queue, worker). Also reported: the rate actually achieved and this process's CPU
-              per reconcile (watch decoding and informer included).
+              queue, worker). Also reported: the rate actually achieved, a bare watch loop in
+              this process on the same objects (what the API path alone costs: "watch"), the
+              runtime's own share (change reaching the controller's subscription -> reconcile
+              start: "runtime"), and this process's CPU per reconcile (watch decoding and
+              informer included; the bare baseline watch too unless --no-baseline).
 
     .venv/bin/python benchmarks/controller_bench.py [--noop-items N] [--rates 100,1000]
                                                     [--duration S] [--keys K]
@@ -42,6 +49,8 @@ from kubeloop.config import load_kubeconfig
 from kubeloop.controller import Context, Controller, Request, Result
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 
 def pct(values: list[float], p: float) -> float:
@@ -118,26 +127,57 @@ async def writer(kubeconfig: str, ns: str, rate: float, duration: float, keys: i
         print(json.dumps({"writes": total, "seconds": elapsed, "errors": errors}), flush=True)
 
 
+class ProbedController(Controller):
+    """Records when each request's change reached the controller (its source's subscription)."""
+
+    arrived: dict[Request, float]
+
+    def _dispatch(self, src: Any, ev: Any) -> None:
+        req = Request(ev.cluster, ev.namespace, ev.name)
+        self.arrived.setdefault(req, time.time())
+        super()._dispatch(src, ev)
+
+
+async def bare_watch(client: Client, ns: str, lat: list[float], stop: asyncio.Event) -> None:
+    """Baseline: a bare watch loop in this process, recording when each change arrives."""
+    rv = (await client.list("v1/ConfigMap", namespace=ns)).resource_version
+    async with client.watch("v1/ConfigMap", namespace=ns, resource_version=rv) as w:
+        async for ev in w:
+            t = ((ev.object or {}).get("data") or {}).get("t")
+            if t:
+                lat.append(time.time() - float(t))
+            if stop.is_set():
+                return
+
+
 async def bench_latency(kubeconfig: str, client: Client, ns: str, rate: float, duration: float, keys: int,
-                        concurrency: int) -> dict[str, Any]:
+                        concurrency: int, baseline: bool = True) -> dict[str, Any]:
     lat: list[float] = []
+    inner: list[float] = []
+    bare: list[float] = []
     reconciles = 0
 
     async def reconcile(req: Request, ctx: Context) -> Result | None:
         nonlocal reconciles
         now = time.time()
         reconciles += 1
+        arrived = ctl.arrived.pop(req, None)
         obj = ctx.get()
         t = ((obj or {}).get("data") or {}).get("t") if obj is not None else None
         if t and measuring:
             lat.append(now - float(t))
+            if arrived is not None:
+                inner.append(now - arrived)
         return None
 
     measuring = False
-    ctl = Controller(f"bench-latency-{int(rate)}", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile,
-                     record_events=False)
+    ctl = ProbedController(f"bench-latency-{int(rate)}", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile,
+                           record_events=False)
+    ctl.arrived = {}
+    stop = asyncio.Event()
     async with SharedCache(client) as cache, asyncio.TaskGroup() as tg:
         await ctl.start(tg, cache, timeout=60)
+        watch_task = tg.create_task(bare_watch(client, ns, bare, stop)) if baseline else None
         await asyncio.sleep(0.5)  # the initial list's reconciles
         measuring = True
         r0 = reconciles
@@ -149,6 +189,9 @@ async def bench_latency(kubeconfig: str, client: Client, ns: str, rate: float, d
         await asyncio.sleep(0.3)  # the last changes
         cpu = time.process_time() - cpu0
         n = reconciles - r0
+        stop.set()
+        if watch_task is not None:
+            watch_task.cancel()
         await ctl.stop(drain_timeout=5)
     w = json.loads(out.decode().strip().splitlines()[-1])
     return {"scenario": "latency", "target_rate": rate, "achieved_rate": round(w["writes"] / w["seconds"]),
@@ -156,7 +199,83 @@ async def bench_latency(kubeconfig: str, client: Client, ns: str, rate: float, d
             "p50_ms": round(pct(lat, 50) * 1e3, 2), "p90_ms": round(pct(lat, 90) * 1e3, 2),
             "p99_ms": round(pct(lat, 99) * 1e3, 2), "max_ms": round(max(lat) * 1e3, 2) if lat else None,
             "mean_ms": round(statistics.fmean(lat) * 1e3, 2) if lat else None,
-            "cpu_us_per_reconcile": round(cpu / max(n, 1) * 1e6, 1)}
+            "runtime_p50_ms": round(pct(inner, 50) * 1e3, 3), "runtime_p99_ms": round(pct(inner, 99) * 1e3, 3),
+            "bare_watch_p50_ms": round(pct(bare, 50) * 1e3, 2), "bare_watch_p99_ms": round(pct(bare, 99) * 1e3, 2),
+            "cpu_us_per_reconcile": round(cpu / max(n, 1) * 1e6, 1),
+            "cpu_includes_baseline_watch": baseline}
+
+
+# --------------------------------------------------------------------------- parent/child
+
+
+async def stats(client: Client) -> dict[str, Any]:
+    return await client.request_json("GET", "/_kubeloop/stats")
+
+
+def count_writes(before: dict[str, Any], after: dict[str, Any]) -> int:
+    n = 0
+    for key, v in after.get("requests", {}).items():
+        if key.split(" ", 1)[0] in ("create", "update", "patch", "delete"):
+            n += v - before.get("requests", {}).get(key, 0)
+    return n
+
+
+async def bench_parent_child(client: Client, widgets: int, ryw: bool, guarded: bool) -> dict[str, Any]:
+    """The tests' Widget controller (ConfigMap + Deployment children, finalizer, status) with no
+    predicate on the primary: create N widgets, converge, change every spec, converge, delete."""
+    from tests.controller.conftest import widget_crd
+    from tests.controller.parentchild import Record, widget_controller
+
+    tag = f"{'ryw' if ryw else 'plain'}-{'guarded' if guarded else 'apply'}"
+    group = f"bench-{tag}.example.com"
+    ns = f"pc-{tag}"
+    await client.create(widget_crd(group))
+    await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    for _ in range(200):
+        with contextlib.suppress(Exception):
+            await client.resolve(f"{group}/v1/Widget")
+            break
+        await asyncio.sleep(0.02)
+    rec = Record()
+    ctl = widget_controller(group, rec, name=f"bench-pc-{tag}", read_your_writes=ryw, predicates=None,
+                            guarded_status=guarded, max_concurrent_reconciles=4, record_events=False)
+    ref = f"{group}/v1/Widget"
+
+    async def converged(size: int) -> None:
+        for _ in range(1000):
+            items = (await client.list(ref, namespace=ns)).items
+            if len(items) == widgets and all((w.get("status") or {}).get("replicas") == size for w in items):
+                return
+            await asyncio.sleep(0.05)
+        raise RuntimeError("widgets did not converge")
+
+    async with SharedCache(client) as cache, asyncio.TaskGroup() as tg:
+        await ctl.start(tg, cache, timeout=30)
+        s0 = await stats(client)
+        t0 = time.perf_counter()
+        await asyncio.gather(*(client.create({"apiVersion": f"{group}/v1", "kind": "Widget",
+                                              "metadata": {"name": f"w{i}"}, "spec": {"size": 1}}, namespace=ns)
+                               for i in range(widgets)))
+        await converged(1)
+        await asyncio.gather(*(client.patch(ref, f"w{i}", {"spec": {"size": 2}}, namespace=ns)
+                               for i in range(widgets)))
+        await converged(2)
+        await asyncio.sleep(0.5)
+        elapsed = time.perf_counter() - t0
+        s1 = await stats(client)
+        steady_runs = sum(rec.reconciles.values())
+        for i in range(widgets):
+            ctl.enqueue(Request("default", ns, f"w{i}"))
+        await asyncio.sleep(0.5)
+        s2 = await stats(client)
+        await ctl.stop(drain_timeout=5)
+    # the user writes: N creates + N spec patches
+    return {"scenario": "parent_child", "read_your_writes": ryw,
+            "status_write": "guarded merge patch" if guarded else "server-side apply", "widgets": widgets,
+            "reconciles": steady_runs, "reconciles_per_widget": round(steady_runs / widgets, 2),
+            "conflicts": rec.conflicts, "controller_writes": count_writes(s0, s1) - 2 * widgets,
+            "steady_state_writes_for_n_reconciles": count_writes(s1, s2), "seconds": round(elapsed, 3),
+            "own_events_skipped": ctl.metrics.own_events_skipped}
 
 
 @contextlib.contextmanager
@@ -190,9 +309,12 @@ async def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
                     await client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm{i}"},
                                          "data": {}}, namespace="bench")
             await asyncio.gather(*(mk(i) for i in range(args.keys)))
+            for guarded in (False, True):
+                for ryw in (True, False):
+                    rows.append(await bench_parent_child(client, args.widgets, ryw, guarded))
             for rate in args.rates:
                 rows.append(await bench_latency(kubeconfig, client, "bench", rate, args.duration, args.keys,
-                                                args.concurrency))
+                                                args.concurrency, baseline=not args.no_baseline))
     return rows
 
 
@@ -208,7 +330,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="changes/s for the latency runs (default 100,1000)")
     parser.add_argument("--duration", type=float, default=3.0, help="seconds per latency run (default 3)")
     parser.add_argument("--keys", type=int, default=200, help="ConfigMaps the writer cycles through (default 200)")
-    parser.add_argument("--concurrency", type=int, default=32, help="writer requests in flight (default 32)")
+    parser.add_argument("--concurrency", type=int, default=8, help="writer requests in flight (default 8)")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="skip the bare baseline watch (then CPU per reconcile is the controller's alone)")
+    parser.add_argument("--widgets", type=int, default=20, help="parents in the parent/child run (default 20)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "controller.json")
     args = parser.parse_args(argv)
     rows = asyncio.run(run_all(args))
@@ -223,14 +348,25 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"{'scenario':<10} {'workers/rate':>12} {'rec/s':>8} {'us/rec':>8} {'cpu us/rec':>10} "
-          f"{'p50 ms':>8} {'p99 ms':>8} {'achieved/s':>10}")
+          f"{'p50 ms':>8} {'p99 ms':>8} {'achieved/s':>10} {'watch p50/p99':>14} {'runtime p50/p99':>16}")
     for r in rows:
         if r["scenario"] == "noop":
             print(f"{'noop':<10} {r['workers']:>12} {r['reconciles_per_second']:>8} {r['us_per_reconcile']:>8} "
                   f"{r['cpu_us_per_reconcile']:>10} {'-':>8} {'-':>8} {'-':>10}")
+        elif r["scenario"] == "parent_child":
+            continue
         else:
             print(f"{'latency':<10} {int(r['target_rate']):>12} {'-':>8} {'-':>8} {r['cpu_us_per_reconcile']:>10} "
-                  f"{r['p50_ms']:>8} {r['p99_ms']:>8} {r['achieved_rate']:>10}")
+                  f"{r['p50_ms']:>8} {r['p99_ms']:>8} {r['achieved_rate']:>10} "
+                  f"{r['bare_watch_p50_ms']:>6}/{r['bare_watch_p99_ms']:<7} {r['runtime_p50_ms']:>7}/{r['runtime_p99_ms']:<8}")
+    print()
+    print(f"{'parent/child':<38} {'reconciles/widget':>17} {'conflicts':>9} {'ctl writes':>10} "
+          f"{'steady writes':>13} {'own events skipped':>18}")
+    for r in rows:
+        if r["scenario"] == "parent_child":
+            label = ("read-your-writes" if r["read_your_writes"] else "plain") + ", " + r["status_write"]
+            print(f"{label:<38} {r['reconciles_per_widget']:>17} {r['conflicts']:>9} {r['controller_writes']:>10} "
+                  f"{r['steady_state_writes_for_n_reconciles']:>13} {r['own_events_skipped']:>18}")
     return 0
 
 

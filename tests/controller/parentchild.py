@@ -36,7 +36,11 @@ def children(w: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def widget_controller(group: str, record: Record, *, name: str = "widgets", read_your_writes: bool = True,
-                      predicates: Any = (generation_changed | deleting,), **kwargs: Any) -> Controller:
+                      predicates: Any = (generation_changed | deleting,), guarded_status: bool = False,
+                      **kwargs: Any) -> Controller:
+    """``guarded_status``: write the status as a read-modify-write guarded by the cached object's
+    resourceVersion (the common optimistic-concurrency pattern) instead of server-side apply."""
+
     async def cleanup(w: Mapping[str, Any]) -> None:
         if record.fail_cleanup > 0:
             record.fail_cleanup -= 1
@@ -53,8 +57,12 @@ def widget_controller(group: str, record: Record, *, name: str = "widgets", read
             cm, dep = children(w)
             await ctx.apply(cm, owner=w)
             await ctx.apply(dep, owner=w)
-            await ctx.apply_status({"configMap": cm["metadata"]["name"], "replicas": dep["spec"]["replicas"],
-                                    "observedGeneration": w["metadata"].get("generation")})
+            status = {"configMap": cm["metadata"]["name"], "replicas": dep["spec"]["replicas"],
+                      "observedGeneration": w["metadata"].get("generation")}
+            if guarded_status:
+                await ctx.patch_status(status, resource_version=w["metadata"]["resourceVersion"])
+            else:
+                await ctx.apply_status(status)
         except Conflict:
             record.conflicts += 1
             raise
