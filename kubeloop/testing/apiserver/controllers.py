@@ -77,7 +77,7 @@ class Controllers:
                     log.exception("emulator controller job failed")
                     done = True
                 if not done:
-                    pending.append((loop.time() + 0.05, job))
+                    pending.append((loop.time() + 0.2, job))  # waiting on finalizers: poll gently
             self._work.extend(pending)
             timeout = min((at for at, _ in self._work), default=now + 3600) - loop.time()
             with contextlib.suppress(TimeoutError):
