@@ -14,10 +14,12 @@
 Options: `gc` (garbage collector on/off), `history_size`, `bookmark_interval`,
 `namespace_delete_delay`, `future_rv_wait`. The pytest plugin (`pytest_plugin.py`) gives each test
 a fresh server as the `apiserver` fixture (a `TestCluster`), or the real cluster named by
-`KUBELOOP_TEST_KUBECONFIG`; `kubeloop apiserver` runs the same server from the command line.
+`KUBELOOP_TEST_KUBECONFIG`; `kubeloop apiserver` runs the same server from the command line, and
+`APIServerProcess` runs that command as a child process (benchmarks) with the same fault API.
 """
 
 from .apiserver.server import APIServer
 from .cluster import TestCluster
+from .process import APIServerProcess
 
-__all__ = ["APIServer", "TestCluster"]
+__all__ = ["APIServer", "APIServerProcess", "TestCluster"]

@@ -83,3 +83,23 @@ async def test_cli_prints_url_and_stops_on_sigterm(tmp_path) -> None:
     finally:
         proc.terminate()
         assert await asyncio.wait_for(proc.wait(), 10) == 0
+
+
+def test_server_process_with_faults_over_http() -> None:
+    import urllib.error
+    import urllib.request
+
+    from kubeloop.testing import APIServerProcess
+
+    with APIServerProcess(token="t") as api:
+        assert api.url.startswith("http://") and Path(api.kubeconfig).exists()
+        api.fail_next(1, 503, resource="namespaces")
+        req = urllib.request.Request(api.url + "/api/v1/namespaces", headers={"Authorization": "Bearer t"})
+        try:
+            urllib.request.urlopen(req, timeout=5)
+            raise AssertionError("expected 503")
+        except urllib.error.HTTPError as e:
+            assert e.code == 503
+        with urllib.request.urlopen(req, timeout=5) as r:
+            assert r.status == 200
+        assert api.stats()["requests"]["list core/v1/namespaces"] == 2
