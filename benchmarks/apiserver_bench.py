@@ -1,6 +1,6 @@
 """Emulator speed: GET and create requests/s, LIST of N ConfigMaps, watch events/s to 1 and 10 watchers.
 
-Runs `kubeloop apiserver` as a subprocess (as users and kubeloop's own benchmarks do) and drives it
+Runs `kubeloop apiserver` as a child process (`APIServerProcess`, as kubeloop's own benchmarks do) and drives it
 with aiohttp from this process. Writes benchmarks/results/apiserver.json and prints a table.
 
     .venv/bin/python benchmarks/apiserver_bench.py [--objects 10000] [--requests 2000]
@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -145,15 +144,10 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "apiserver.json"))
     args = ap.parse_args()
-    proc = subprocess.Popen([sys.executable, "-c", "from kubeloop.cli.main import main; main()", "apiserver",
-                             "--history-size", str(args.objects * 3)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        res = asyncio.run(bench(url, args.objects, args.requests, args.concurrency))
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    from kubeloop.testing import APIServerProcess
+
+    with APIServerProcess(extra_args=("--history-size", str(args.objects * 3))) as api:
+        res = asyncio.run(bench(api.url, args.objects, args.requests, args.concurrency))
     out = {"benchmark": "apiserver", "command": "python benchmarks/apiserver_bench.py " + " ".join(sys.argv[1:]),
            "machine": {"python": platform.python_version(), "cpus": os.cpu_count()}, "results": res}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
