@@ -265,12 +265,12 @@ class Controller:
     async def start(
         self, tg: asyncio.TaskGroup, cache: SharedCache, *, clients: Mapping[str, Client] | None = None,
         timeout: float | None = None,  # noqa: ASYNC109
-    ) -> None:
-        """Run the controller as a task of ``tg`` and return once it is ready (for a Manager)."""
-        task = tg.create_task(self.run(cache, clients=clients), name=f"controller {self.name}")
-        await self.wait_ready(timeout)
-        if task.done() and task.exception() is not None:
-            raise task.exception()  # type: ignore[misc]
+    ) -> bool:
+        """Run the controller as a task of ``tg``; return once it is ready (True) or ``timeout`` passed
+        (False, it keeps starting). A failure to start is raised by ``tg`` (a `ControllerError`)."""
+        tg.create_task(self.run(cache, clients=clients), name=f"controller {self.name}")
+        await asyncio.sleep(0)  # let run() mark itself running
+        return await self.wait_ready(timeout)
 
     async def stop(self, drain_timeout: float = 30.0) -> None:
         """Stop taking work, let in-flight reconciles finish (up to ``drain_timeout``), then return."""
@@ -300,28 +300,15 @@ class Controller:
         self.metrics.max_concurrent = self.max_concurrent_reconciles
         try:
             await self._open_sources(cache, clusters)
-            async with asyncio.TaskGroup() as tg:
-                for src in self._sources:
-                    tg.create_task(self._pump(src), name=f"{self.name} source {src.spec.describe()}")
-                if self.recorder is not None:
-                    tg.create_task(self.recorder.run(), name=f"{self.name} events")
-                await self._wait_synced()
-                workers = [tg.create_task(self._worker(), name=f"{self.name} worker {i}")
-                           for i in range(self.max_concurrent_reconciles)]
-                self._ready.set()
-                self.log.info("controller %s started (%d workers; sources: %s)", self.name, len(workers),
-                              "; ".join(s.describe() for s in self._specs))
-                await self._stop.wait()
-                self._ready.clear()
-                drained = await self.queue.shutdown_and_drain(self._drain_timeout)
-                if not drained:
-                    self.log.warning("controller %s: reconciles still running after %.1fs; cancelling them",
-                                     self.name, self._drain_timeout)
-                for w in workers:
-                    w.cancel()
-                self._close_sources()
-                if self.recorder is not None:
-                    self.recorder.close()
+            await self._run_sources_and_workers()
+        except BaseExceptionGroup as eg:
+            own, rest = eg.split(ControllerError)
+            if own is not None and rest is None:
+                first: BaseException = own
+                while isinstance(first, BaseExceptionGroup):
+                    first = first.exceptions[0]
+                raise first from None  # one readable error, not a group
+            raise
         finally:
             self._ready.clear()
             self.queue.shutdown()
@@ -329,6 +316,30 @@ class Controller:
             self._running = False
             self._done.set()
             self.log.info("controller %s stopped", self.name)
+
+    async def _run_sources_and_workers(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            for src in self._sources:
+                tg.create_task(self._pump(src), name=f"{self.name} source {src.spec.describe()}")
+            if self.recorder is not None:
+                tg.create_task(self.recorder.run(), name=f"{self.name} events")
+            await self._wait_synced()
+            workers = [tg.create_task(self._worker(), name=f"{self.name} worker {i}")
+                       for i in range(self.max_concurrent_reconciles)]
+            self._ready.set()
+            self.log.info("controller %s started (%d workers; sources: %s)", self.name, len(workers),
+                          "; ".join(s.describe() for s in self._specs))
+            await self._stop.wait()
+            self._ready.clear()
+            drained = await self.queue.shutdown_and_drain(self._drain_timeout)
+            if not drained:
+                self.log.warning("controller %s: reconciles still running after %.1fs; cancelling them",
+                                 self.name, self._drain_timeout)
+            for w in workers:
+                w.cancel()
+            self._close_sources()
+            if self.recorder is not None:
+                self.recorder.close()
 
     # ------------------------------------------------------------------ sources
 

@@ -16,7 +16,7 @@ from prometheus_client import generate_latest
 
 from kubeloop.cache.shared import SharedCache
 from kubeloop.client import Client
-from kubeloop.controller import Context, Controller, Request, Result, TerminalError
+from kubeloop.controller import Context, Controller, ControllerError, Request, Result, TerminalError
 from kubeloop.metrics import REGISTRY
 
 from .helpers import eventually, quiet, running
@@ -218,3 +218,16 @@ async def test_stop_drains_in_flight_reconciles(client: Client, cache: SharedCac
         await asyncio.wait_for(started.wait(), 5)
         await ctl.stop(drain_timeout=5)
         assert finished == ["slow"] and not ctl.ready
+
+
+async def test_caches_that_never_sync_fail_with_one_readable_error(client: Client, cache: SharedCache) -> None:
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        return None
+
+    ctl = Controller("nosync-test", for_="missing.example.com/v1/Gadget", reconcile=reconcile,
+                     cache_sync_timeout=0.3)
+    with pytest.raises(ControllerError, match=r"nosync-test: caches did not sync within 0\.3s"):
+        await ctl.run(cache)
+    assert not ctl.ready
+    with pytest.raises(ValueError, match="group/version/Kind"):
+        Controller("x", for_="v1/", reconcile=reconcile)
