@@ -342,3 +342,18 @@ def test_first_apply_to_unmanaged_object_conflicts_with_before_first_apply() -> 
     out = ssa(live, cm({"a": "1", "c": "3"}), "ctl")
     assert managers(out) == {"before-first-apply/Update": {"f:data": {".": {}, "f:a": {}, "f:b": {}}},
                              "ctl/Apply": {"f:data": {"f:a": {}, "f:c": {}}}}
+
+
+def test_pruning_many_list_items_is_one_walk() -> None:
+    from kubeloop.testing.apiserver.listtypes import ListType
+
+    lt = {("spec", "items"): ListType("map", ("id",))}.get
+    body = {"apiVersion": "ex/v1", "kind": "W", "metadata": {"name": "w"},
+            "spec": {"items": [{"id": str(i), "v": i} for i in range(400)]}}
+    live = apply(None, body, "m", "ex/v1", None, False, T0, list_types=lt)
+    live = apply(live, {**body, "spec": {"items": body["spec"]["items"][:100]}}, "other", "ex/v1", None, False, T0,
+                 list_types=lt)
+    out = apply(live, {**body, "spec": {"items": body["spec"]["items"][300:]}}, "m", "ex/v1", None, False, T1,
+                list_types=lt)
+    # items 0-99 are also "other"'s: kept; 100-299 were m's alone: gone; 300-399 still applied
+    assert [it["id"] for it in out["spec"]["items"]] == [str(i) for i in [*range(100), *range(300, 400)]]

@@ -411,3 +411,84 @@ def drop_under(paths: FieldSet, roots: Iterable[FieldPath]) -> FieldSet:
     if not prefixes:
         return paths
     return {p for p in paths if not any(p[:len(q)] == q for q in prefixes)}
+
+
+def present_paths(obj: dict[str, Any], lt: ListTypes) -> set[Path]:
+    """Every path that has a value in `obj` (maps, lists, list items and leaves alike)."""
+    out: set[Path] = set()
+    _present(obj, (), (), lt, out)
+    return out
+
+
+def _present(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: set[Path]) -> None:
+    if path:
+        out.add(path)
+    if isinstance(v, dict):
+        skip = _skip(path)
+        for k, x in v.items():
+            if k not in skip:
+                _present(x, (*path, f"f:{k}"), (*tpath, k), lt, out)
+    elif isinstance(v, list):
+        ltype = lt(tpath)
+        if not _merged(ltype):
+            return
+        assert ltype is not None
+        for i, item in enumerate(v):
+            q = (*path, item_element(item, i, ltype))
+            out.add(q)
+            if isinstance(item, dict) and ltype.type == "map":
+                _present(item, q, tpath, lt, out)
+
+
+def remove_paths(obj: dict[str, Any], paths: Iterable[Path], lt: ListTypes) -> None:
+    """Remove the values at `paths` from `obj` in place, in one walk (paths under a removed one are moot)."""
+    trie: dict[str, Any] = {}
+    for p in sorted(paths, key=len):
+        node = trie
+        for el in p[:-1]:
+            nxt = node.get(el)
+            if nxt is None:
+                nxt = node[el] = {}
+            elif nxt is _GONE:
+                break
+            node = nxt
+        else:
+            node[p[-1]] = _GONE
+    if trie:
+        _remove_walk(obj, trie, (), lt)
+
+
+_GONE: dict[str, Any] = {}
+
+
+def _remove_walk(v: Any, trie: dict[str, Any], tpath: FieldPath, lt: ListTypes) -> None:
+    if isinstance(v, dict):
+        for el, sub in trie.items():
+            if not el.startswith("f:"):
+                continue
+            name = el[2:]
+            if name not in v:
+                continue
+            if sub is _GONE:
+                del v[name]
+            else:
+                _remove_walk(v[name], sub, (*tpath, name), lt)
+    elif isinstance(v, list):
+        ltype = lt(tpath)
+        if not _merged(ltype):
+            return
+        assert ltype is not None
+        drop: set[int] = set()
+        seen: set[str] = set()
+        for i, item in enumerate(v):
+            pe = item_element(item, i, ltype)
+            sub = trie.get(pe)
+            if sub is None or pe in seen:
+                continue
+            seen.add(pe)
+            if sub is _GONE:
+                drop.add(i)
+            elif isinstance(item, dict):
+                _remove_walk(item, sub, tpath, lt)
+        if drop:
+            v[:] = [x for i, x in enumerate(v) if i not in drop]

@@ -34,11 +34,13 @@ from .fieldpath import (
     item_element,
     object_fields,
     path_string,
+    present_paths,
+    remove_paths,
     update_fields_v1,
     with_prefixes,
 )
 from .listtypes import FieldPath, ListTypes, list_types_for
-from .patch import deep_copy, json_equal
+from .patch import deep_copy
 from .resources import ResourceInfo
 
 Obj = dict[str, Any]
@@ -368,9 +370,11 @@ def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subres
     gone = last_set - config_set
     if gone:
         owned = with_prefixes(p for m in managers.values() for p in m.fields)
-        for p in sorted(gone, key=len):
-            if p not in owned and not _is_key_field(p) and not _remove_path(applied, p, dry=True):
-                _remove_path(merged, p)
+        gone = {p for p in gone if p not in owned and not _is_key_field(p)}
+        if gone:
+            # keep what the configuration itself still carries (an empty list, a null)
+            gone -= present_paths(applied, lt)
+            remove_paths(merged, gone, lt)
 
     added, modified, removed = compare(base, merged, lt)
     if resets:
@@ -440,49 +444,6 @@ def _is_key_field(p: Path) -> bool:
         return p[-1][2:] in orjson.loads(p[-2][2:])
     except (orjson.JSONDecodeError, TypeError):
         return False
-
-
-def _remove_path(obj: Any, path: Path, dry: bool = False) -> bool:
-    """Remove the value at `path` from `obj`; whether it was there (`dry`: only look)."""
-    cur = obj
-    last = len(path) - 1
-    for n, el in enumerate(path):
-        kind, body = el[:2], el[2:]
-        if kind == "f:":
-            if not isinstance(cur, dict) or body not in cur:
-                return False
-            if n == last:
-                if not dry:
-                    del cur[body]
-                return True
-            cur = cur[body]
-            continue
-        if not isinstance(cur, list):
-            return False
-        idx = _find_item(cur, kind, body)
-        if idx is None:
-            return False
-        if n == last:
-            if not dry:
-                del cur[idx]
-            return True
-        cur = cur[idx]
-    return False
-
-
-def _find_item(items: list[Any], kind: str, body: str) -> int | None:
-    if kind == "i:":
-        i = int(body)
-        return i if 0 <= i < len(items) else None
-    want = orjson.loads(body)
-    for i, it in enumerate(items):
-        if kind == "v:":
-            if json_equal(it, want):
-                return i
-        elif isinstance(it, dict) and isinstance(want, dict) and all(
-                k in it and json_equal(it[k], v) for k, v in want.items()):
-            return i
-    return None
 
 
 # ---- merging a configuration into a live object (typed.Merge) -----------------------------------
