@@ -78,11 +78,12 @@ class Index(Generic[E]):
     Larger buckets are insertion-ordered dicts used as sets (entries hash by identity).
     """
 
-    __slots__ = ("buckets", "fn", "name")
+    __slots__ = ("buckets", "fn", "name", "trusted")
 
-    def __init__(self, name: str, fn: IndexFunc) -> None:
+    def __init__(self, name: str, fn: IndexFunc, *, trusted: bool = False) -> None:
         self.name = name
         self.fn = fn
+        self.trusted = trusted  # fn gets the plain object (built-in functions that never change it)
         self.buckets: dict[str, E | dict[E, None]] = {}
 
     def keys_for(self, view: Mapping[str, Any]) -> Keys:
