@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import platform
 import statistics
@@ -324,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         kubeconfig, ns, rate, duration, keys, conc = argv[1:7]
         asyncio.run(writer(kubeconfig, ns, float(rate), float(duration), int(keys), int(conc)))
         return 0
+    logging.basicConfig(level=logging.ERROR)  # the plain runs' Conflict retries are expected
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--noop-items", type=int, default=10_000, help="requests per noop run (default 10000)")
     parser.add_argument("--rates", type=lambda s: [float(x) for x in s.split(",")], default=[100.0, 1000.0],
