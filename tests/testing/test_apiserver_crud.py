@@ -119,3 +119,17 @@ async def test_openapi_v3_tells_kubectl_the_server_validates_fields(http: Http) 
     path = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]
     assert path["patch"]["x-kubernetes-group-version-kind"] == {"group": "apps", "version": "v1", "kind": "Deployment"}
     assert any(p["name"] == "fieldValidation" for p in path["parameters"])
+
+
+async def test_namespace_finalize_subresource_completes_deletion() -> None:
+    import aiohttp
+
+    async with APIServer(namespace_delete_delay=30) as server, aiohttp.ClientSession() as s:
+        http = Http(s, server.url)
+        await http.post("/api/v1/namespaces", {"metadata": {"name": "x"}})
+        _, ns = await http.req("DELETE", "/api/v1/namespaces/x")
+        ns["spec"]["finalizers"] = []
+        code, out = await http.req("PUT", "/api/v1/namespaces/x/finalize", ns)
+        assert code == 200 and out["spec"] == {}
+        code, _ = await http.get("/api/v1/namespaces/x")
+        assert code == 404

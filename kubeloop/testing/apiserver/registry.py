@@ -358,8 +358,8 @@ class Registry:
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if not meta.get("generateName") and old_meta.get("generateName"):
             meta.pop("generateName", None)
-        if subresource == "status":
-            info.strategy.prepare_for_status_update(info, obj, old_view)
+        if subresource and subresource != "scale":  # status, a Namespace's finalize
+            info.strategy.prepare_for_subresource_update(info, subresource, obj, old_view)
         else:
             info.strategy.prepare_for_update(info, obj, old_view)
         status_write = subresource == "status"
