@@ -59,3 +59,19 @@ async def test_crd_served_established_then_cleaned_up(server: APIServer, http: H
     assert code == 404
     code, groups = await http.get("/apis")
     assert "example.com" not in [g["name"] for g in groups["groups"]]
+
+
+async def test_conflicting_names_are_not_accepted(http: Http) -> None:
+    await http.post(CRDS, CRD)
+    other = {**CRD, "metadata": {"name": "gadgets.example.com"},
+             "spec": {**CRD["spec"], "names": {"plural": "gadgets", "kind": "Widget"}}}
+    code, _ = await http.post(CRDS, other)
+    assert code == 201
+
+    async def refused() -> bool:
+        _, crd = await http.get(CRDS + "/gadgets.example.com")
+        conds = {c["type"]: c["status"] for c in (crd.get("status") or {}).get("conditions") or []}
+        return conds == {"NamesAccepted": "False", "Established": "False"}
+    assert await _until(refused)
+    code, _ = await http.get("/apis/example.com/v1/namespaces/default/gadgets")
+    assert code == 404

@@ -274,10 +274,9 @@ class Controllers:
                 self._scheduled_crd.add(name)
                 self._later(self.settings.crd_cleanup_delay, lambda: self._cleanup_crd(name))
             return
-        try:
+        conflict = self.registry.catalog.names_conflict(obj)
+        if conflict is None:
             self.registry.catalog.add_crd(_copy(obj))
-        except NotImplementedError:
-            return
         if ch.type == ADDED or not _established(obj):
             self._later(0, lambda: self._establish(name))
 
@@ -287,14 +286,25 @@ class Controllers:
         if st is None or st.obj["metadata"].get("deletionTimestamp"):
             return True
 
+        conflict = self.registry.catalog.names_conflict(st.obj)
+
         def mutate(obj: dict[str, Any]) -> None:
             spec = obj.get("spec") or {}
             names = dict(spec.get("names") or {})
             names.setdefault("singular", str(names.get("kind", "")).lower())
             names.setdefault("listKind", f"{names.get('kind', '')}List")
             status = obj.setdefault("status", {})
-            status["acceptedNames"] = names
             ts = now_rfc3339()
+            if conflict is not None:  # kube-apiserver's naming controller refuses the names
+                status.setdefault("acceptedNames", {"plural": "", "kind": ""})
+                status["conditions"] = [
+                    {"type": "NamesAccepted", "status": "False", "lastTransitionTime": ts,
+                     "reason": "NameConflict", "message": conflict},
+                    {"type": "Established", "status": "False", "lastTransitionTime": ts,
+                     "reason": "NotAccepted", "message": "not all names are accepted"},
+                ]
+                return
+            status["acceptedNames"] = names
             status["conditions"] = [
                 {"type": "NamesAccepted", "status": "True", "lastTransitionTime": ts, "reason": "NoConflicts",
                  "message": "no conflicts found"},
@@ -307,7 +317,7 @@ class Controllers:
                 if v not in stored:
                     stored.append(v)
             status["storedVersions"] = stored
-        if not _established(st.obj):
+        if not _established(st.obj) and not (conflict is not None and _conditions(st.obj).get("NamesAccepted") == "False"):
             self._write(CRD_BUCKET, st, mutate)
         return True
 
@@ -326,8 +336,7 @@ class Controllers:
                 self._delete((info.storage_key, key))
         if any(self.store.bucket(i.storage_key).objects for i in infos):
             return False
-        with contextlib.suppress(NotImplementedError):
-            self.registry.catalog.remove_crd(_copy(st.obj))
+        self.registry.catalog.remove_crd(_copy(st.obj))
         for info in infos:
             self.on_resource_removed(info)
             self.store.drop_bucket(info.storage_key)
@@ -336,6 +345,11 @@ class Controllers:
         if st is not None:
             self._remove_finalizer(CRD_BUCKET, st, CRD_FINALIZER)
         return True
+
+
+def _conditions(obj: dict[str, Any]) -> dict[str, str]:
+    return {str(c.get("type")): str(c.get("status")) for c in (obj.get("status") or {}).get("conditions") or []
+            if isinstance(c, dict)}
 
 
 def _established(obj: dict[str, Any]) -> bool:

@@ -118,6 +118,7 @@ class APIServer:
         self.port = port
         shown = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"{'https' if self.tls else 'http'}://{shown}:{port}"
+        self.catalog.server_address = f"{shown}:{port}"
         self.kubeconfig = str(self.write_kubeconfig(self._kubeconfig_path))
 
     async def stop(self) -> None:
