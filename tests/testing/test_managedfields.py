@@ -283,3 +283,14 @@ def test_update_managers_are_capped_into_ancient_changes() -> None:
     assert {("f:data", f"f:k{i}") for i in range(4)} <= ancient
     owned = set().union(*(decode_fields(e["fieldsV1"]) for e in entries))
     assert {("f:data", f"f:k{i}") for i in range(13)} <= owned
+
+
+def test_empty_metadata_fields_are_no_fields() -> None:
+    obj = cm({"a": "1"}, labels={}, finalizers=[], generateName="")
+    update_managed_fields(None, obj, "creator", "v1", None, T0, CM)
+    assert fields(obj) == {"creator/Update": {"f:data": {".": {}, "f:a": {}}}}
+    new = copy.deepcopy(obj)
+    del new["metadata"]["labels"]
+    new["metadata"]["annotations"] = {}
+    update_managed_fields(obj, new, "other", "v1", None, T1, CM)
+    assert new["metadata"]["managedFields"] == obj["metadata"]["managedFields"]

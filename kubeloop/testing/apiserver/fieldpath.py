@@ -32,6 +32,15 @@ _TOP_STRUCTS = frozenset({("f:metadata",), ("f:spec",), ("f:status",)})
 _META_PATH: Path = ("f:metadata",)
 
 
+def _meta_view(d: dict[str, Any]) -> dict[str, Any]:
+    """Object metadata as the server's typed objects see it: ObjectMeta's fields are `omitempty`,
+    so an empty `labels: {}`, `finalizers: []` or `generateName: ""` is no field at all."""
+    for v in d.values():
+        if v is None or v == "" or v == {} or v == []:
+            return {k: v for k, v in d.items() if not (v is None or v == "" or v == {} or v == [])}
+    return d
+
+
 def _skip(path: Path) -> frozenset[str]:
     if not path:
         return TOP_SKIP
@@ -127,6 +136,8 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
             if atomic_map(lt, tpath):
                 return
         skip = _skip(path)
+        if path == _META_PATH:
+            v = _meta_view(v)
         for k, x in v.items():
             if k not in skip:
                 _all_fields(x, (*path, f"f:{k}"), (*tpath, k), lt, out, True)
@@ -162,6 +173,8 @@ _TOP_STRUCT_NAMES = frozenset({"metadata", "spec", "status"})
 def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> dict[str, Any]:
     # level: 0 the object root, 1 the root's metadata, 2 anything else
     skip = TOP_SKIP if level == 0 else META_SKIP if level == 1 else _NO_SKIP
+    if level == 1:
+        d = _meta_view(d)
     out: dict[str, Any] = {}
     for k in sorted(d):
         if k in skip:
@@ -231,6 +244,8 @@ def compare(old: dict[str, Any], new: dict[str, Any], lt: ListTypes) -> tuple[Fi
 def _cmp_map(o: dict[str, Any], n: dict[str, Any], path: Path, tpath: FieldPath, lt: ListTypes,
              a: FieldSet, m: FieldSet, r: FieldSet) -> None:
     skip = _skip(path)
+    if path == _META_PATH:
+        o, n = _meta_view(o), _meta_view(n)
     for k, nv in n.items():
         if k in skip:
             continue
