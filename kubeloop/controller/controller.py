@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -130,6 +131,9 @@ class Controller:
         if max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
         ResourceRef.parse(for_)  # fail early, with the client's readable message
+        if not (inspect.iscoroutinefunction(reconcile)
+                or inspect.iscoroutinefunction(getattr(reconcile, "__call__", None))):  # noqa: B004
+            raise TypeError(f"reconcile must be an async function (request, ctx), not {reconcile!r}")
         self.name = name
         self.for_resource = for_
         self.reconcile_fn = reconcile
@@ -604,6 +608,12 @@ class Controller:
                 return
             if result is None:
                 result = Result()
+            elif not isinstance(result, Result):
+                m.error += 1
+                m.errors += 1
+                queue.add_rate_limited(req, priority)
+                ctx.log.error("reconcile returned %r; return a kubeloop.Result or None", result)
+                return
             if result.requeue_after:
                 queue.forget(req)
                 queue.add_after(req, result.requeue_after, priority)

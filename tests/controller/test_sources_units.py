@@ -103,6 +103,8 @@ def test_builder_validation_and_sources() -> None:
         Controller("x", for_="ConfigMap", reconcile=noop)
     with pytest.raises(ValueError):
         Controller("x", for_="v1/ConfigMap", reconcile=noop, max_concurrent_reconciles=0)
+    with pytest.raises(TypeError, match="async function"):
+        Controller("x", for_="v1/ConfigMap", reconcile=lambda req, ctx: None)  # type: ignore[arg-type,return-value]
     ctl = (Controller("x", for_="v1/ConfigMap", reconcile=noop, namespace="a")
            .owns("v1/Secret").watches("v1/Pod", lambda o: None, cluster="east", label_selector="app=x"))
     roles = [(s.role, s.resource, s.metadata_only, s.cluster) for s in ctl.sources]
