@@ -131,8 +131,8 @@ class Controller:
         if max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
         ResourceRef.parse(for_)  # fail early, with the client's readable message
-        if not (inspect.iscoroutinefunction(reconcile)
-                or inspect.iscoroutinefunction(getattr(reconcile, "__call__", None))):  # noqa: B004
+        call = type(reconcile).__call__ if not inspect.isfunction(reconcile) else None
+        if not (inspect.iscoroutinefunction(reconcile) or inspect.iscoroutinefunction(call)):
             raise TypeError(f"reconcile must be an async function (request, ctx), not {reconcile!r}")
         self.name = name
         self.for_resource = for_
