@@ -417,6 +417,9 @@ class Controller:
             try:
                 ev = await sub.get()
             except SubscriptionClosed:
+                if not self._stop.is_set():
+                    self.log.warning("controller %s: the informer of %s stopped; its changes no longer reconcile",
+                                     self.name, src.spec.describe())
                 return
             handle(src, ev)
             while (ev := sub.get_nowait()) is not None:  # type: ignore[assignment]
