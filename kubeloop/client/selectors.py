@@ -198,6 +198,10 @@ class Requirement:
     def new(cls, key: str, operator: str, values: Iterable[str] = ()) -> Requirement:
         """Build a validated requirement (labels.NewRequirement's checks and messages)."""
         raw = list(values)
+        bad = [v for v in raw if not isinstance(v, str)]
+        if bad or not isinstance(key, str):
+            what = key if not isinstance(key, str) else bad[0]
+            raise SelectorError(f"<nil>: Invalid value: {what!r}: label keys and values must be strings")
         vals = sorted(set(raw))
         errs: list[str] = []
         kerrs = qualified_name_errors(key)

@@ -147,6 +147,8 @@ def test_from_dict() -> None:
         LabelSelector.from_dict({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]})
     with pytest.raises(SelectorError, match="name part"):
         LabelSelector.from_dict({"matchLabels": {"a\n": "b"}})
+    with pytest.raises(SelectorError, match="must be strings"):
+        LabelSelector.from_dict({"matchLabels": {"replicas": 3}})
 
 
 def test_requirements_and_equality() -> None:
