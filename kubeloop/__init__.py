@@ -2,7 +2,18 @@
 
 from kubeloop.client import Client
 from kubeloop.controller import Context, Controller, Request, Result, TerminalError
+from kubeloop.manager import LeaderElection, Manager
 
 __version__ = "0.1.0"
 
-__all__ = ["Client", "Context", "Controller", "Request", "Result", "TerminalError", "__version__"]
+__all__ = [
+    "Client",
+    "Context",
+    "Controller",
+    "LeaderElection",
+    "Manager",
+    "Request",
+    "Result",
+    "TerminalError",
+    "__version__",
+]

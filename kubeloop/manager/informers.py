@@ -1,0 +1,88 @@
+"""`SharedInformer`: an informer the Manager keeps open for its whole life, for readers that are not
+controllers (cross-resource lookups, indexes read from several controllers).
+
+    running = manager.informer("v1/Pod", indexes={"running-by-app": running_by_app})
+    manager.add(report_controller, needs=[running])        # its workers wait for the Pods to sync
+    ...
+    pods = running.by_index("running-by-app", f"{ns}/{app}")   # in reconcile: no API call
+
+It is the same informer any controller watching the same scope uses (one watch per scope).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubeloop.cache.index import IndexFunc
+from kubeloop.cache.reader import CacheReader
+from kubeloop.cache.shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
+
+__all__ = ["SharedInformer"]
+
+_list = list
+
+
+class SharedInformer:
+    """A Manager-owned informer of one scope on one or every cluster (see the module docstring)."""
+
+    def __init__(self, resource: str, *, cluster: str | None, args: Mapping[str, Any],
+                 indexes: Mapping[str, IndexFunc]) -> None:
+        self.resource = resource
+        self.cluster = cluster
+        self.args = dict(args)
+        self.indexes = dict(indexes)
+        self._handles: dict[str, InformerHandle] = {}
+
+    async def open(self, cache: SharedCache) -> None:
+        """Acquire the informer(s) and register the indexes (the Manager calls this at start)."""
+        for cluster in [self.cluster] if self.cluster else cache.clusters:
+            handle = await cache.informer_for(cluster, self.resource, **self.args)
+            for name, fn in self.indexes.items():
+                handle.add_index(name, fn)
+            self._handles[cluster] = handle
+
+    def close(self) -> None:
+        for handle in self._handles.values():
+            handle.release()
+        self._handles.clear()
+
+    def handle(self, cluster: str | None = None) -> InformerHandle:
+        """The informer handle on ``cluster`` (default: the only one, or ``default``)."""
+        if not self._handles:
+            raise RuntimeError(f"informer of {self.resource} is not open: the manager has not started")
+        if cluster is None:
+            if len(self._handles) == 1:
+                return next(iter(self._handles.values()))
+            cluster = DEFAULT_CLUSTER
+        try:
+            return self._handles[cluster]
+        except KeyError:
+            raise LookupError(f"no informer of {self.resource} on cluster {cluster!r}") from None
+
+    def store(self, cluster: str | None = None) -> CacheReader:
+        """Read-only access to the cached objects."""
+        return self.handle(cluster).store
+
+    def get(self, name: str, namespace: str = "", *, cluster: str | None = None) -> Any:
+        return self.handle(cluster).get(name, namespace)
+
+    def list(self, namespace: str | None = None, *, cluster: str | None = None, **selectors: Any) -> _list[Any]:
+        return self.handle(cluster).list(namespace, **selectors)
+
+    def by_index(self, index: str, key: str, *, cluster: str | None = None) -> _list[Any]:
+        """The cached objects filed under ``key`` in ``index``."""
+        return self.handle(cluster).by_index(index, key)
+
+    @property
+    def synced(self) -> bool:
+        return bool(self._handles) and all(h.synced for h in self._handles.values())
+
+    async def wait_synced(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        """Wait for the first list on every cluster (raises `InformerNotReady` with the reason)."""
+        for handle in list(self._handles.values()):
+            await handle.wait_synced(timeout)
+
+    def __repr__(self) -> str:
+        where = self.cluster or "every cluster"
+        return f"SharedInformer({self.resource} on {where}, indexes={sorted(self.indexes)}, synced={self.synced})"

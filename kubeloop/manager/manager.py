@@ -1,0 +1,610 @@
+"""`Manager`: many controllers in one process over one shared cache, with leader election, probes,
+metrics and graceful shutdown (controller-runtime's Manager).
+
+    manager = Manager(health_port=8081, metrics_port=8080, leader_election=True,
+                      leader_election_id="widgets-operator")      # cluster from kubeconfig/in-cluster
+    manager.add(widgets)                                            # a Controller
+    manager.add(reports, needs=[manager.informer("v1/Pod", indexes={...})])
+    await manager.run(handle_signals=True)                          # until SIGTERM/SIGINT
+
+Start-up: probes and metrics server -> clusters reachable (bounded retry) -> one `SharedCache` ->
+every informer any controller (or `informer()`) needs starts at once, on every replica (warm
+standby) -> controllers that do not need leadership start -> leader election -> leader-only
+controllers start on the leader. Each controller starts its workers once *its* caches synced: a
+slow or forbidden informer delays only the controllers that use it. Equal scopes share one watch.
+
+Leadership lost: leader-only controllers stop at once (in-flight reconciles are cancelled), the
+caches stay warm and the manager campaigns again. Shutdown (`stop()`, or the first SIGTERM/SIGINT
+with ``handle_signals``): stop taking work, let in-flight reconciles finish within
+``graceful_shutdown_timeout``, release the lease, close the watches. A second signal exits at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from kubeloop.cache.index import IndexFunc
+from kubeloop.cache.shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
+from kubeloop.cache.transform import DEFAULT, Transform
+from kubeloop.client import ApiError, Client, KubeloopClientError, Unauthorized
+from kubeloop.config import load_config
+from kubeloop.controller import Controller
+from kubeloop.manager.informers import SharedInformer
+from kubeloop.manager.leader import LeaderElector
+from kubeloop.manager.lease import LeaderElection
+from kubeloop.manager.probes import ProbeServer
+from kubeloop.manager.signals import ShutdownSignals
+
+__all__ = ["Manager", "ManagerError", "Runnable"]
+
+log = logging.getLogger("kubeloop.manager")
+
+Runnable = Callable[["Manager"], Awaitable[None]]
+"""Background work the manager runs (and cancels at shutdown): ``async def fn(manager) -> None``."""
+
+ReadyCheck = Callable[[], str | bool | None]
+"""A readiness/health check: None/True/"" when fine, False or a reason string when not."""
+
+
+class ManagerError(RuntimeError):
+    """The manager could not start or a component failed; ``str()`` is one readable line."""
+
+
+@dataclass(eq=False)
+class _ControllerEntry:
+    controller: Controller
+    leader_only: bool
+    needs: list[SharedInformer]
+    task: asyncio.Task[None] | None = None
+
+
+@dataclass(eq=False)
+class _RunnableEntry:
+    name: str
+    fn: Runnable
+    leader_only: bool
+    task: asyncio.Task[None] | None = None
+
+
+@dataclass
+class _Checks:
+    healthz: dict[str, ReadyCheck] = field(default_factory=dict)
+    readyz: dict[str, ReadyCheck] = field(default_factory=dict)
+
+
+def _check_reason(check: ReadyCheck) -> str | None:
+    try:
+        got = check()
+    except Exception as exc:
+        return f"check raised {type(exc).__name__}: {exc}"
+    if got is None or got is True or got == "":
+        return None
+    return "failed" if got is False else str(got)
+
+
+class Manager:
+    """Runs controllers over shared caches (see the module docstring).
+
+    Clusters: ``client`` (the ``default`` cluster), or, without one, the cluster found by
+    `kubeloop.config.load_config` (``kubeconfig``, ``context``, ``namespace``: explicit path, then
+    ``KUBECONFIG``, in-cluster, ``~/.kube/config``); `add_cluster` adds more before start.
+
+    Leader election: ``leader_election=True`` with ``leader_election_id`` (the Lease name), or a
+    `LeaderElection` (name, namespace, identity, timings). The Lease lives in
+    ``leader_election_namespace`` or the default cluster's default namespace. Controllers need
+    leadership unless added with ``leader_election=False``.
+
+    Endpoints: ``health_port`` serves ``/healthz`` and ``/readyz``, ``metrics_port`` serves
+    ``/metrics`` (None: off; 0: a free port, see `health_url`/`metrics_url`; equal ports share one
+    server), bound to ``bind_address``.
+    """
+
+    def __init__(
+        self,
+        client: Client | None = None,
+        *,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        namespace: str | None = None,
+        leader_election: bool | LeaderElection = False,
+        leader_election_id: str | None = None,
+        leader_election_namespace: str | None = None,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        release_on_cancel: bool = True,
+        health_port: int | None = None,
+        metrics_port: int | None = None,
+        bind_address: str = "0.0.0.0",
+        graceful_shutdown_timeout: float = 30.0,
+        connect_timeout: float = 30.0,
+        cache_grace_period: float = 30.0,
+        cache_options: Mapping[str, Any] | None = None,
+        readiness_log_interval: float = 1.0,
+    ) -> None:
+        self._owned: list[Client] = []
+        if client is None:
+            client = Client(load_config(kubeconfig, context=context, namespace=namespace))
+            self._owned.append(client)
+        self._clients: dict[str, Client] = {DEFAULT_CLUSTER: client}
+        self._namespace = namespace
+        if isinstance(leader_election, LeaderElection):
+            self.leader_election: LeaderElection | None = leader_election
+        elif leader_election:
+            if not leader_election_id:
+                raise ValueError("leader_election=True needs a leader_election_id (the Lease's name)")
+            self.leader_election = LeaderElection(
+                leader_election_id, namespace=leader_election_namespace, lease_duration=lease_duration,
+                renew_deadline=renew_deadline, retry_period=retry_period, release_on_cancel=release_on_cancel)
+        else:
+            self.leader_election = None
+        self.health_port = health_port
+        self.metrics_port = metrics_port
+        self.bind_address = bind_address
+        self.graceful_shutdown_timeout = graceful_shutdown_timeout
+        self.connect_timeout = connect_timeout
+        self.cache_grace_period = cache_grace_period
+        self.cache_options = dict(cache_options or {})
+        self.readiness_log_interval = readiness_log_interval
+        self.cache: SharedCache | None = None
+        self.elector: LeaderElector | None = None
+        self._controllers: list[_ControllerEntry] = []
+        self._runnables: list[_RunnableEntry] = []
+        self._informers: list[SharedInformer] = []
+        self._warm: list[InformerHandle] = []
+        self._checks = _Checks()
+        self._probes: ProbeServer | None = None
+        self._tg: asyncio.TaskGroup | None = None
+        self._state = "new"
+        self._failure: str | None = None
+        self._stop_requested = asyncio.Event()
+        self._started = asyncio.Event()
+        self._done = asyncio.Event()
+        self._leading_changed = asyncio.Event()
+        self._leader_work_running = False
+        self._task: asyncio.Task[None] | None = None
+        self._aux: dict[str, asyncio.Task[None]] = {}
+        self._started_at = 0.0
+        self._last_reasons: list[str] | None = None
+
+    # ------------------------------------------------------------------ building
+
+    @property
+    def clusters(self) -> list[str]:
+        return list(self._clients)
+
+    def client(self, cluster: str = DEFAULT_CLUSTER) -> Client:
+        """The client of ``cluster``."""
+        try:
+            return self._clients[cluster]
+        except KeyError:
+            raise KeyError(f"unknown cluster {cluster!r} (known: {', '.join(self._clients)})") from None
+
+    @property
+    def namespace(self) -> str:
+        """The default namespace (``--namespace``, else the kubeconfig context's or the pod's)."""
+        return self._namespace or self._clients[DEFAULT_CLUSTER].default_namespace
+
+    def add_cluster(self, name: str, client: Client) -> None:
+        """Add another cluster (before start). Controllers run on every cluster unless they name theirs."""
+        self._require_new("add a cluster")
+        if name in self._clients:
+            raise ValueError(f"cluster {name!r} already added")
+        self._clients[name] = client
+
+    def add(self, controller: Controller, *, leader_election: bool = True,
+            needs: Iterable[SharedInformer] = ()) -> Controller:
+        """Run ``controller`` (before start). ``leader_election=False``: it runs on every replica.
+
+        ``needs``: informers (from `informer`) its workers must wait for, besides its own sources.
+        """
+        self._require_new("add a controller")
+        if any(e.controller.name == controller.name for e in self._controllers):
+            raise ValueError(f"a controller named {controller.name!r} is already added (names must be unique)")
+        self._controllers.append(_ControllerEntry(controller, leader_election, list(needs)))
+        return controller
+
+    def add_runnable(self, fn: Runnable, *, name: str | None = None, leader_election: bool = False) -> None:
+        """Run ``await fn(manager)`` in the background (cancelled at shutdown; on the leader only
+        with ``leader_election=True``, cancelled when leadership is lost). An exception stops the
+        manager with an error."""
+        self._require_new("add a runnable")
+        self._runnables.append(_RunnableEntry(name or str(getattr(fn, "__name__", "runnable")), fn, leader_election))
+
+    def informer(self, resource: str, *, cluster: str | None = None, namespace: str | None = None,
+                 label_selector: str | Mapping[str, str] | None = None,
+                 field_selector: str | Mapping[str, str] | None = None, metadata_only: bool = False,
+                 transform: Transform | None = DEFAULT,
+                 indexes: Mapping[str, IndexFunc] | None = None) -> SharedInformer:
+        """An informer (with ``indexes``) kept open for the manager's life; see `SharedInformer`.
+
+        Same scope as a controller's source: the same watch. ``cluster`` None: every cluster.
+        """
+        self._require_new("add an informer")
+        inf = SharedInformer(resource, cluster=cluster, indexes=indexes or {}, args={
+            "namespace": namespace, "label_selector": label_selector, "field_selector": field_selector,
+            "metadata_only": metadata_only, "transform": transform})
+        self._informers.append(inf)
+        return inf
+
+    def add_healthz_check(self, name: str, check: ReadyCheck) -> None:
+        """A liveness check for ``/healthz``: return None/True when fine, False or a reason when not."""
+        self._checks.healthz[name] = check
+
+    def add_readyz_check(self, name: str, check: ReadyCheck) -> None:
+        """A readiness check for ``/readyz`` (same convention as `add_healthz_check`)."""
+        self._checks.readyz[name] = check
+
+    @property
+    def controllers(self) -> list[Controller]:
+        return [e.controller for e in self._controllers]
+
+    @property
+    def runnables(self) -> list[str]:
+        return [r.name for r in self._runnables]
+
+    def _require_new(self, what: str) -> None:
+        if self._state != "new":
+            raise RuntimeError(f"cannot {what}: the manager is already {self._state}")
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def is_leader(self) -> bool:
+        """True while leader-only work may run (always, without leader election)."""
+        return self.elector.is_leader if self.elector is not None else self._state == "running"
+
+    @property
+    def health_url(self) -> str | None:
+        return self._probes.health_url if self._probes is not None else None
+
+    @property
+    def metrics_url(self) -> str | None:
+        return self._probes.metrics_url if self._probes is not None else None
+
+    @property
+    def state(self) -> str:
+        """new, starting, running, stopping or stopped."""
+        return self._state
+
+    @property
+    def failure(self) -> str | None:
+        """Why the manager stopped with an error (None: it did not)."""
+        return self._failure
+
+    def readiness(self) -> list[str]:
+        """Why the manager is not ready (an empty list: ready). What ``/readyz`` answers."""
+        if self._state != "running":
+            return [f"manager is {self._state}"]
+        reasons: list[str] = []
+        cache = self.cache
+        if cache is not None:
+            for scope, reason in cache.not_ready().items():
+                reasons.append(f"informer {scope}: {reason}")
+        leading = self.is_leader
+        for e in self._controllers:
+            if (not e.leader_only or leading) and not e.controller.ready:
+                reasons.append(f"controller {e.controller.name}: starting (waiting for its caches)")
+        elector = self.elector
+        if elector is not None and not elector.known.is_set():
+            reasons.append(f"leader election: {elector.description}: leader not known yet"
+                           + (f" ({elector.last_error})" if elector.last_error else ""))
+        for name, check in self._checks.readyz.items():
+            why = _check_reason(check)
+            if why:
+                reasons.append(f"{name}: {why}")
+        return reasons
+
+    @property
+    def ready(self) -> bool:
+        return not self.readiness()
+
+    def liveness(self) -> list[str]:
+        """Why the manager is not healthy (an empty list: healthy). What ``/healthz`` answers."""
+        reasons = [f"manager failed: {self._failure}"] if self._failure else []
+        for name, check in self._checks.healthz.items():
+            why = _check_reason(check)
+            if why:
+                reasons.append(f"{name}: {why}")
+        return reasons
+
+    async def wait_ready(self, timeout: float | None = None, *, interval: float = 0.02) -> bool:  # noqa: ASYNC109
+        """Wait until ready (False on timeout or when the manager stopped first)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._state == "running" and self.ready:
+                return True
+            if self._state == "stopped" or (deadline is not None and time.monotonic() >= deadline):
+                return False
+            await asyncio.sleep(interval)
+
+    async def wait_leader(self, timeout: float | None = None, *, interval: float = 0.02) -> bool:  # noqa: ASYNC109
+        """Wait until this manager leads and its leader-only controllers are ready."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.is_leader and self._leader_work_running and all(
+                    e.controller.ready for e in self._controllers if e.leader_only):
+                return True
+            if self._state == "stopped" or (deadline is not None and time.monotonic() >= deadline):
+                return False
+            await asyncio.sleep(interval)
+
+    # ------------------------------------------------------------------ lifetime
+
+    async def run(self, *, handle_signals: bool = False) -> None:
+        """Run until `stop()` (or, with ``handle_signals``, SIGTERM/SIGINT); raise `ManagerError`
+        if the manager could not start or a component failed."""
+        if handle_signals:
+            with ShutdownSignals(lambda _sig: self.request_stop()):
+                await self._run()
+        else:
+            await self._run()
+
+    async def start(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        """Run in the background; return once everything is launched (not necessarily synced:
+        see `wait_ready`). Raises `ManagerError` if start-up failed."""
+        self._task = asyncio.create_task(self._run(), name="kubeloop manager")
+        started = asyncio.ensure_future(self._started.wait())
+        try:
+            await asyncio.wait([started, self._task], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            started.cancel()
+        if self._task.done():
+            self._task.result()  # raises the start-up failure
+            raise ManagerError("the manager stopped during start-up")
+        if not self._started.is_set():
+            await self.stop()
+            raise ManagerError(f"the manager did not start within {timeout}s")
+
+    def request_stop(self) -> None:
+        """Ask for a graceful shutdown (returns at once; `run()` returns when it is done)."""
+        self._stop_requested.set()
+
+    async def stop(self) -> None:
+        """Shut down gracefully and wait for it; raise `ManagerError` if the manager had failed."""
+        self.request_stop()
+        task = self._task
+        if task is not None:
+            self._task = None
+            await task
+        elif self._state not in ("new", "stopped"):
+            await self._done.wait()
+
+    async def __aenter__(self) -> Manager:
+        await self.start()
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        if e is None:
+            await self.stop()
+            return
+        with contextlib.suppress(ManagerError):  # the body's exception wins
+            await self.stop()
+
+    def _fail(self, message: str) -> None:
+        if self._failure is None:
+            self._failure = message
+            log.error("manager: %s", message)
+        self.request_stop()
+
+    async def _run(self) -> None:
+        if self._state != "new":
+            raise ManagerError(f"a Manager runs once (this one is {self._state})")
+        self._state = "starting"
+        self._started_at = time.monotonic()
+        self._probes = ProbeServer(health_port=self.health_port, metrics_port=self.metrics_port,
+                                   host=self.bind_address, readiness=self.readiness, liveness=self.liveness)
+        try:
+            try:
+                await self._probes.start()
+            except OSError as exc:
+                raise ManagerError(str(exc.strerror or exc)) from None
+            for name, client in self._clients.items():
+                await self._check_cluster(name, client)
+            async with SharedCache(self._clients, grace_period=self.cache_grace_period,
+                                   **self.cache_options) as cache:
+                self.cache = cache
+                async with asyncio.TaskGroup() as tg:
+                    self._tg = tg
+                    try:
+                        await self._launch(tg, cache)
+                    except Exception as exc:
+                        self._fail(f"start-up failed: {exc}")
+                    self._state = "running"
+                    self._started.set()
+                    await self._stop_requested.wait()
+                    self._state = "stopping"
+                    await self._shutdown()
+                self._tg = None
+        finally:
+            self._state = "stopped"
+            self._started.set()
+            if self._probes is not None:
+                await self._probes.stop()
+            for client in self._owned:
+                await client.close()
+            self._done.set()
+            log.info("manager stopped%s", f" with an error: {self._failure}" if self._failure else "")
+        if self._failure:
+            raise ManagerError(self._failure)
+
+    async def _check_cluster(self, name: str, client: Client) -> None:
+        """Reach the cluster (GET /version) with a bounded retry; one-line error naming the URL."""
+        url = client.config.server
+        deadline = time.monotonic() + self.connect_timeout
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                await client.request_json("GET", "/version")
+                return
+            except Unauthorized as exc:
+                raise ManagerError(f"cluster {name!r} at {url} rejected the credentials: {exc}") from None
+            except ApiError as exc:
+                if exc.code is not None and exc.code < 500 and exc.code != 429:
+                    return  # the server answers: reachable (a 403/404 on /version is its business)
+                err: BaseException = exc
+            except (KubeloopClientError, OSError) as exc:
+                err = exc
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ManagerError(f"cannot reach cluster {name!r} at {url} (gave up after {attempt} attempts "
+                                   f"in {self.connect_timeout:g}s): {err}") from None
+            log.warning("cluster %r at %s not reachable yet (%s); retrying", name, url, err)
+            await asyncio.sleep(min(1.0, left))
+
+    async def _launch(self, tg: asyncio.TaskGroup, cache: SharedCache) -> None:
+        # every informer anyone needs starts now, on every replica: warm standby
+        for inf in self._informers:
+            await inf.open(cache)
+        for e in self._controllers:
+            c = e.controller
+            clusters = c.clusters if c.clusters is not None else cache.clusters
+            for spec in c.sources:
+                for cluster in [spec.cluster] if spec.cluster else clusters:
+                    self._warm.append(await cache.informer_for(cluster, spec.resource, **spec.informer_args()))
+        for e in self._controllers:
+            if not e.leader_only:
+                self._start_controller(tg, e)
+        for r in self._runnables:
+            if not r.leader_only:
+                self._start_runnable(tg, r)
+        if self.leader_election is not None:
+            self.elector = LeaderElector(self._clients[DEFAULT_CLUSTER], self.leader_election,
+                                         on_change=lambda _leading: self._leading_changed.set())
+            self._aux["elector"] = tg.create_task(self._guard("leader election", self.elector.run()),
+                                                  name="leader election")
+            self._aux["leadership"] = tg.create_task(self._guard("leadership", self._follow_leadership(tg)),
+                                                     name="leadership")
+        else:
+            self._start_leader_work(tg)
+        self._aux["readiness"] = tg.create_task(self._guard("readiness log", self._log_readiness()),
+                                                name="readiness log")
+        n_leader = sum(e.leader_only for e in self._controllers)
+        log.info("manager started: %d controller(s)%s, %d informer(s) shared%s%s",
+                 len(self._controllers),
+                 f" ({n_leader} after leader election on {self.elector.description})" if self.elector else "",
+                 len(cache.informers()),
+                 f"; probes on {self.health_url}" if self.health_url else "",
+                 f"; metrics on {self.metrics_url}/metrics" if self.metrics_url else "")
+
+    async def _guard(self, what: str, aw: Awaitable[None]) -> None:
+        """Run a background part; an exception fails the manager (never the TaskGroup's owner)."""
+        try:
+            await aw
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._fail(f"{what} failed: {type(exc).__name__}: {exc}")
+
+    # ------------------------------------------------------------------ controllers and leadership
+
+    def _start_controller(self, tg: asyncio.TaskGroup, e: _ControllerEntry) -> None:
+        async def run() -> None:
+            for inf in e.needs:
+                await inf.wait_synced(e.controller.cache_sync_timeout)
+            await e.controller.run(self.cache, clients=self._clients)  # type: ignore[arg-type]
+
+        e.task = tg.create_task(self._guard(f"controller {e.controller.name}", run()),
+                                name=f"controller {e.controller.name}")
+
+    def _start_runnable(self, tg: asyncio.TaskGroup, r: _RunnableEntry) -> None:
+        async def run() -> None:
+            result = r.fn(self)
+            if inspect.isawaitable(result):
+                await result
+
+        r.task = tg.create_task(self._guard(f"runnable {r.name}", run()), name=f"runnable {r.name}")
+
+    def _start_leader_work(self, tg: asyncio.TaskGroup) -> None:
+        for e in self._controllers:
+            if e.leader_only:
+                self._start_controller(tg, e)
+        for r in self._runnables:
+            if r.leader_only:
+                self._start_runnable(tg, r)
+        self._leader_work_running = True
+
+    async def _stop_leader_work(self, drain_timeout: float) -> None:
+        self._leader_work_running = False
+        await asyncio.gather(*(self._stop_controller(e, drain_timeout) for e in self._controllers if e.leader_only),
+                             *(self._cancel(r.task) for r in self._runnables if r.leader_only))
+
+    async def _stop_controller(self, e: _ControllerEntry, drain_timeout: float) -> None:
+        task, e.task = e.task, None
+        if task is None:
+            return
+        if e.controller.ready and not task.done():
+            try:
+                await asyncio.wait_for(e.controller.stop(drain_timeout), drain_timeout + 5.0)
+            except TimeoutError:
+                log.warning("controller %s did not stop within %.1fs; cancelling it", e.controller.name,
+                            drain_timeout + 5.0)
+        await self._cancel(task)
+
+    @staticmethod
+    async def _cancel(task: asyncio.Task[None] | None) -> None:
+        if task is None:
+            return
+        if not task.done():
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    async def _follow_leadership(self, tg: asyncio.TaskGroup) -> None:
+        """Start leader-only work when elected, stop it at once when the lease is lost."""
+        elector = self.elector
+        assert elector is not None
+        while True:
+            await self._leading_changed.wait()
+            self._leading_changed.clear()
+            if elector.is_leader and not self._leader_work_running:
+                self._start_leader_work(tg)
+            elif not elector.is_leader and self._leader_work_running:
+                log.warning("leadership lost: stopping leader-only controllers now (caches stay warm)")
+                await self._stop_leader_work(0.0)
+
+    async def _log_readiness(self) -> None:
+        while True:
+            reasons = self.readiness()
+            if reasons != self._last_reasons:
+                if not reasons:
+                    log.info("ready")
+                elif time.monotonic() - self._started_at > 3 * self.readiness_log_interval or self._last_reasons == []:
+                    log.warning("not ready: %s", "; ".join(reasons))
+                else:
+                    log.info("not ready yet: %s", "; ".join(reasons))
+                self._last_reasons = reasons
+            await asyncio.sleep(self.readiness_log_interval)
+
+    async def _shutdown(self) -> None:
+        """Stop taking work, drain in-flight reconciles, release the lease, drop the caches."""
+        timeout = self.graceful_shutdown_timeout
+        log.info("shutting down: letting in-flight reconciles finish (up to %.1fs)", timeout)
+        await self._cancel(self._aux.pop("leadership", None))
+        await asyncio.gather(*(self._stop_controller(e, timeout) for e in self._controllers),
+                             *(self._cancel(r.task) for r in self._runnables))
+        self._leader_work_running = False
+        if self.elector is not None:
+            await self._cancel(self._aux.pop("elector", None))
+            if self.leader_election is not None and self.leader_election.release_on_cancel:
+                await self.elector.release()
+        await self._cancel(self._aux.pop("readiness", None))
+        for inf in self._informers:
+            inf.close()
+        for handle in self._warm:
+            handle.release()
+        self._warm.clear()
+
+    def __repr__(self) -> str:
+        return (f"Manager(clusters={self.clusters}, controllers={[c.name for c in self.controllers]}, "
+                f"state={self._state}, leader={self.is_leader})")

@@ -1,0 +1,123 @@
+"""The Manager's HTTP endpoints: ``/healthz``, ``/readyz`` and ``/metrics`` (aiohttp).
+
+- ``/healthz`` (liveness): 200 ``ok`` while the event loop answers and every health check passes.
+- ``/readyz`` (readiness): 200 ``ok`` when the manager says it is ready; otherwise 503 with one
+  reason per line (an informer still listing, a watch failing with 403 naming the permission,
+  leadership not known yet, ...). ``?verbose`` lists the passing checks too.
+- ``/metrics``: Prometheus text format of `kubeloop.metrics.REGISTRY`.
+
+Probes and metrics may share one port or use two; either can be off. Port 0 picks a free port
+(the bound URL is then in `ProbeServer.urls`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from kubeloop.metrics import REGISTRY
+
+__all__ = ["ProbeServer", "Reasons"]
+
+Reasons = Callable[[], list[str]]
+"""A check: returns why something is not healthy/ready (an empty list: all good)."""
+
+
+@dataclass
+class _Site:
+    runner: web.AppRunner
+    url: str
+    paths: list[str] = field(default_factory=list)
+
+
+class ProbeServer:
+    """Serves the probes on ``health_port`` and the metrics on ``metrics_port`` (None: off).
+
+    ``readiness()`` / ``liveness()`` return the reasons for a 503; they run on the event loop for
+    every request, so they must be cheap.
+    """
+
+    def __init__(self, *, health_port: int | None, metrics_port: int | None, host: str = "0.0.0.0",
+                 readiness: Reasons, liveness: Reasons) -> None:
+        self.health_port = health_port
+        self.metrics_port = metrics_port
+        self.host = host
+        self._readiness = readiness
+        self._liveness = liveness
+        self._sites: list[_Site] = []
+        self.health_url: str | None = None
+        self.metrics_url: str | None = None
+
+    # ------------------------------------------------------------------ handlers
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        return self._answer(self._liveness(), request)
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        return self._answer(self._readiness(), request)
+
+    @staticmethod
+    def _answer(reasons: list[str], request: web.Request) -> web.Response:
+        if reasons:
+            return web.Response(status=503, text="not ready:\n" + "".join(f"- {r}\n" for r in reasons))
+        return web.Response(text="ok\n" if "verbose" not in request.query else "ok: all checks passed\n")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        body = generate_latest(REGISTRY)  # kubeloop's families render in well under a millisecond
+        resp = web.Response(body=body)
+        resp.headers["Content-Type"] = CONTENT_TYPE_LATEST
+        return resp
+
+    # ------------------------------------------------------------------ lifetime
+
+    async def start(self) -> None:
+        """Bind the ports (raises OSError with the port named when one is taken)."""
+        sites: list[tuple[int, list[str]]] = []
+        shared = self.health_port is not None and self.health_port == self.metrics_port and self.health_port != 0
+        if shared:
+            sites.append((self.health_port or 0, ["health", "metrics"]))
+        else:
+            if self.health_port is not None:
+                sites.append((self.health_port, ["health"]))
+            if self.metrics_port is not None:
+                sites.append((self.metrics_port, ["metrics"]))
+        try:
+            for port, roles in sites:
+                app = web.Application()
+                if "health" in roles:
+                    app.router.add_get("/healthz", self._healthz)
+                    app.router.add_get("/readyz", self._readyz)
+                if "metrics" in roles:
+                    app.router.add_get("/metrics", self._metrics)
+                runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
+                await runner.setup()
+                site = web.TCPSite(runner, self.host, port, reuse_address=True)
+                try:
+                    await site.start()
+                except OSError as exc:
+                    await runner.cleanup()
+                    raise OSError(exc.errno, f"cannot serve {' and '.join(roles)} on {self.host}:{port}: "
+                                             f"{exc.strerror or exc}") from None
+                server = site._server
+                assert server is not None
+                bound = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+                host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+                host = f"[{host}]" if ":" in host else host
+                url = f"http://{host}:{bound}"
+                self._sites.append(_Site(runner, url, roles))
+                if "health" in roles:
+                    self.health_url = url
+                if "metrics" in roles:
+                    self.metrics_url = url
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        sites, self._sites = self._sites, []
+        for s in sites:
+            await s.runner.cleanup()
+
