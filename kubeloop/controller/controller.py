@@ -170,6 +170,7 @@ class Controller:
         self._running = False
         self._drain_timeout = 30.0
         self._ryw_waiters: list[asyncio.Future[None]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
         if self.tracker is not None:
             self.tracker.add_listener(self._wake_ryw_waiters)
         self.reconciles_started = 0
@@ -228,6 +229,24 @@ class Controller:
             self.queue.add_after(request, after, priority)
         else:
             self.queue.add(request, priority)
+
+    def enqueue_threadsafe(self, request: Request, *, after: float | None = None) -> None:
+        """``enqueue`` from another thread (a webhook server, a callback of a sync library)."""
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError(f"{self.name}: not running; enqueue_threadsafe needs the controller's event loop")
+        loop.call_soon_threadsafe(lambda: self.enqueue(request, after=after))
+
+    def enqueue_all(self, cluster: str | None = None, *, priority: int = LOW_PRIORITY) -> int:
+        """Queue every cached primary object (a resync), with low priority by default; returns how many."""
+        n = 0
+        for src in self._sources:
+            if src.spec.role != "for" or (cluster is not None and src.cluster != cluster):
+                continue
+            for ns, name in src.handle.store.keys():
+                self.queue.add(Request(src.cluster, ns, name), priority)
+                n += 1
+        return n
 
     def requests_from_index(self, index: str, key: str, cluster: str | None = None) -> list[Request]:
         """Requests for the primary objects filed under ``key`` in ``index`` (a ``watches`` helper)."""
@@ -291,6 +310,7 @@ class Controller:
         if self._running:
             raise ControllerError(f"{self.name}: already running")
         self._running = True
+        self._loop = asyncio.get_running_loop()
         self._done.clear()
         self._stop.clear()
         self.cache = cache
@@ -318,6 +338,7 @@ class Controller:
             self.queue.shutdown()
             self._close_sources(release=True)
             self._running = False
+            self._loop = None
             self._done.set()
             self.log.info("controller %s stopped", self.name)
 

@@ -231,3 +231,23 @@ async def test_caches_that_never_sync_fail_with_one_readable_error(client: Clien
     assert not ctl.ready
     with pytest.raises(ValueError, match="group/version/Kind"):
         Controller("x", for_="v1/", reconcile=reconcile)
+
+
+async def test_enqueue_all_and_from_another_thread(client: Client, cache: SharedCache, ns: str) -> None:
+    runs: list[str] = []
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        runs.append(req.name)
+        return None
+
+    ctl = Controller("resync-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile)
+    with pytest.raises(RuntimeError):
+        ctl.enqueue_threadsafe(Request("default", ns, "x"))
+    for name in ("p", "q"):
+        await client.create(cm(name), namespace=ns)
+    async with running(ctl, cache):
+        await eventually(lambda: sorted(runs) == ["p", "q"])
+        assert ctl.enqueue_all() == 2
+        await eventually(lambda: len(runs) == 4)
+        await asyncio.to_thread(ctl.enqueue_threadsafe, Request("default", ns, "from-thread"))
+        await eventually(lambda: "from-thread" in runs)
