@@ -309,15 +309,18 @@ class Controller:
         """
         if self._running:
             raise ControllerError(f"{self.name}: already running")
+        clusters = self.clusters if self.clusters is not None else cache.clusters
+        if not clusters:
+            raise ControllerError(f"{self.name}: the cache has no cluster to run on")
+        try:
+            self._clients = {c: (clients or {}).get(c) or cache.client(c) for c in clusters}
+        except KeyError as exc:
+            raise ControllerError(f"{self.name}: {exc.args[0]}") from None
         self._running = True
         self._loop = asyncio.get_running_loop()
         self._done.clear()
         self._stop.clear()
         self.cache = cache
-        clusters = self.clusters if self.clusters is not None else cache.clusters
-        if not clusters:
-            raise ControllerError(f"{self.name}: the cache has no cluster to run on")
-        self._clients = {c: (clients or {}).get(c) or cache.client(c) for c in clusters}
         if self.queue.shutting_down:  # a restart: a fresh queue
             self.queue = WorkQueue(self.name, rate_limiter=self._rate_limiter, debounce=self._debounce)
         self.recorder = EventRecorder(self.name, self._client) if self.record_events else None

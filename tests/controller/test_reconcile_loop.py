@@ -251,3 +251,13 @@ async def test_enqueue_all_and_from_another_thread(client: Client, cache: Shared
         await eventually(lambda: len(runs) == 4)
         await asyncio.to_thread(ctl.enqueue_threadsafe, Request("default", ns, "from-thread"))
         await eventually(lambda: "from-thread" in runs)
+
+
+async def test_unknown_cluster_is_a_readable_error(cache: SharedCache) -> None:
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        return None
+
+    ctl = Controller("cluster-test", for_="v1/ConfigMap", reconcile=reconcile, clusters=["nowhere"])
+    with pytest.raises(ControllerError, match="unknown cluster 'nowhere'"):
+        await ctl.run(cache)
+    assert not ctl.ready and not await ctl.wait_ready(0.01)
