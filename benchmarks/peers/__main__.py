@@ -1,0 +1,5 @@
+"""``python -m benchmarks.peers``: see cli.py."""
+
+from benchmarks.peers.cli import main
+
+raise SystemExit(main())

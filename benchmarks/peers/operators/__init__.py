@@ -1,0 +1,1 @@
+"""The operators each framework runs as its own subprocess (kubeloop, kopf, a bare loop)."""

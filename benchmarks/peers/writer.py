@@ -1,0 +1,55 @@
+"""The churn writer, its own process: merge-patch ConfigMaps round-robin at a fixed rate, each
+change stamped with the wall-clock send time in an annotation (handlers compute their lag from it).
+
+    python -m benchmarks.peers.writer KUBECONFIG NAMESPACE RATE SECONDS KEYS CONCURRENCY
+
+Prints one JSON line: writes, seconds, errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+
+from benchmarks.peers.operators.report import STAMP
+from kubeloop.client import Client
+from kubeloop.config import load_kubeconfig
+
+
+def name(i: int) -> str:
+    return f"churn-{i:05d}"
+
+
+async def write(kubeconfig: str, ns: str, rate: float, seconds: float, keys: int, concurrency: int) -> dict[str, float]:
+    async with Client(load_kubeconfig(kubeconfig), qps=None, timeout=30) as client:
+        await client.resolve("v1/ConfigMap")
+        total = int(rate * seconds)
+        sem = asyncio.Semaphore(concurrency)
+        errors = 0
+
+        async def one(i: int) -> None:
+            nonlocal errors
+            try:
+                patch = {"metadata": {"annotations": {STAMP: repr(time.time())}}}
+                await client.patch("v1/ConfigMap", name(i % keys), patch, namespace=ns)
+            except Exception:
+                errors += 1
+            finally:
+                sem.release()
+
+        start = time.perf_counter()
+        async with asyncio.TaskGroup() as tg:
+            for i in range(total):
+                delay = start + i / rate - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                await sem.acquire()
+                tg.create_task(one(i))
+        return {"writes": total, "seconds": time.perf_counter() - start, "errors": errors}
+
+
+if __name__ == "__main__":
+    kc, namespace, r, s, k, c = sys.argv[1:7]
+    print(json.dumps(asyncio.run(write(kc, namespace, float(r), float(s), int(k), int(c)))), flush=True)
