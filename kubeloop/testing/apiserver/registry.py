@@ -504,6 +504,9 @@ class Registry:
             obj = self.view(info, old)
             obj["metadata"]["finalizers"] = fins
             return self._commit_delete_mark(info, bucket, old, obj, dry_run), None
+        plain_strategy = type(info.strategy).prepare_for_delete is Strategy.prepare_for_delete
+        if plain_strategy and not fins and special != CRDS and policy not in ("Foreground", "Orphan"):
+            return None, self._delete_now(info, bucket, old, dry_run)  # the common case, no copy needed
         obj = self.view(info, old)
         keep = info.strategy.prepare_for_delete(info, obj)
         fins = list(obj["metadata"].get("finalizers") or [])
@@ -525,14 +528,19 @@ class Registry:
                               "message": "CustomResource deletion is in progress",
                               "lastTransitionTime": now_rfc3339()})
             return self._commit_delete_mark(info, bucket, old, obj, dry_run), None
+        return None, self._delete_now(info, bucket, old, dry_run)
+
+    def _delete_now(self, info: ResourceInfo, bucket: Bucket, old: Stored, dry_run: bool) -> Obj:
+        """Remove the object (watchers get DELETED with its last state) and return the Success Status."""
+        meta = old.obj["metadata"]
         status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                  "details": {"name": name, **({"group": info.group} if info.group else {}),
+                  "details": {"name": meta["name"], **({"group": info.group} if info.group else {}),
                               "kind": info.resource, "uid": meta["uid"]}}
         if not dry_run:
             gone = dict(old.obj)
             gone["metadata"] = dict(gone["metadata"])
             self.store.commit(bucket, DELETED, gone, old)
-        return None, status
+        return status
 
     def _commit_delete_mark(self, info: ResourceInfo, bucket: Bucket, old: Stored, obj: Obj,
                             dry_run: bool) -> Stored:
