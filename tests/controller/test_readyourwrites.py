@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from kubeloop.controller.readyourwrites import WriteTracker, rv_at_least, rv_newer
 
 K = ("default", "", "ConfigMap", "ns", "a")
@@ -121,3 +124,61 @@ def test_listeners_and_expiry() -> None:
     clock.now = 11
     assert t.pending("r") == [] and len(t) == 0
     t.release([])
+
+
+def _simulate(ops: list[tuple[str, int]]) -> tuple[set[int], set[int], set[int]]:
+    """Run writes (own or foreign) and lagging watch deliveries through a tracker.
+
+    Returns (foreign event ids, own event ids, delivered ids)."""
+    t = WriteTracker()
+    server_rv = 1
+    cache_rv = 1
+    queue: list[tuple[int, str, str, str]] = []  # (id, old, new, who)
+    delivered: set[int] = set()
+    foreign: set[int] = set()
+    own: set[int] = set()
+    next_id = 0
+
+    def deliver_one() -> None:
+        nonlocal cache_rv
+        eid, old, new, _ = queue.pop(0)
+        cache_rv = int(new)
+        t.on_event(K, old, new, lambda e=eid: delivered.add(e))
+
+    for op, n in ops:
+        if op == "deliver":
+            for _ in range(min(n, len(queue))):
+                deliver_one()
+        elif op == "foreign":
+            queue.append((next_id, str(server_rv), str(server_rv + 1), "foreign"))
+            foreign.add(next_id)
+            next_id += 1
+            server_rv += 1
+        else:  # own write; `n` events are delivered while it is in flight
+            w = t.begin(K, t.prior_rv(K, str(cache_rv)), owner="r")
+            queue.append((next_id, str(server_rv), str(server_rv + 1), "own"))
+            own.add(next_id)
+            next_id += 1
+            server_rv += 1
+            for _ in range(min(n, len(queue))):
+                deliver_one()
+            t.finish(w, obj(str(server_rv)))
+    while queue:
+        deliver_one()
+    return foreign, own, delivered
+
+
+ops_strategy = st.lists(st.tuples(st.sampled_from(["own", "foreign", "deliver"]), st.integers(0, 3)), max_size=30)
+
+
+@given(ops_strategy)
+def test_foreign_changes_are_never_swallowed(ops: list[tuple[str, int]]) -> None:
+    foreign, own, delivered = _simulate(ops)
+    assert foreign <= delivered
+    assert delivered <= foreign | own
+
+
+@given(st.lists(st.tuples(st.sampled_from(["own", "deliver"]), st.integers(0, 3)), max_size=30))
+def test_only_own_writes_trigger_nothing(ops: list[tuple[str, int]]) -> None:
+    _, own, delivered = _simulate(ops)
+    assert delivered == set() and (own or not ops or all(op == 'deliver' for op, _ in ops))
