@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import logging
 import time
@@ -52,6 +53,18 @@ Runnable = Callable[["Manager"], Awaitable[None]]
 
 ReadyCheck = Callable[[], str | bool | None]
 """A readiness/health check: None/True/"" when fine, False or a reason string when not."""
+
+
+def permission_hint(scope: str) -> str:
+    """The RBAC rule an informer of ``scope`` (as `Scope.describe` writes it) needs."""
+    parts = scope.split()
+    resource = parts[0].partition(":")[2] if parts else ""
+    group, _, rest = resource.partition("/")
+    plural = rest.rpartition("/")[2] or resource
+    group = "" if group == "core" else group
+    ns = next((p.partition("=")[2] for p in parts[1:] if p.startswith("namespace=")), None)
+    where = f'in namespace "{ns}"' if ns else "at the cluster scope"
+    return f'needs RBAC permission to list and watch resource "{plural}" in API group "{group}" {where}'
 
 
 class ManagerError(RuntimeError):
@@ -137,6 +150,8 @@ class Manager:
         self._clients: dict[str, Client] = {DEFAULT_CLUSTER: client}
         self._namespace = namespace
         if isinstance(leader_election, LeaderElection):
+            if leader_election.namespace is None and leader_election_namespace:
+                leader_election = dataclasses.replace(leader_election, namespace=leader_election_namespace)
             self.leader_election: LeaderElection | None = leader_election
         elif leader_election:
             if not leader_election_id:
@@ -173,7 +188,6 @@ class Manager:
         self._task: asyncio.Task[None] | None = None
         self._aux: dict[str, asyncio.Task[None]] = {}
         self._started_at = 0.0
-        self._last_reasons: list[str] | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -288,6 +302,8 @@ class Manager:
         cache = self.cache
         if cache is not None:
             for scope, reason in cache.not_ready().items():
+                if reason.startswith("forbidden"):
+                    reason = f"{reason}; {permission_hint(scope)}"
                 reasons.append(f"informer {scope}: {reason}")
         leading = self.is_leader
         for e in self._controllers:
@@ -574,16 +590,20 @@ class Manager:
                 await self._stop_leader_work(0.0)
 
     async def _log_readiness(self) -> None:
+        """Log readiness changes: INFO while starting up, WARNING for reasons that outlast start-up."""
+        last: list[str] | None = None
+        last_level = logging.INFO
+        grace = 3 * self.readiness_log_interval
         while True:
             reasons = self.readiness()
-            if reasons != self._last_reasons:
-                if not reasons:
-                    log.info("ready")
-                elif time.monotonic() - self._started_at > 3 * self.readiness_log_interval or self._last_reasons == []:
-                    log.warning("not ready: %s", "; ".join(reasons))
+            starting = time.monotonic() - self._started_at < grace and last != []
+            level = logging.INFO if not reasons or starting else logging.WARNING
+            if reasons != last or level > last_level:
+                if reasons:
+                    log.log(level, "not ready: %s", "; ".join(reasons))
                 else:
-                    log.info("not ready yet: %s", "; ".join(reasons))
-                self._last_reasons = reasons
+                    log.info("ready")
+                last, last_level = reasons, level
             await asyncio.sleep(self.readiness_log_interval)
 
     async def _shutdown(self) -> None:

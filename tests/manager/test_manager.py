@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import aiohttp
@@ -23,8 +24,8 @@ def recording(name: str, seen: list[Request], resource: str = "v1/ConfigMap", **
     return Controller(name, for_=resource, reconcile=reconcile, **kw)
 
 
-async def eventually(cond: Any, timeout: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
+async def eventually(cond: Any, within: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + within
     while not cond():
         assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
         await asyncio.sleep(0.02)
@@ -46,3 +47,80 @@ async def test_two_controllers_on_one_kind_share_one_watch(apiserver: Any, clien
     if apiserver.is_emulator:
         await eventually(lambda: not apiserver.stats()["open_watches"].get("core/v1/configmaps"))
     assert m.state == "stopped"
+
+
+async def get(url: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as s, s.get(url) as r:
+        return r.status, await r.text()
+
+
+async def test_readyz_flips_only_after_sync_and_metrics_count_work(apiserver: Any, client: Client, ns: str) -> None:
+    faults = apiserver.require_faults()
+    await client.create(cm("a", ns, x="1"))
+    seen: list[Request] = []
+    m = Manager(client, health_port=0, metrics_port=0, bind_address="127.0.0.1")
+    m.add(recording("metered", seen))
+    faults.delay(0.6, resource="configmaps")  # the initial list takes a while
+    async with m:
+        assert m.health_url and m.metrics_url and m.health_url != m.metrics_url
+        assert await get(f"{m.health_url}/healthz") == (200, "ok\n")
+        status, body = await get(f"{m.health_url}/readyz")
+        assert status == 503, body
+        assert "initial list in progress" in body and "core/v1/configmaps" in body
+        assert await m.wait_ready(5)
+        faults.delay(0)
+        assert await get(f"{m.health_url}/readyz") == (200, "ok\n")
+        await client.create(cm("b", ns, x="2"))
+        await eventually(lambda: {r.name for r in seen} >= {"a", "b"})
+        status, text = await get(f"{m.metrics_url}/metrics")
+        assert status == 200
+        samples = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+                   for line in text.splitlines() if line and not line.startswith("#")}
+        assert samples['controller_runtime_reconcile_total{controller="metered",result="success"}'] >= 2
+        assert samples['workqueue_adds_total{controller="metered",name="metered"}'] >= 2
+        assert 'controller_runtime_reconcile_time_seconds_count{controller="metered"}' in samples
+        assert any(k.startswith("workqueue_depth") for k in samples)
+        assert (await get(f"{m.health_url}/metrics"))[0] == 404  # separate ports: separate servers
+
+
+async def test_forbidden_watch_blocks_only_its_controller_and_readyz_names_it(
+        apiserver: Any, client: Client, ns: str, caplog: Any) -> None:
+    caplog.set_level(logging.INFO, "kubeloop.manager")
+    faults = apiserver.require_faults()
+    faults.fail_next(100_000, 403, resource="secrets", verbs=("list", "watch"))
+    seen: list[Request] = []
+    m = Manager(client, health_port=0, metrics_port=0, bind_address="127.0.0.1", readiness_log_interval=0.1)
+    m.add(recording("secrets", [], resource="v1/Secret", cache_sync_timeout=30))
+    m.add(recording("configmaps", seen))
+    async with m:
+        await client.create(cm("c", ns))
+        await eventually(lambda: any(r.name == "c" for r in seen))  # not blocked by the secrets controller
+        assert m.controllers[1].ready and not m.controllers[0].ready
+        status, body = await get(f"{m.health_url}/readyz")
+        assert status == 503
+        assert "core/v1/secrets" in body and "forbidden" in body
+        assert 'list and watch resource "secrets"' in body
+        assert "controller secrets: starting" in body
+        await eventually(lambda: any("not ready" in r.getMessage() and "forbidden" in r.getMessage()
+                                     for r in caplog.records), within=3)
+        faults.reset()
+        assert await m.wait_ready(10)
+        assert (await get(f"{m.health_url}/readyz"))[0] == 200
+
+
+async def test_shared_port_and_custom_checks(apiserver: Any, client: Client) -> None:
+    flag = {"ok": False}
+    m = Manager(client, health_port=0, bind_address="127.0.0.1")
+    m.add(recording("noop", []))
+    m.add_readyz_check("warmup", lambda: None if flag["ok"] else "still warming up")
+    async with m:
+        assert m.metrics_url is None
+        await eventually(lambda: m.readiness() == ["warmup: still warming up"])
+        status, body = await get(f"{m.health_url}/readyz")
+        assert status == 503 and "warmup: still warming up" in body
+        flag["ok"] = True
+        assert await get(f"{m.health_url}/readyz") == (200, "ok\n")
+    m2 = Manager(client, health_port=0, metrics_port=0, bind_address="127.0.0.1")
+    m2.add(recording("noop2", []))
+    async with m2:
+        pass
