@@ -25,6 +25,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -292,6 +293,12 @@ class SharedCache:
                          field_selector=field_selector, metadata_only=metadata_only, transform=transform,
                          filter=filter)
         entry = self._entries.get(scope)
+        if entry is None and api is not None and not isinstance(resource, ApiResource):
+            # an informer created while the kind was not served yet is keyed by the name as given
+            ref = ResourceRef.parse(resource) if isinstance(resource, str) else resource
+            entry = self._entries.get(dataclasses.replace(scope, resource=str(ref)))
+            if entry is not None:
+                scope = entry.scope
         predicate: Predicate | None = None
         if entry is None:
             broad = self._find_cover(scope)

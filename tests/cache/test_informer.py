@@ -269,6 +269,9 @@ async def test_kind_whose_crd_appears_later_starts_syncing_without_blocking_othe
         try:
             await widgets.wait_synced(10)
             assert widgets.ready
+            again = await cache.informer_for("default", f"{group}/v1/Widget", namespace=ns)
+            assert again.informer is widgets.informer  # now resolvable: still the same informer
+            again.release()
             sub = widgets.subscribe()
             w = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"n": 1}}
             await client.create(w, namespace=ns)
