@@ -53,7 +53,7 @@ class Settings:
     """Tunable behaviour (tests shorten the delays)."""
 
     gc_enabled: bool = True
-    namespace_delete_delay: float = 0.5
+    namespace_delete_delay: float = 2.0
     crd_cleanup_delay: float = 0.2
     future_rv_wait: float = 3.0
     history_size: int = 10_000

@@ -46,7 +46,7 @@ class APIServer:
         gc: bool = True,
         history_size: int = 10_000,
         bookmark_interval: float = 60.0,
-        namespace_delete_delay: float = 0.5,
+        namespace_delete_delay: float = 2.0,
         crd_cleanup_delay: float = 0.2,
         future_rv_wait: float = 3.0,
         catalog: Catalog | None = None,
