@@ -10,8 +10,7 @@ Modes (see kopf_operator.py for kopf's equivalents):
   storm   a parent ConfigMap controller owning a child Secret, written with ``ctx.apply``
           (server-side apply that skips no-op writes), re-reconciled every PEERS_RESYNC s.
 
-The Manager (issue 5) was not available when this was written: controllers run on a SharedCache
-directly, which is what a Manager holds.
+Everything runs in a `Manager` (no leader election, no probe ports), as an operator would.
 """
 
 from __future__ import annotations
@@ -24,9 +23,9 @@ from typing import Any
 
 from benchmarks.peers.operators import report as _report
 from benchmarks.peers.operators.report import LABEL, STAMP, Settings, mark_start, report
-from kubeloop.cache import SharedCache
 from kubeloop.client import Client
 from kubeloop.controller import Context, Controller, Request, Result
+from kubeloop.manager import Manager
 
 
 def by_group(obj: Mapping[str, Any]) -> str | None:
@@ -36,13 +35,25 @@ def by_group(obj: Mapping[str, Any]) -> str | None:
 
 
 async def warmup(s: Settings, client: Client, stop: asyncio.Event) -> None:
-    async with SharedCache(client) as cache:
-        handle = await cache.informer_for("default", f"v1/{s.kind}", namespace=s.namespace)
-        handle.add_index("group", by_group)
-        await handle.wait_synced(timeout=600)
-        store = handle.informer.store  # counted by keys: no object is decoded for the count
+    manager = Manager(client)
+    objects = manager.informer(f"v1/{s.kind}", namespace=s.namespace, indexes={"group": by_group})
+    async with manager:
+        await objects.wait_synced(timeout=600)
+        store = objects.handle().informer.store  # counted by keys: no object is decoded for the count
         held = sum(len(store.index_keys("group", g)) for g in store.index_values("group"))
         report(s.report, "ready", held=held)
+        await stop.wait()
+
+
+async def run_manager(manager: Manager, s: Settings, stop: asyncio.Event, ready: asyncio.Event | None = None,
+                      **fields: Any) -> None:
+    """Start, report "ready" once every controller is (and `ready` is set), run until `stop`."""
+    async with manager:
+        if not await manager.wait_ready(timeout=600):
+            raise RuntimeError(f"the manager is not ready: {manager.readiness()}")
+        if ready is not None:
+            await ready.wait()
+        report(s.report, "ready", **fields)
         await stop.wait()
 
 
@@ -60,12 +71,9 @@ async def churn(s: Settings, client: Client, stop: asyncio.Event) -> None:
                 lags.append(time.time() - float(stamp))
         return None
 
-    ctl = Controller("churn", for_=f"v1/{s.kind}", namespace=s.namespace, reconcile=reconcile)
-    async with SharedCache(client) as cache, asyncio.TaskGroup() as tg:
-        await ctl.start(tg, cache, timeout=600)
-        report(s.report, "ready")
-        await stop.wait()
-        await ctl.stop(drain_timeout=5)
+    manager = Manager(client)
+    manager.add(Controller("churn", for_=f"v1/{s.kind}", namespace=s.namespace, reconcile=reconcile))
+    await run_manager(manager, s, stop)
     report(s.report, "final", calls=calls, lags=lags)
 
 
@@ -81,15 +89,10 @@ async def multi(s: Settings, client: Client, stop: asyncio.Event) -> None:
             return None
         return Controller(f"multi{i}", for_=f"v1/{s.kind}", namespace=s.namespace, reconcile=reconcile)
 
-    ctls = [make(i) for i in range(s.controllers)]
-    async with SharedCache(client) as cache, asyncio.TaskGroup() as tg:
-        for c in ctls:
-            await c.start(tg, cache, timeout=600)
-        await done.wait()
-        report(s.report, "ready", handlers=len(ctls))
-        await stop.wait()
-        for c in ctls:
-            await c.stop(drain_timeout=5)
+    manager = Manager(client)
+    for i in range(s.controllers):
+        manager.add(make(i))
+    await run_manager(manager, s, stop, done, handlers=s.controllers)
 
 
 async def storm(s: Settings, client: Client, stop: asyncio.Event) -> None:
@@ -108,14 +111,10 @@ async def storm(s: Settings, client: Client, stop: asyncio.Event) -> None:
         await ctx.apply(child, owner=parent)
         return Result(requeue_after=s.resync)
 
-    ctl = (Controller("storm", for_="v1/ConfigMap", namespace=s.namespace, label_selector="peers/role=parent",
-                      reconcile=reconcile, max_concurrent_reconciles=4)
-           .owns("v1/Secret"))
-    async with SharedCache(client) as cache, asyncio.TaskGroup() as tg:
-        await ctl.start(tg, cache, timeout=600)
-        report(s.report, "ready")
-        await stop.wait()
-        await ctl.stop(drain_timeout=5)
+    manager = Manager(client)
+    manager.add(Controller("storm", for_="v1/ConfigMap", namespace=s.namespace, label_selector="peers/role=parent",
+                           reconcile=reconcile, max_concurrent_reconciles=4).owns("v1/Secret"))
+    await run_manager(manager, s, stop)
     report(s.report, "final", reconciles=reconciles)
 
 
