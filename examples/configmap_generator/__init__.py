@@ -1,0 +1,1 @@
+"""A CRD that produces ConfigMaps (see controller.py)."""

@@ -1,0 +1,1 @@
+"""A parent/child controller with server-side apply that stays quiet in steady state (see controller.py)."""
