@@ -50,6 +50,16 @@ class _Batch:
         self.initial = initial
 
 
+class _Snapshot:
+    """Ready-made events of a resync (deletes missed while behind): one slot, not live events."""
+
+    __slots__ = ("events", "pos")
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+        self.pos = 0
+
+
 class _Resync:
     """Queue marker: the subscriber overflowed; the snapshot is taken when it reads this."""
 
@@ -83,7 +93,7 @@ class Subscription:
         self.delivered = 0
         self._store = store
         self._predicate = predicate
-        self._queue: deque[Event | _Batch | _Resync] = deque()
+        self._queue: deque[Event | _Batch | _Snapshot | _Resync] = deque()
         self._live = 0  # Events in the queue (batches and markers do not count against maxsize)
         self._overflowed = False
         self._gone: dict[Key, FrozenDict | None] = {}
@@ -173,7 +183,7 @@ class Subscription:
             return None
         return ev
 
-    def _note_dropped(self, ev: Event | _Batch | _Resync) -> None:
+    def _note_dropped(self, ev: Event | _Batch | _Snapshot | _Resync) -> None:
         if isinstance(ev, Event):
             if ev.type == DELETED:
                 self._gone[(ev.namespace, ev.name)] = ev.old
@@ -183,7 +193,11 @@ class Subscription:
     def _overflow(self) -> None:
         self.overflows += 1
         for item in self._queue:
-            self._note_dropped(item)
+            if isinstance(item, _Snapshot):
+                for ev in item.events[item.pos:]:
+                    self._note_dropped(ev)
+            else:
+                self._note_dropped(item)
         self._queue.clear()
         self._live = 0
         self._queue.append(_RESYNC)
@@ -201,7 +215,12 @@ class Subscription:
         """Events queued (a lazy batch counts for what is left of it)."""
         n = 0
         for item in self._queue:
-            n += len(item.keys) - item.pos if isinstance(item, _Batch) else 1
+            if isinstance(item, _Batch):
+                n += len(item.keys) - item.pos
+            elif isinstance(item, _Snapshot):
+                n += len(item.events) - item.pos
+            else:
+                n += 1
         return n
 
     def get_nowait(self) -> Event | None:
@@ -227,14 +246,21 @@ class Subscription:
                                  store=store)
                 q.popleft()
                 continue
+            if type(item) is _Snapshot:
+                if item.pos < len(item.events):
+                    item.pos += 1
+                    self.delivered += 1
+                    return item.events[item.pos - 1]
+                q.popleft()
+                continue
             # the resync marker: take the snapshot now
             q.popleft()
             self._overflowed = False
             gone, self._gone = self._gone, {}
-            for (ns, name), old in gone.items():
-                if (ns, name) not in store:
-                    q.append(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
-                    self._live += 1
+            deletes = [Event(DELETED, self.cluster, self.resource, ns, name, None, old=old)
+                       for (ns, name), old in gone.items() if (ns, name) not in store]
+            if deletes:
+                q.append(_Snapshot(deletes))
             q.append(_Batch(self._in_scope(store.keys()), True))
             self.delivered += 1
             return Event(RESYNC, self.cluster, self.resource, "", "", None)
