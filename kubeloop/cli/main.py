@@ -14,9 +14,11 @@ def main() -> None:
 def _register() -> None:
     from .apiserver import apiserver
     from .demo import demo
+    from .run import run
 
     main.add_command(apiserver)
     main.add_command(demo)
+    main.add_command(run)
 
 
 _register()

@@ -1,0 +1,267 @@
+"""`kubeloop run MODULE_OR_FILE`: run the controllers a Python module defines, in a Manager.
+
+The module convention (checked in this order):
+
+1. ``def setup(manager)`` (or ``async def``): called with the `kubeloop.Manager`; it adds
+   controllers (``manager.add(...)``), shared informers with indexes (``manager.informer(...)``)
+   and background work (``manager.add_runnable(...)``). ``manager.namespace`` is ``--namespace``
+   (or the kubeconfig context's / the pod's namespace), for modules that scope themselves to it.
+2. ``controllers``: a list of `kubeloop.Controller` (or a function returning one), each added
+   with the defaults (they need leadership when leader election is on).
+
+MODULE_OR_FILE is a file (``path/to/controller.py``; a file inside a package is imported as part
+of that package, so relative imports work) or an importable module name (``mypkg.controllers``;
+the current directory is on the path). Errors are one line: a missing module or file, a module
+that defines no controllers, a bad kubeconfig, a cluster that cannot be reached (after a bounded
+retry, ``--connect-timeout``), a port that is taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import inspect
+import json
+import logging
+import os
+import re
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import click
+
+__all__ = ["LoadError", "configure_logging", "load_target", "run", "setup_manager"]
+
+
+class LoadError(Exception):
+    """The target could not be loaded or defines nothing to run; ``str()`` is one line."""
+
+
+# ---------------------------------------------------------------------- loading the module
+
+def _package_root(path: Path) -> tuple[Path, str]:
+    """(directory to put on sys.path, dotted module name) for a file, honouring packages."""
+    parts = [path.stem]
+    parent = path.parent
+    while (parent / "__init__.py").exists():
+        parts.insert(0, parent.name)
+        parent = parent.parent
+    return parent, ".".join(parts)
+
+
+def _import_error(target: str, exc: BaseException) -> LoadError:
+    where = ""
+    tb = traceback.extract_tb(exc.__traceback__)
+    if tb:
+        last = tb[-1]
+        where = f" ({last.filename}:{last.lineno})"
+    return LoadError(f"error importing {target}: {type(exc).__name__}: {exc}{where}")
+
+
+def load_target(target: str) -> ModuleType:
+    """Import MODULE_OR_FILE (see the module docstring); `LoadError` on failure."""
+    path = Path(target)
+    if target.endswith(".py") or os.sep in target or path.exists():
+        if path.is_dir():
+            if not (path / "__init__.py").exists():
+                raise LoadError(f"{target} is a directory, not a Python file or package")
+            path = path / "__init__.py"
+        if not path.is_file():
+            raise LoadError(f"no such file: {target}")
+        root, name = _package_root(path.resolve())
+        if name.endswith(".__init__"):
+            name = name[: -len(".__init__")]
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        if "." in name:
+            return _import(name, target)
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise LoadError(f"cannot load {target} as Python")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            sys.modules.pop(name, None)
+            raise _import_error(target, exc) from exc
+        return module
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    return _import(target, target)
+
+
+def _import(name: str, target: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
+            raise LoadError(f"no module named {name!r} (give a file such as path/to/controller.py, "
+                            "or a module importable from the current directory)") from None
+        raise _import_error(target, exc) from exc
+    except Exception as exc:
+        raise _import_error(target, exc) from exc
+
+
+async def setup_manager(module: ModuleType, manager: Any, target: str = "") -> None:
+    """Apply the module convention to ``manager``; `LoadError` when nothing runs."""
+    from kubeloop.controller import Controller
+
+    target = target or module.__name__
+    setup = getattr(module, "setup", None)
+    if callable(setup):
+        result = setup(manager)
+        if inspect.isawaitable(result):
+            await result
+    else:
+        found = getattr(module, "controllers", None)
+        if callable(found):
+            found = found()
+        if found is not None:
+            if isinstance(found, Controller):
+                found = [found]
+            for i, c in enumerate(found):
+                if not isinstance(c, Controller):
+                    raise LoadError(f"{target}: controllers[{i}] is a {type(c).__name__}, not a kubeloop.Controller")
+                manager.add(c)
+    if not manager.controllers and not manager.runnables:
+        raise LoadError(f"{target} defines no controllers: give it `controllers = [Controller(...), ...]` "
+                        "or `def setup(manager): manager.add(...)`")
+
+
+def default_lease_name(module: ModuleType) -> str:
+    """A Lease name from the module's name (``examples.webapp.controller`` -> ``examples-webapp-controller``)."""
+    slug = re.sub(r"[^a-z0-9-]+", "-", module.__name__.lower()).strip("-")
+    return (slug or "kubeloop")[:63].rstrip("-")
+
+
+# ---------------------------------------------------------------------- logging
+
+_RECORD_FIELDS = (("controller", "controller"), ("cluster", "cluster"), ("namespace", "namespace"),
+                  ("object_name", "name"), ("reconcile_id", "reconcile_id"))
+
+
+class JSONFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, logger, msg, the reconcile's fields, error."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {"ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+                               "level": record.levelname.lower(), "logger": record.name,
+                               "msg": record.getMessage()}
+        for attr, key in _RECORD_FIELDS:
+            value = getattr(record, attr, None)
+            if value:
+                out[key] = value
+        if record.exc_info:
+            out["error"] = self.formatException(record.exc_info)
+        return json.dumps(out, default=str)
+
+
+def configure_logging(fmt: str = "text", verbose: bool = False) -> None:
+    """Log to stderr as text or JSON; DEBUG with ``verbose`` (INFO otherwise)."""
+    from kubeloop.controller.logs import RequestContextFilter
+
+    handler = logging.StreamHandler(sys.stderr)
+    if fmt == "json":
+        formatter: logging.Formatter = JSONFormatter()
+        formatter.converter = time.gmtime
+    else:
+        formatter = logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+    handler.setFormatter(formatter)
+    handler.addFilter(RequestContextFilter())
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    logging.getLogger("kubeloop").setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+# ---------------------------------------------------------------------- the command
+
+async def _main(module: ModuleType, target: str, opts: dict[str, Any]) -> None:
+    from kubeloop.client import Client
+    from kubeloop.config import ConfigError
+    from kubeloop.manager import LeaderElection, Manager, ManagerError
+
+    try:
+        client = await Client.from_kubeconfig(opts["kubeconfig"], opts["context"], namespace=opts["namespace"])
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        election: LeaderElection | bool = False
+        if opts["leader_election"]:
+            try:
+                election = LeaderElection(opts["leader_election_id"] or default_lease_name(module),
+                                          namespace=opts["leader_election_namespace"],
+                                          lease_duration=opts["lease_duration"],
+                                          renew_deadline=opts["renew_deadline"], retry_period=opts["retry_period"])
+            except ValueError as exc:
+                raise click.ClickException(f"leader election: {exc}") from None
+        manager = Manager(client, namespace=opts["namespace"], leader_election=election,
+                          health_port=opts["health_port"] or None, metrics_port=opts["metrics_port"] or None,
+                          bind_address=opts["bind_address"], graceful_shutdown_timeout=opts["shutdown_timeout"],
+                          connect_timeout=opts["connect_timeout"])
+        try:
+            await setup_manager(module, manager, target)
+        except LoadError as exc:
+            raise click.ClickException(str(exc)) from None
+        try:
+            await manager.run(handle_signals=True)
+        except ManagerError as exc:
+            raise click.ClickException(str(exc)) from None
+    finally:
+        await client.close()
+
+
+@click.command("run")
+@click.argument("target", metavar="MODULE_OR_FILE")
+@click.option("--kubeconfig", default=None, help="Kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config).")
+@click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
+@click.option("--namespace", "-n", default=None,
+              help="Default namespace: the Lease's, and manager.namespace for setup() (default: the context's).")
+@click.option("--metrics-port", default=8080, show_default=True, type=int, help="Serve /metrics here (0: off).")
+@click.option("--health-port", default=8081, show_default=True, type=int,
+              help="Serve /healthz and /readyz here (0: off; may equal --metrics-port).")
+@click.option("--bind-address", default="0.0.0.0", show_default=True, help="Address the two ports bind to.")
+@click.option("--leader-election/--no-leader-election", default=False, show_default=True,
+              help="Run the controllers only on the replica holding a coordination.k8s.io Lease.")
+@click.option("--leader-election-id", default=None, help="The Lease's name (default: from the module name).")
+@click.option("--leader-election-namespace", default=None, help="The Lease's namespace (default: --namespace).")
+@click.option("--lease-duration", default=15.0, show_default=True, type=float, help="Seconds.")
+@click.option("--renew-deadline", default=10.0, show_default=True, type=float, help="Seconds.")
+@click.option("--retry-period", default=2.0, show_default=True, type=float, help="Seconds.")
+@click.option("--shutdown-timeout", default=30.0, show_default=True, type=float,
+              help="Seconds in-flight reconciles get to finish after SIGTERM/SIGINT.")
+@click.option("--connect-timeout", default=30.0, show_default=True, type=float,
+              help="Seconds to keep retrying an unreachable cluster at start-up.")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--verbose", "-v", is_flag=True, help="Debug logs.")
+def run(target: str, kubeconfig: str | None, context: str | None, namespace: str | None, metrics_port: int,
+        health_port: int, bind_address: str, leader_election: bool, leader_election_id: str | None,
+        leader_election_namespace: str | None, lease_duration: float, renew_deadline: float, retry_period: float,
+        shutdown_timeout: float, connect_timeout: float, log_format: str, verbose: bool) -> None:
+    """Run the controllers MODULE_OR_FILE defines (``setup(manager)`` or ``controllers``) until SIGTERM.
+
+    The first SIGTERM/SIGINT stops gracefully (in-flight reconciles finish, the Lease is
+    released, exit code 0); a second one exits at once.
+    """
+    configure_logging(log_format, verbose)
+    try:
+        module = load_target(target)
+    except LoadError as exc:
+        if verbose and exc.__cause__ is not None:
+            traceback.print_exception(exc.__cause__)
+        raise click.ClickException(str(exc)) from None
+    opts = {"kubeconfig": kubeconfig, "context": context, "namespace": namespace, "metrics_port": metrics_port,
+            "health_port": health_port, "bind_address": bind_address, "leader_election": leader_election,
+            "leader_election_id": leader_election_id, "leader_election_namespace": leader_election_namespace,
+            "lease_duration": lease_duration, "renew_deadline": renew_deadline, "retry_period": retry_period,
+            "shutdown_timeout": shutdown_timeout, "connect_timeout": connect_timeout}
+    asyncio.run(_main(module, target, opts))
