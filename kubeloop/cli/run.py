@@ -35,7 +35,7 @@ from typing import Any
 
 import click
 
-__all__ = ["LoadError", "configure_logging", "load_target", "run", "setup_manager"]
+__all__ = ["LoadError", "check_module", "configure_logging", "load_target", "run", "setup_manager"]
 
 
 class LoadError(Exception):
@@ -109,6 +109,17 @@ def _import(name: str, target: str) -> ModuleType:
         raise _import_error(target, exc) from exc
 
 
+def _no_controllers(target: str) -> LoadError:
+    return LoadError(f"{target} defines no controllers: give it `controllers = [Controller(...), ...]` "
+                     "or `def setup(manager): manager.add(...)`")
+
+
+def check_module(module: ModuleType, target: str = "") -> None:
+    """Fail early (before any cluster is contacted) when the module offers neither convention."""
+    if not callable(getattr(module, "setup", None)) and getattr(module, "controllers", None) is None:
+        raise _no_controllers(target or module.__name__)
+
+
 async def setup_manager(module: ModuleType, manager: Any, target: str = "") -> None:
     """Apply the module convention to ``manager``; `LoadError` when nothing runs."""
     from kubeloop.controller import Controller
@@ -131,8 +142,7 @@ async def setup_manager(module: ModuleType, manager: Any, target: str = "") -> N
                     raise LoadError(f"{target}: controllers[{i}] is a {type(c).__name__}, not a kubeloop.Controller")
                 manager.add(c)
     if not manager.controllers and not manager.runnables:
-        raise LoadError(f"{target} defines no controllers: give it `controllers = [Controller(...), ...]` "
-                        "or `def setup(manager): manager.add(...)`")
+        raise _no_controllers(target)
 
 
 def default_lease_name(module: ModuleType) -> str:
@@ -255,6 +265,7 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
     configure_logging(log_format, verbose)
     try:
         module = load_target(target)
+        check_module(module, target)
     except LoadError as exc:
         if verbose and exc.__cause__ is not None:
             traceback.print_exception(exc.__cause__)

@@ -1,0 +1,101 @@
+"""`kubeloop run`: one-line errors, and the module convention (subprocesses; no cluster needed
+for the errors)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+from pathlib import Path
+
+import yaml
+
+from kubeloop.cli.run import LoadError, default_lease_name, load_target
+
+KUBELOOP = str(Path(sys.executable).with_name("kubeloop"))
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def kubeloop_run(*args: str, cwd: Path = ROOT) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(KUBELOOP, "run", *args, cwd=str(cwd),
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode is not None
+    return proc.returncode, err.decode()
+
+
+def error_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.startswith("Error: ")]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr, stderr
+    return lines[0]
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def kubeconfig_for(path: Path, server: str) -> Path:
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": server}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    return path
+
+
+async def test_missing_file_and_module() -> None:
+    code, err = await kubeloop_run("examples/nope/controller.py")
+    assert code == 1 and error_line(err) == "Error: no such file: examples/nope/controller.py"
+    code, err = await kubeloop_run("no_such_module_here")
+    assert code == 1
+    assert error_line(err).startswith("Error: no module named 'no_such_module_here' (give a file such as")
+
+
+async def test_module_without_controllers(tmp_path: Path) -> None:
+    (tmp_path / "empty.py").write_text("X = 1\n")
+    code, err = await kubeloop_run(str(tmp_path / "empty.py"))
+    assert code == 1
+    assert error_line(err) == (f"Error: {tmp_path / 'empty.py'} defines no controllers: give it "
+                               "`controllers = [Controller(...), ...]` or `def setup(manager): manager.add(...)`")
+    (tmp_path / "broken.py").write_text("import json\nraise RuntimeError('boom at import')\n")
+    code, err = await kubeloop_run(str(tmp_path / "broken.py"))
+    assert code == 1
+    line = error_line(err)
+    assert line.startswith(f"Error: error importing {tmp_path / 'broken.py'}: RuntimeError: boom at import")
+    assert "broken.py:2" in line
+
+
+async def test_unreachable_cluster_is_named_after_a_bounded_retry(tmp_path: Path) -> None:
+    server = f"http://127.0.0.1:{closed_port()}"
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", server)
+    code, err = await kubeloop_run("examples/webapp/controller.py", "--kubeconfig", str(kubeconfig),
+                                   "--metrics-port", "0", "--health-port", "0", "--connect-timeout", "0.5")
+    assert code == 1
+    line = error_line(err)
+    assert line.startswith(f"Error: cannot reach cluster 'default' at {server} (gave up after"), line
+
+
+async def test_bad_kubeconfig_is_one_line(tmp_path: Path) -> None:
+    code, err = await kubeloop_run("examples/webapp/controller.py", "--kubeconfig", str(tmp_path / "missing"))
+    assert code == 1
+    assert str(tmp_path / "missing") in error_line(err)
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", "http://127.0.0.1:1")
+    code, err = await kubeloop_run("examples/webapp/controller.py", "--kubeconfig", str(kubeconfig),
+                                   "--context", "nope")
+    assert code == 1 and "context 'nope' not found" in error_line(err)
+
+
+def test_load_target_honours_packages_and_module_names() -> None:
+    mod = load_target(str(ROOT / "examples" / "webapp" / "controller.py"))
+    assert mod.__name__ == "examples.webapp.controller" and callable(mod.setup)
+    assert default_lease_name(mod) == "examples-webapp-controller"
+    assert load_target("examples.configmap_generator.controller").controllers
+    try:
+        load_target(str(ROOT / "docs"))
+    except LoadError as exc:
+        assert "is a directory, not a Python file or package" in str(exc)
+    else:
+        raise AssertionError("a directory without __init__.py loaded")
