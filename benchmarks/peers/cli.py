@@ -29,6 +29,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--kopf-objects", type=int, default=2_000,
                    help="objects per kind for kopf's warm-up, which is quadratic (2000); kubeloop and bare "
                         "are measured at this N too")
+    p.add_argument("--kopf-scaling", default="",
+                   help="extra N (comma-separated) for kopf's and kubeloop's ConfigMap warm-up, to fit how kopf's "
+                        "time grows and extrapolate it (labelled as such) to --objects (default: none)")
     p.add_argument("--kinds", default="configmaps,pods", help="kinds for the warm-up (configmaps,pods)")
     p.add_argument("--churn-rate", type=float, default=500.0, help="changes/s in the churn scenario (500)")
     p.add_argument("--churn-seconds", type=float, default=60.0, help="churn duration (60)")
@@ -54,6 +57,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         a.churn_rate, a.churn_seconds, a.churn_keys = min(a.churn_rate, 100.0), min(a.churn_seconds, 3.0), 20
         a.parents, a.storm_seconds, a.resync = min(a.parents, 5), min(a.storm_seconds, 3.0), min(a.resync, 1.0)
         a.timeout = min(a.timeout, 120.0)
+    a.scaling = [int(x) for x in a.kopf_scaling.split(",") if x]
     a.markdown = a.markdown or a.out.with_suffix(".md")
     a.chart = a.chart or a.out.with_suffix(".png")
     return a
@@ -81,6 +85,8 @@ def seed_all(kubeconfig: str, a: argparse.Namespace, kinds: list[str]) -> None:
             await seed.create_many(client, "peers-small", [builders[kind](i) for i in range(a.kopf_objects)])
             if a.objects != a.kopf_objects:
                 await seed.create_many(client, "peers-big", [builders[kind](i) for i in range(a.objects)])
+        for n in a.scaling:
+            await seed.create_many(client, f"peers-scale-{n}", [seed.configmap(i) for i in range(n)])
         await seed.create_many(client, "peers-churn", [
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": churn_name(i)}, "data": {"k": "v"}}
             for i in range(a.churn_keys)])
@@ -129,6 +135,16 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
                         row = scenarios.warmup(emu, work, fw, kopf, kind, ns, n, idle[fw], a.timeout)
                         log(f"warmup {kind} {fw} N={n}: {row['seconds']}s, {row['bytes_per_object']} B/object")
                         result["warmup"].append(row)
+                if a.scaling and "configmaps" in kinds:
+                    idle = {fw: scenarios.idle_memory(emu, work, fw, kopf, "configmaps", "peers-empty")
+                            for fw in frameworks if fw != "bare"}
+                    for n in a.scaling:
+                        for fw in idle:
+                            row = scenarios.warmup(emu, work, fw, kopf, "configmaps", f"peers-scale-{n}", n, idle[fw],
+                                                   a.timeout)
+                            row["scaling"] = True
+                            log(f"scaling configmaps {fw} N={n}: {row['seconds']}s")
+                            result["warmup"].append(row)
             if "churn" in chosen:
                 for fw in frameworks:
                     row = scenarios.churn(emu, work, fw, kopf, "peers-churn", a.churn_keys, a.churn_rate,

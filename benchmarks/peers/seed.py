@@ -4,6 +4,7 @@ of `GROUPS` values (the index key), created concurrently through kubeloop's clie
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from typing import Any
 
 from benchmarks.peers.operators.report import LABEL
@@ -12,14 +13,24 @@ from kubeloop.client import AlreadyExists, Client
 GROUPS = 10
 
 
+def noise(*parts: object, size: int) -> str:
+    """Deterministic hex text of `size` characters: values that do not compress unrealistically
+    well (every object differs, as real ones do)."""
+    out, n = "", 0
+    while len(out) < size:
+        out += hashlib.sha256(f"{parts}-{n}".encode()).hexdigest()
+        n += 1
+    return out[:size]
+
+
 def configmap(i: int) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": f"cm-{i:06d}", "labels": {LABEL: f"g{i % GROUPS}", "app": "peers"}},
-            "data": {"payload": f"{i:08d}" * 110}}
+            "data": {"payload": noise("cm", i, size=880)}}
 
 
 def pod(i: int) -> dict[str, Any]:
-    env = [{"name": f"SETTING_{k:02d}", "value": f"value-{i:06d}-{k:02d}-" + "x" * 40} for k in range(40)]
+    env = [{"name": f"SETTING_{k:02d}", "value": noise("pod", i, k, size=48)} for k in range(40)]
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": f"pod-{i:06d}", "labels": {LABEL: f"g{i % GROUPS}", "app": "peers"}},
             "spec": {"containers": [{"name": "app", "image": "registry.example/peers/app:1.0", "env": env,
