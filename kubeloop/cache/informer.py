@@ -21,7 +21,6 @@ Structured concurrency: `run()` is the informer's whole life; the owner (a `Shar
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import time
 from collections.abc import Mapping
@@ -78,12 +77,13 @@ class Informer:
         self.transform = transform
         self.filter = filter
         self.queue_size = queue_size
+        self._codec = codec
         self.store = Store(codec=codec)
         """The store (read it through `reader` or the handle: only the informer writes)."""
         self.reader = CacheReader(self.store, cluster, resource)
         self.watcher = Watcher(source, watch_config, name=self.name)
         self._subs: list[Subscription] = []
-        self._buffer: list[dict[str, Any]] | None = None
+        self._side: Store | None = None  # the (re)list being built, swapped in at InitDone
         self._synced = False
         self._started = False
         self._stop_requested = False
@@ -208,6 +208,8 @@ class Informer:
                 return
             raise ValueError(f"{self.name}: index {name!r} already exists with another function")
         self.store.add_index(name, fn)
+        if self._side is not None:
+            self._side.add_index(name, fn)
         self._index_fns[name] = fn
 
     def has_index(self, name: str) -> bool:
@@ -248,6 +250,7 @@ class Informer:
 
     def release_memory(self) -> None:
         """Drop every stored object (after stop; readers holding views keep theirs)."""
+        self._side = None
         self.store = Store(codec=self.store.codec, owner_index=False)
         self.reader = CacheReader(self.store, self.cluster, self.resource)
 
@@ -304,11 +307,15 @@ class Informer:
         elif t is InitApply:
             obj = self._prepare(ev.obj)
             if obj is not None:
-                if self._buffer is None:
-                    self._buffer = []
-                self._buffer.append(obj)
+                side = self._side
+                if side is None:
+                    side = self._side = self._new_store()
+                try:
+                    side.apply(obj)
+                except Exception:
+                    log.exception("%s: could not store %s (an index function failed?)", self.name, _ref(obj))
         elif t is Init:
-            self._buffer = []
+            self._side = self._new_store()
         elif t is InitDone:
             self._init_done(ev.resource_version)
 
@@ -348,38 +355,56 @@ class Informer:
         if old is not None:
             self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
 
+    def _new_store(self) -> Store:
+        """An empty store like ours (codec, indexes) to build a (re)list in.
+
+        Each listed object is encoded as it arrives, so a list never holds thousands of decoded
+        objects at once (the peak that would otherwise stay in the process's RSS), and readers keep
+        the complete previous state until the new one is swapped in whole.
+        """
+        # a Codec instance is shared (its learnt dictionaries stay valid); a name makes a fresh one
+        store = Store(codec=self._codec if self._codec is not None else self.store.codec.name)
+        for name, fn in self._index_fns.items():
+            store.add_index(name, fn)
+        return store
+
+    def _swap(self, store: Store) -> None:
+        self.store = store
+        self.reader = CacheReader(store, self.cluster, self.resource)
+        for sub in self._subs:
+            sub._store = store
+
     def _init_done(self, resource_version: str) -> None:
-        buffer, self._buffer = self._buffer or [], None
+        new = self._side if self._side is not None else self._new_store()
+        self._side = None
+        old = self.store
         first = not self._synced
-        # A list is thousands of fresh objects at once: the cyclic GC would rescan them many times
-        # over while they are encoded (they hold no cycles), so it is paused for this one
-        # synchronous step, as it is during the bare loop's single big decode.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            result = self.store.replace(buffer, resource_version)
-        except Exception as exc:
-            self._failure = f"could not store the list (an index function failed?): {exc!r}"
-            log.exception("%s: %s", self.name, self._failure)
-            return
-        finally:
-            if gc_was_enabled:
-                gc.enable()
+        if resource_version:
+            new.set_resource_version(resource_version)
         self._failure = None
-        del buffer
         cluster, resource = self.cluster, self.resource
-        if first and not result.deleted and not result.modified:
-            keys = [c.key for c in result.added]
+        if first and not len(old):
+            self._swap(new)
+            keys = new.keys()
             for sub in self._subs:
                 sub._offer_batch(keys, initial=True)
         else:
+            # a relist: report the difference (vanished objects as deletes) after the swap
+            events: list[Event] = []
+            for ns, name in old.keys():
+                if (ns, name) not in new:
+                    events.append(Event(DELETED, cluster, resource, ns, name, None, old=old.get(name, ns)))
+            for ns, name in new.keys():
+                before = old.resource_version_of(name, ns)
+                if before is None:
+                    events.append(Event(ADDED, cluster, resource, ns, name, None, initial=first, store=new))
+                elif before != new.resource_version_of(name, ns):
+                    events.append(Event(MODIFIED, cluster, resource, ns, name, None, old=old.get(name, ns),
+                                        store=new))
+            self._swap(new)
             emit = self._emit
-            for c in result.deleted:
-                emit(Event(DELETED, cluster, resource, c.namespace, c.name, None, change=c))
-            for c in result.added:
-                emit(Event(ADDED, cluster, resource, c.namespace, c.name, c.new, initial=first))
-            for c in result.modified:
-                emit(Event(MODIFIED, cluster, resource, c.namespace, c.name, c.new, change=c))
+            for ev in events:
+                emit(ev)
         if first:
             self._synced = True
             self.synced_at = time.monotonic()
