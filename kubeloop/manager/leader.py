@@ -79,7 +79,6 @@ class LeaderElector:
         self._lease: dict[str, Any] | None = None  # the Lease as we last wrote it (fast-path renewals)
         self._holding = False  # our last write made us the holder (release needs it)
         self._stolen = False
-        LEADER_STATUS.labels(config.name).set(0)
 
     @property
     def description(self) -> str:

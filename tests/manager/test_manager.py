@@ -124,3 +124,73 @@ async def test_shared_port_and_custom_checks(apiserver: Any, client: Client) -> 
     m2.add(recording("noop2", []))
     async with m2:
         pass
+
+
+async def test_shutdown_timeout_cancels_reconciles_that_do_not_finish(apiserver: Any, client: Client, ns: str) -> None:
+    started = asyncio.Event()
+    cancelled: list[str] = []
+
+    async def stuck(req: Request, ctx: Context) -> Result | None:
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.append(req.name)
+            raise
+        return None
+
+    m = Manager(client, graceful_shutdown_timeout=0.3)
+    m.add(Controller("stuck", for_="v1/ConfigMap", namespace=ns, reconcile=stuck))
+    await m.start()
+    await client.create(cm("slow", ns))
+    await asyncio.wait_for(started.wait(), 5)
+    t0 = asyncio.get_running_loop().time()
+    await m.stop()
+    took = asyncio.get_running_loop().time() - t0
+    assert 0.25 < took < 1.5, took
+    assert cancelled == ["slow"]
+
+
+async def test_leader_metric_and_leader_only_runnables(apiserver: Any, client: Client, ns: str) -> None:
+    from kubeloop import LeaderElection
+
+    ran: list[str] = []
+
+    async def everywhere(manager: Manager) -> None:
+        ran.append("everywhere")
+        await asyncio.sleep(3600)
+
+    async def on_leader(manager: Manager) -> None:
+        ran.append("leader")
+
+    m = Manager(client, metrics_port=0, bind_address="127.0.0.1",
+                leader_election=LeaderElection("solo", namespace=ns, lease_duration=1, renew_deadline=0.7,
+                                               retry_period=0.2))
+    m.add_runnable(everywhere)
+    m.add_runnable(on_leader, leader_election=True)
+    async with m:
+        assert await m.wait_leader(5)
+        await eventually(lambda: sorted(ran) == ["everywhere", "leader"])
+        _, text = await get(f"{m.metrics_url}/metrics")
+        assert 'leader_election_master_status{name="solo"} 1.0' in text
+
+
+async def test_manager_runs_controllers_on_every_cluster(apiserver: Any, client: Client, ns: str) -> None:
+    from kubeloop.testing import APIServer
+
+    from .conftest import make_client
+
+    seen: list[Request] = []
+    async with APIServer() as other:
+        other_client = make_client(other)
+        async with other_client:
+            await other_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            m = Manager(client)
+            m.add_cluster("east", other_client)
+            m.add(recording("everywhere", seen, namespace=ns))
+            async with m:
+                await client.create(cm("here", ns))
+                await other_client.create(cm("there", ns))
+                await eventually(lambda: {(r.cluster, r.name) for r in seen} >= {("default", "here"),
+                                                                                ("east", "there")})
+            assert not any(r.cluster == "east" and r.name == "here" for r in seen)
