@@ -7,6 +7,7 @@ import asyncio
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -99,3 +100,50 @@ def test_load_target_honours_packages_and_module_names() -> None:
         assert "is a directory, not a Python file or package" in str(exc)
     else:
         raise AssertionError("a directory without __init__.py loaded")
+
+
+async def test_json_logs_shared_port_and_default_lease_name(emulator: Any) -> None:
+    import json
+    import signal
+
+    import aiohttp
+
+    from examples.configmap_generator.controller import install_crd
+    from kubeloop.client import Client
+    from kubeloop.config import load_kubeconfig
+    from kubeloop.manager.lease import LEASE
+
+    async with Client(load_kubeconfig(emulator.kubeconfig)) as client:
+        await install_crd(client)
+    port = closed_port()
+    proc = await asyncio.create_subprocess_exec(
+        KUBELOOP, "run", "examples/configmap_generator/controller.py", "--kubeconfig", emulator.kubeconfig,
+        "--health-port", str(port), "--metrics-port", str(port), "--bind-address", "127.0.0.1",
+        "--log-format", "json", "--leader-election", "--lease-duration", "2", "--renew-deadline", "1.5",
+        "--retry-period", "0.2", cwd=str(ROOT), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        async with aiohttp.ClientSession() as session, asyncio.timeout(20):
+            while True:
+                assert proc.returncode is None
+                try:
+                    async with session.get(f"http://127.0.0.1:{port}/readyz") as r:
+                        if r.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.05)
+            async with session.get(f"http://127.0.0.1:{port}/metrics") as r:  # same port
+                assert r.status == 200 and "leader_election_master_status" in await r.text()
+        async with Client(load_kubeconfig(emulator.kubeconfig)) as client:
+            lease = await client.get(LEASE, "examples-configmap-generator-controller", namespace="default")
+            assert lease["spec"]["holderIdentity"]
+        proc.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(proc.communicate(), 10)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0
+    records = [json.loads(line) for line in err.decode().splitlines() if line.strip()]
+    assert records and all({"ts", "level", "logger", "msg"} <= r.keys() for r in records)
+    assert any(r["logger"] == "kubeloop.manager.leader" and "became the leader" in r["msg"] for r in records)
