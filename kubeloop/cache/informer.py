@@ -3,9 +3,11 @@
 The informer runs the watcher's events through the transform and the filter into the `Store`
 and then offers each resulting change to every subscriber, in that order, in one task:
 
-- `Init` / `InitApply` / `InitDone`: a (re)list is buffered and swapped into the store at once
-  (`Store.replace`): readers never see half a list. The first list makes the informer *synced*;
-  a later one (after a 410) reports its difference, objects that vanished meanwhile as deletes.
+- `Init` / `InitApply` / `InitDone`: a (re)list is built object by object in a fresh side store
+  (each object encoded as it arrives) and swapped in whole at `InitDone`: readers never see half a
+  list, and no list of thousands of decoded objects is ever held. The first list makes the
+  informer *synced*; a later one (after a 410) reports its difference, objects that vanished
+  meanwhile as deletes.
 - `Apply` / `Delete`: one change. An object the filter rejects is removed as if deleted.
 
 Subscribers (`subscribe()`) each have a bounded queue (see `kubeloop.cache.subscription`): a slow
@@ -79,7 +81,8 @@ class Informer:
         self.queue_size = queue_size
         self._codec = codec
         self.store = Store(codec=codec)
-        """The store (read it through `reader` or the handle: only the informer writes)."""
+        """The store (read it through `reader` or a handle: only the informer writes). A relist swaps
+        in a new `Store`: keep the informer or handle, not this object."""
         self.reader = CacheReader(self.store, cluster, resource)
         self.watcher = Watcher(source, watch_config, name=self.name)
         self._subs: list[Subscription] = []
