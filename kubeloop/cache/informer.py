@@ -83,7 +83,8 @@ class Informer:
         self.store = Store(codec=codec)
         """The store (read it through `reader` or a handle: only the informer writes). A relist swaps
         in a new `Store`: keep the informer or handle, not this object."""
-        self.reader = CacheReader(self.store, cluster, resource)
+        self.reader = CacheReader(self, cluster, resource)
+        """Read-only access that follows the store across relists."""
         self.watcher = Watcher(source, watch_config, name=self.name)
         self._subs: list[Subscription] = []
         self._side: Store | None = None  # the (re)list being built, swapped in at InitDone
@@ -255,7 +256,6 @@ class Informer:
         """Drop every stored object (after stop; readers holding views keep theirs)."""
         self._side = None
         self.store = Store(codec=self.store.codec, owner_index=False)
-        self.reader = CacheReader(self.store, self.cluster, self.resource)
 
     async def __aenter__(self) -> Informer:
         """Run in a TaskGroup of the informer's own (standalone use, tests, scripts)."""
@@ -373,7 +373,6 @@ class Informer:
 
     def _swap(self, store: Store) -> None:
         self.store = store
-        self.reader = CacheReader(store, self.cluster, self.resource)
         for sub in self._subs:
             sub._store = store
 

@@ -9,6 +9,7 @@ every read, so it answers exactly as a dedicated informer would.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from kubeloop.cache.frozen import FrozenDict
 from kubeloop.cache.scope import Predicate, combine_fields, combine_labels
@@ -28,14 +29,25 @@ def _fsel(s: FieldSelector | str | None) -> FieldSelector | None:
     return _parse_fields(s) if isinstance(s, str) else s
 
 
-class CacheReader:
-    """Reads of one informer's store (optionally narrowed); results are read-only views."""
+class _Fixed:
+    __slots__ = ("store",)
 
-    __slots__ = ("_fields", "_labels", "_namespace", "_pred", "_store", "cluster", "resource")
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+
+class CacheReader:
+    """Reads of one informer's store (optionally narrowed); results are read-only views.
+
+    `source` is the informer (anything with a `.store`, read on every call, so a reader stays
+    valid when a relist swaps the informer's store) or a `Store` itself.
+    """
+
+    __slots__ = ("_fields", "_labels", "_namespace", "_pred", "_src", "cluster", "resource")
 
     def __init__(
         self,
-        store: Store,
+        source: Any,
         cluster: str,
         resource: str = "",
         *,
@@ -44,13 +56,17 @@ class CacheReader:
         field_selector: FieldSelector | None = None,
         predicate: Predicate | None = None,
     ) -> None:
-        self._store = store
+        self._src = _Fixed(source) if isinstance(source, Store) else source
         self.cluster = cluster
         self.resource = resource
         self._namespace = namespace
         self._labels = label_selector if label_selector else None
         self._fields = field_selector if field_selector else None
         self._pred = predicate  # the full narrowing predicate (selectors and filter)
+
+    @property
+    def _store(self) -> Store:
+        return self._src.store
 
     @property
     def narrowed(self) -> bool:

@@ -115,10 +115,10 @@ class InformerHandle:
         if self.predicate is None:
             return inf.reader
         r = self._reader
-        if r is None or r._store is not inf.store:
+        if r is None:
             s = self.scope
             r = self._reader = CacheReader(
-                inf.store, s.cluster, s.resource, namespace=s.namespace,
+                inf, s.cluster, s.resource, namespace=s.namespace,
                 label_selector=s.label_selector, field_selector=s.field_selector, predicate=self.predicate)
         return r
 

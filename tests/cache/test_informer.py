@@ -109,6 +109,7 @@ async def test_relist_after_410_reports_vanished_objects_as_deleted(client: Clie
     async with informer(client, ns) as inf:
         await inf.wait_synced(5)
         sub = inf.subscribe(replay=False)
+        reader = inf.reader  # held across the relist (which swaps in a new store)
         relists = inf.watcher.counters.relists
         # cut the informer off (every watch fails), change things, then compact the history:
         # when it reconnects, its resourceVersion is gone (410) and it must relist
@@ -118,12 +119,15 @@ async def test_relist_after_410_reports_vanished_objects_as_deleted(client: Clie
         await client.patch(CM, "r1", {"data": {"k": "changed"}}, namespace=ns)
         faults.compact()
         faults.reset()
-        await eventually(lambda: inf.reader.get("r0", ns) is None and
-                         (inf.reader.get("r1", ns) or {}).get("data", {}).get("k") == "changed", what="relist")
+        await eventually(lambda: reader.get("r0", ns) is None and
+                         (reader.get("r1", ns) or {}).get("data", {}).get("k") == "changed", what="relist")
         got = sub.drain()
         assert (DELETED, "r0") in names(got) and (MODIFIED, "r1") in names(got)
         assert inf.watcher.counters.relists > relists
         assert inf.ready
+        await client.create(cm("r3"), namespace=ns)  # the swapped-in store keeps receiving changes
+        await eventually(lambda: reader.get("r3", ns) is not None, what="event after relist")
+        assert sorted(n for _, n in reader.keys()) == ["r1", "r2", "r3"]
 
 
 async def test_cached_objects_are_read_only(client: Client, ns: str) -> None:
