@@ -44,6 +44,7 @@ from kubeloop.client.client import Client
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.client.selectors import FieldSelector, LabelSelector
 from kubeloop.watch.config import WatchConfig
+from kubeloop.watch.machine import WatchState
 
 __all__ = ["DEFAULT_CLUSTER", "InformerHandle", "SharedCache"]
 
@@ -192,7 +193,8 @@ class SharedCache:
 
     `clients`: one `Client`, or a mapping cluster name -> `Client` (`add_cluster` adds more later).
     `grace_period`: seconds an unused informer is kept before it is stopped. `watch_config`,
-    `codec` and `queue_size` apply to every informer created.
+    `codec` and `queue_size` apply to every informer created. `discovery_poll_interval`: how often
+    discovery is checked for kinds that informers are waiting for (CRD not installed yet).
     """
 
     def __init__(
@@ -203,6 +205,7 @@ class SharedCache:
         watch_config: WatchConfig | None = None,
         codec: Codec | str | None = None,
         queue_size: int = 1024,
+        discovery_poll_interval: float = 2.0,
     ) -> None:
         if clients is None:
             self._clients: dict[str, Client] = {}
@@ -214,8 +217,10 @@ class SharedCache:
         self.watch_config = watch_config
         self.codec = codec
         self.queue_size = queue_size
+        self.discovery_poll_interval = discovery_poll_interval
         self._entries: dict[Scope, _Entry] = {}
         self._tg: asyncio.TaskGroup | None = None
+        self._poller: asyncio.Task[None] | None = None
         self._closing = False
 
     # ---- clusters
@@ -241,11 +246,15 @@ class SharedCache:
         await tg.__aenter__()
         self._tg = tg
         self._closing = False
+        self._poller = tg.create_task(self._poll_missing_kinds(), name="shared cache: discovery poll")
         return self
 
     async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
                         tb: TracebackType | None) -> None:
         self._closing = True
+        if self._poller is not None:
+            self._poller.cancel()
+            self._poller = None
         for entry in list(self._entries.values()):
             self._stop(entry)
         tg, self._tg = self._tg, None
@@ -399,6 +408,25 @@ class SharedCache:
         entry.task = self._tg.create_task(self._run(entry), name=f"informer {name}")
         log.debug("%s: informer started", name)
         return entry
+
+    async def _poll_missing_kinds(self) -> None:
+        """Wake informers waiting for a kind as soon as discovery serves it (CRD installed), rather
+        than when their watch backoff (up to a minute) happens to end."""
+        while True:
+            await asyncio.sleep(self.discovery_poll_interval)
+            for entry in list(self._entries.values()):
+                informer = entry.informer
+                if informer.state is not WatchState.WAITING_FOR_RESOURCE:
+                    continue
+                source = informer.watcher.source
+                if not isinstance(source, ClientSource):
+                    continue
+                try:
+                    await source.client.resolve(source.resource)
+                except Exception:
+                    continue
+                log.info("%s: the kind is served now; starting", entry.scope)
+                informer.wake()
 
     async def _run(self, entry: _Entry) -> None:
         try:

@@ -285,3 +285,23 @@ async def test_kind_whose_crd_appears_later_starts_syncing_without_blocking_othe
             await client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")
         widgets.release()
         cms.release()
+
+
+async def test_a_waiting_informer_is_woken_when_discovery_serves_the_kind(client: Client, ns: str) -> None:
+    from kubeloop.cache import SharedCache
+
+    group = f"kl{secrets.token_hex(3)}.example.com"
+    # default watch backoff (0.8 s doubling to 30 s): only the discovery poll makes this quick
+    async with SharedCache(client, discovery_poll_interval=0.05) as cache:
+        widgets = await cache.informer_for("default", f"{group}/v1/Widget", namespace=ns)
+        await asyncio.sleep(2.5)  # a few failed attempts: the watch backoff is now >= 1.6 s
+        assert not widgets.ready
+        await client.create(widget_crd(group))
+        try:
+            loop = asyncio.get_running_loop()
+            start = loop.time()
+            await widgets.wait_synced(10)
+            assert loop.time() - start < 1.0
+        finally:
+            await client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")
+        widgets.release()
