@@ -152,6 +152,8 @@ class InformerHandle:
     # ---- subscribers and indexes
     def subscribe(self, *, queue_size: int | None = None, replay: bool = True, name: str = "") -> Subscription:
         """Events of this scope (see `Informer.subscribe`); closed on `release()`."""
+        if self.released:
+            raise RuntimeError(f"{self.scope}: subscribe() on a released handle")
         sub = self._entry.informer.subscribe(queue_size=queue_size, replay=replay, predicate=self.predicate,
                                              name=name)
         self._subs.append(sub)

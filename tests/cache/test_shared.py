@@ -109,6 +109,8 @@ async def test_unused_informer_is_collected_after_the_grace_period(client: Clien
         h.release()
         h.release()  # idempotent
         assert sub.closed
+        with pytest.raises(RuntimeError):
+            h.subscribe()
         await asyncio.sleep(0.05)
         again = await cache.informer_for("default", CM, namespace=ns)  # within the grace period: reused
         assert again.informer is first
