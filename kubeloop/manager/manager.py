@@ -426,6 +426,8 @@ class Manager:
                 raise ManagerError(str(exc.strerror or exc)) from None
             for name, client in self._clients.items():
                 await self._check_cluster(name, client)
+                if self._stop_requested.is_set():
+                    return  # stopped (a signal) while waiting for an unreachable cluster
             async with SharedCache(self._clients, grace_period=self.cache_grace_period,
                                    **self.cache_options) as cache:
                 self.cache = cache
@@ -476,7 +478,10 @@ class Manager:
                 raise ManagerError(f"cannot reach cluster {name!r} at {url} (gave up after {attempt} attempts "
                                    f"in {self.connect_timeout:g}s): {err}") from None
             log.warning("cluster %r at %s not reachable yet (%s); retrying", name, url, err)
-            await asyncio.sleep(min(1.0, left))
+            with contextlib.suppress(TimeoutError):  # a stop request ends the wait
+                await asyncio.wait_for(self._stop_requested.wait(), min(1.0, left))
+            if self._stop_requested.is_set():
+                return
 
     async def _launch(self, tg: asyncio.TaskGroup, cache: SharedCache) -> None:
         # every informer anyone needs starts now, on every replica: warm standby

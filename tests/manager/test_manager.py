@@ -194,3 +194,25 @@ async def test_manager_runs_controllers_on_every_cluster(apiserver: Any, client:
                 await eventually(lambda: {(r.cluster, r.name) for r in seen} >= {("default", "here"),
                                                                                 ("east", "there")})
             assert not any(r.cluster == "east" and r.name == "here" for r in seen)
+
+
+async def test_taken_port_and_second_run_fail_with_one_line(apiserver: Any, client: Client) -> None:
+    import socket
+
+    import pytest
+
+    from kubeloop.manager import ManagerError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        m = Manager(client, health_port=port, bind_address="127.0.0.1")
+        m.add(recording("p", []))
+        with pytest.raises(ManagerError, match=rf"cannot serve health on 127.0.0.1:{port}: .*in use"):
+            await m.start()
+    assert m.state == "stopped"
+    with pytest.raises(ManagerError, match="runs once"):
+        await m.run()
+    with pytest.raises(RuntimeError, match="already stopped"):
+        m.add(recording("q", []))
