@@ -16,6 +16,7 @@ import pytest_asyncio
 from kubeloop import Context, Controller, LeaderElection, Manager, Request, Result
 from kubeloop.client import Client
 from kubeloop.manager.lease import LEASE, LeaseRecord, micro_time
+from kubeloop.metrics import REGISTRY
 
 from .conftest import make_client
 
@@ -151,7 +152,10 @@ async def test_stolen_lease_stops_leader_work_at_once(replicas: Any, apiserver: 
                          leaseTransitions=before + 1)
     t0 = time.monotonic()
     await client.replace(lease)  # another holder writes the Lease (a stale resourceVersion would conflict)
+    slow_before = REGISTRY.get_sample_value("leader_election_slowpath_total", {"name": LEASE_NAME}) or 0
     lost = await until(lambda: not a.is_leader and not a.controllers[0].ready, 2)
+    # the leader's renewal with its cached Lease conflicted, so it re-read the Lease (the slow path)
+    assert (REGISTRY.get_sample_value("leader_election_slowpath_total", {"name": LEASE_NAME}) or 0) > slow_before
     assert lost < 0.6, f"leader work stopped {lost:.2f}s after the lease was stolen"
     assert not b.is_leader
     await client.create(cm("while-stolen", ns))
