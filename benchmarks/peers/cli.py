@@ -43,7 +43,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--resync", type=float, default=10.0,
                    help="seconds between periodic reconciles in the storm scenario (kopf timer, kubeloop "
                         "requeue_after) (10)")
-    p.add_argument("--frameworks", default="kubeloop,kopf,bare", help="which to run (kubeloop,kopf,bare)")
+    p.add_argument("--frameworks", default="kubeloop,kopf,bare", help="which to run (kubeloop,kopf,bare; add kubeloop-dict for kubeloop with a "
+                        "plain-dict cache in warm-up and churn)")
     p.add_argument("--scenarios", default="warmup,churn,multi,storm", help="which to run")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds one warm-up may take (1800)")
     p.add_argument("--quick", action="store_true",
@@ -137,7 +138,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
                         result["warmup"].append(row)
                 if a.scaling and "configmaps" in kinds:
                     idle = {fw: scenarios.idle_memory(emu, work, fw, kopf, "configmaps", "peers-empty")
-                            for fw in frameworks if fw != "bare"}
+                            for fw in frameworks if fw in ("kubeloop", "kopf")}
                     for n in a.scaling:
                         for fw in idle:
                             row = scenarios.warmup(emu, work, fw, kopf, "configmaps", f"peers-scale-{n}", n, idle[fw],
@@ -154,7 +155,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
                     result["churn"].append(row)
             if "multi" in chosen:
                 for fw in frameworks:
-                    if fw == "bare":
+                    if fw not in ("kubeloop", "kopf"):
                         continue
                     row = scenarios.multi(emu, work, fw, kopf, "peers-small", a.kopf_objects, a.controllers,
                                           a.timeout)
@@ -162,7 +163,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
                     result["multi"].append(row)
             if "storm" in chosen:
                 for fw in frameworks:
-                    if fw == "bare":
+                    if fw not in ("kubeloop", "kopf"):
                         continue
                     row = scenarios.storm(emu, work, fw, kopf, f"peers-storm-{fw}", a.parents, a.storm_seconds,
                                           a.resync)

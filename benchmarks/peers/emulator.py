@@ -35,7 +35,9 @@ class Emulator:
         line = self.proc.stdout.readline().decode().strip()
         if not line.startswith("http"):
             self.proc.kill()
-            raise RuntimeError(f"the emulator did not start (see {self.log})")
+            self.proc.wait()
+            tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-15:])
+            raise RuntimeError(f"the emulator did not start:\n{tail}")
         self.url = line
         return self
 

@@ -80,6 +80,11 @@ def ratios(result: dict[str, Any]) -> list[dict[str, Any]]:
     if kl and kf:
         r = _div(kf["cpu_us_per_change"], kl["cpu_us_per_change"])
         add("CPU per change, kopf / kubeloop", r, ">= 5x", None if r is None else r >= 5)
+    kd = _row(result["churn"], framework="kubeloop-dict")
+    if kd and kf:
+        r = _div(kf["cpu_us_per_change"], kd["cpu_us_per_change"])
+        add("CPU per change, kopf / kubeloop-dict (variant: plain-dict cache)", r, ">= 5x",
+            None if r is None else r >= 5, "variant")
     if kl:
         p99 = kl["lag_p99_ms"]
         add(f"kubeloop change-to-handler p99 ms at {kl['achieved_rate']}/s", p99, "< 100 ms",

@@ -17,7 +17,9 @@ from benchmarks.peers.emulator import env_with_kubeconfig
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 OPERATORS = Path(__file__).resolve().parent / "operators"
-FRAMEWORKS = ("kubeloop", "kopf", "bare")
+FRAMEWORKS = ("kubeloop", "kopf", "bare", "kubeloop-dict")
+"""kubeloop-dict: kubeloop with its cache holding plain dicts (codec="dict") instead of the default
+compact zlib form: a variant showing what the compact store costs in CPU and saves in memory."""
 
 
 class OperatorFailed(RuntimeError):
@@ -41,10 +43,13 @@ class Operator:
             self.cmd = [str(kopf), "run", "--standalone", "--namespace", namespace,
                         str(OPERATORS / "kopf_operator.py")]
         else:
-            self.cmd = [sys.executable, "-m", f"benchmarks.peers.operators.{framework}_operator"]
+            module = framework.split("-", 1)[0]
+            self.cmd = [sys.executable, "-m", f"benchmarks.peers.operators.{module}_operator"]
         self.env = env_with_kubeconfig(kubeconfig, PEERS_MODE=mode, PEERS_KIND=kind, PEERS_NS=namespace,
                                        PEERS_N=str(n), PEERS_REPORT=str(self.report),
                                        PEERS_CONTROLLERS=str(controllers), PEERS_RESYNC=str(resync))
+        if framework == "kubeloop-dict":
+            self.env["PEERS_CODEC"] = "dict"
         self.env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), self.env.get("PYTHONPATH", "")) if p)
         self.proc: subprocess.Popen[bytes] | None = None
         self.launched = 0.0

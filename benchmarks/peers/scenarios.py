@@ -61,7 +61,7 @@ def idle_memory(emu: Emulator, workdir: Path, framework: str, kopf: Path | None,
     with Operator(framework, "idle", namespace=namespace, kubeconfig=emu.kubeconfig, workdir=workdir, kopf=kopf,
                   kind=kind) as op:
         op.wait_for("started" if framework == "kopf" else "ready", 120)
-        time.sleep(2.0)
+        time.sleep(1.0)
         rss = op.memory().rss_mb
         op.stop()
     return rss

@@ -16,6 +16,7 @@ Everything runs in a `Manager` (no leader election, no probe ports), as an opera
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import time
 from collections.abc import Mapping
@@ -28,6 +29,12 @@ from kubeloop.controller import Context, Controller, Request, Result
 from kubeloop.manager import Manager
 
 
+def cache_options() -> dict[str, Any]:
+    """The cache's codec: the default (compact zlib) unless PEERS_CODEC names another."""
+    codec = os.environ.get("PEERS_CODEC")
+    return {"codec": codec} if codec else {}
+
+
 def by_group(obj: Mapping[str, Any]) -> str | None:
     labels = obj["metadata"].get("labels") or {}
     value = labels.get(LABEL)
@@ -35,7 +42,7 @@ def by_group(obj: Mapping[str, Any]) -> str | None:
 
 
 async def warmup(s: Settings, client: Client, stop: asyncio.Event) -> None:
-    manager = Manager(client)
+    manager = Manager(client, cache_options=cache_options())
     objects = manager.informer(f"v1/{s.kind}", namespace=s.namespace, indexes={"group": by_group})
     async with manager:
         await objects.wait_synced(timeout=600)
@@ -71,7 +78,7 @@ async def churn(s: Settings, client: Client, stop: asyncio.Event) -> None:
                 lags.append(time.time() - float(stamp))
         return None
 
-    manager = Manager(client)
+    manager = Manager(client, cache_options=cache_options())
     manager.add(Controller("churn", for_=f"v1/{s.kind}", namespace=s.namespace, reconcile=reconcile))
     await run_manager(manager, s, stop)
     report(s.report, "final", calls=calls, lags=lags)
@@ -89,7 +96,7 @@ async def multi(s: Settings, client: Client, stop: asyncio.Event) -> None:
             return None
         return Controller(f"multi{i}", for_=f"v1/{s.kind}", namespace=s.namespace, reconcile=reconcile)
 
-    manager = Manager(client)
+    manager = Manager(client, cache_options=cache_options())
     for i in range(s.controllers):
         manager.add(make(i))
     await run_manager(manager, s, stop, done, handlers=s.controllers)
@@ -111,7 +118,7 @@ async def storm(s: Settings, client: Client, stop: asyncio.Event) -> None:
         await ctx.apply(child, owner=parent)
         return Result(requeue_after=s.resync)
 
-    manager = Manager(client)
+    manager = Manager(client, cache_options=cache_options())
     manager.add(Controller("storm", for_="v1/ConfigMap", namespace=s.namespace, label_selector="peers/role=parent",
                            reconcile=reconcile, max_concurrent_reconciles=4).owns("v1/Secret"))
     await run_manager(manager, s, stop)
