@@ -50,12 +50,17 @@ async def test_finalizers_keep_object_until_removed(http: Http) -> None:
 async def test_missing_and_terminating_namespaces(server: APIServer, http: Http) -> None:
     code, st = await http.post("/api/v1/namespaces/nope/configmaps", cm("a"))
     assert code == 404 and st["details"] == {"name": "nope", "kind": "namespaces"}
+    # the body is decoded before admission looks at the namespace: an undecodable one is a 400
+    code, st = await http.post("/api/v1/namespaces/nope/configmaps", {"metadata": {"name": "a"}, "data": 5})
+    assert code == 400 and "cannot unmarshal number" in st["message"]
     await http.post("/api/v1/namespaces", {"metadata": {"name": "gone"}})
     await http.post("/api/v1/namespaces/gone/configmaps", cm("a"))
     code, ns = await http.req("DELETE", "/api/v1/namespaces/gone")
     assert code == 200 and ns["metadata"]["deletionTimestamp"]
     code, st = await http.post("/api/v1/namespaces/gone/configmaps", cm("b"))
     assert code == 403 and st["details"]["causes"][0]["reason"] == "NamespaceTerminating"
+    code, st = await http.post("/api/v1/namespaces/gone/configmaps", {"metadata": {"name": "b"}, "data": 5})
+    assert code == 400
     # the namespace controller empties it, then removes it
     for _ in range(100):
         code, _ = await http.get("/api/v1/namespaces/gone")

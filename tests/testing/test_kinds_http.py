@@ -102,3 +102,25 @@ async def test_deployment_scale_and_secret_string_data(server: APIServer, http: 
     secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"user": "root"}}
     code, s = await http.post("/api/v1/namespaces/default/secrets", secret)
     assert code == 201 and s["data"] == {"user": "cm9vdA=="} and "stringData" not in s and s["type"] == "Opaque"
+
+
+async def test_object_meta_rules_are_the_kinds_own(server: APIServer, http: Http) -> None:
+    """Each kind's strategy alone validates ObjectMeta, with the real server's per-kind rules."""
+    code, err = await http.post("/api/v1/namespaces/default/services",
+                                {"metadata": {"name": "1svc"}, "spec": {"ports": [{"port": 80}]}})
+    assert code == 422 and "DNS-1035 label" in err["details"]["causes"][0]["message"]
+    assert len(err["details"]["causes"]) == 1
+    # core/v1 Events do not validate ObjectMeta; events.k8s.io errors name the internal (core) kind
+    code, _ = await http.post("/api/v1/namespaces/default/events",
+                              {"metadata": {"name": "Not_A_Subdomain"}, "involvedObject": {"namespace": "default"}})
+    assert code == 201
+    new = {"metadata": {"name": "Bad_Name"}, "eventTime": "2024-01-01T00:00:00.000000Z",
+           "reportingController": "c", "reportingInstance": "i", "action": "a", "reason": "r", "type": "Normal"}
+    code, err = await http.post("/apis/events.k8s.io/v1/namespaces/default/events", new)
+    assert code == 422 and "group" not in err["details"] and err["details"]["kind"] == "Event"
+    # an update reports the ObjectMeta cause twice (BeforeUpdate's check and the kind's own)
+    code, obj = await http.post("/api/v1/namespaces/default/configmaps", {"metadata": {"name": "c"}})
+    obj["metadata"]["labels"] = {"bad key": "v"}
+    code, err = await http.req("PUT", "/api/v1/namespaces/default/configmaps/c", obj)
+    assert code == 422 and [c["field"] for c in err["details"]["causes"]] == ["metadata.labels"] * 2
+    assert err["message"].count("bad key") == 1  # identical causes are shown once, as ToAggregate does

@@ -20,6 +20,8 @@ from kubeloop.testing.apiserver.kinds.schema import (
     struct,
     top_level,
 )
+from kubeloop.testing.apiserver.objectmeta import generate_name
+from kubeloop.testing.apiserver.resources import ResourceInfo
 
 
 def test_qualified_name_messages() -> None:
@@ -45,9 +47,9 @@ def test_label_values_and_subdomains() -> None:
 
 
 def test_generate_name_truncates_to_63() -> None:
-    name = m.generate_name("x" * 70)
+    name = generate_name("x" * 70)
     assert len(name) == 63 and name.startswith("x" * 58)
-    short = m.generate_name("pre-")
+    short = generate_name("pre-")
     assert len(short) == 9 and short.startswith("pre-") and short[4:].isalnum()
 
 
@@ -70,6 +72,19 @@ def test_validate_object_meta_causes() -> None:
     assert sorted(c["field"] for c in causes) == ["metadata.generateName", "metadata.name"]
     causes = m.validate_object_meta({"name": "n", "finalizers": ["orphan", "foregroundDeletion"]}, False)
     assert causes[0]["field"] == "metadata.finalizers"
+
+
+def test_plain_strategy_validates_object_meta() -> None:
+    """The base Strategy (a resource with no kind-specific rules) applies the generic ObjectMeta rules."""
+    info = ResourceInfo("example.com", "v1", "widgets", "Widget", True)
+    info.strategy.validate_create(info, {"metadata": {"name": "ok", "namespace": "n"}})
+    with pytest.raises(StatusError) as exc:
+        info.strategy.validate_create(info, {"metadata": {"name": "Bad_Name", "namespace": "n"}})
+    assert exc.value.code == 422 and exc.value.status()["details"]["group"] == "example.com"
+    assert exc.value.status()["details"]["causes"][0]["message"].endswith(m.DNS1123_SUBDOMAIN_MSG)
+    old = {"metadata": {"name": "ok", "namespace": "n", "uid": "u"}}
+    with pytest.raises(StatusError):
+        info.strategy.validate_update(info, {"metadata": {"name": "ok", "namespace": "n", "uid": "v"}}, old)
 
 
 def test_validate_object_meta_update() -> None:

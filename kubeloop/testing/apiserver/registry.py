@@ -20,7 +20,7 @@ import orjson
 from . import adapters, errors
 from .catalog import Catalog
 from .errors import StatusError, cause
-from .objectmeta import generate_name, new_uid, now_rfc3339, validate_meta
+from .objectmeta import generate_name, new_uid, now_rfc3339
 from .resources import ResourceInfo, Strategy
 from .storage import ADDED, DELETED, MODIFIED, Bucket, Change, Key, Obj, Store, Stored
 
@@ -139,17 +139,6 @@ class Registry:
                         "FieldValueNotSupported", f'Unsupported value: []string{{"{v}"}}: supported values: "All"',
                         "dryRun")]})
         return bool(values)
-
-    def _validate(self, info: ResourceInfo, obj: Obj) -> None:
-        """Generic ObjectMeta validation, for kinds whose strategy does not validate (the plain
-        base `Strategy`); kind strategies run kube-apiserver's full ObjectMeta rules themselves."""
-        if type(info.strategy) is not Strategy:
-            return
-        meta = obj.get("metadata") or {}
-        causes = validate_meta(meta, namespaced=info.namespaced,
-                               dns_label_name=(info.group, info.resource) == NAMESPACES)
-        if causes:
-            raise errors.invalid(info.kind, meta.get("name") or None, causes, info.group)
 
     # ---- reads ---------------------------------------------------------------------------
     def get(self, info: ResourceInfo, namespace: str, name: str) -> Stored:
@@ -272,7 +261,13 @@ class Registry:
         name = meta.get("name") or ""
         if not name and meta.get("generateName"):
             name = meta["name"] = generate_name(str(meta["generateName"]))
-        self.namespace_check(info, namespace, name)
+        try:
+            self.namespace_check(info, namespace, name)
+        except StatusError:
+            # admission runs on the decoded object: a body the server cannot decode is a 400 even in
+            # a missing or terminating namespace (decoding is repeated here only on this error path)
+            info.strategy.decode(info, obj)
+            raise
         if meta.get("resourceVersion") not in (None, "", "0", 0):
             # etcd3 storage refuses it (a 500 on the real server, e.g. re-creating `kubectl get -o yaml` output)
             raise errors.internal_error("resourceVersion should not be set on objects to be created")
@@ -285,9 +280,8 @@ class Registry:
         else:
             meta.pop("generation", None)
         info.strategy.prepare_for_create(info, obj)
-        self._validate(info, obj)
-        info.strategy.validate_create(info, obj)
-        if not name:
+        info.strategy.validate_create(info, obj)  # the strategy owns all ObjectMeta validation
+        if not name:  # never store a nameless object, whatever a strategy lets through
             raise errors.invalid(info.kind, None, [cause(
                 "FieldValueRequired", "Required value: name or generateName is required", "metadata.name")],
                 info.group)
@@ -363,7 +357,6 @@ class Registry:
         else:
             info.strategy.prepare_for_update(info, obj, old_view)
         status_write = subresource == "status"
-        self._validate(info, obj)
         if status_write:
             info.strategy.validate_status_update(info, obj, old_view)
         else:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import StatusError, bad_request, not_found
+from .kinds import meta as objmeta
 
 DEFAULT_VERBS: tuple[str, ...] = (
     "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch",
@@ -59,7 +60,10 @@ class Strategy:
         self.decode(info, obj)
 
     def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
-        """Reject an invalid new object (422 Invalid with causes, or 400 for decoding-type errors)."""
+        """Reject an invalid new object (422 Invalid with causes, or 400 for decoding-type errors).
+        The default applies the generic ObjectMeta rules (DNS-subdomain names); the registry
+        validates nothing itself, so a kind's strategy decides which rules apply."""
+        objmeta.raise_invalid(info, obj, objmeta.validate_object_meta(obj.get("metadata") or {}, info.namespaced))
 
     def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         """Before validating an update of the main resource: keep `status` from `old` when a status
@@ -67,7 +71,9 @@ class Strategy:
         self.decode(info, new)
 
     def validate_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
-        """Reject an invalid update (immutable fields, ...)."""
+        """Reject an invalid update (immutable fields, ...); by default the ObjectMeta update rules."""
+        objmeta.raise_invalid(info, new, objmeta.validate_object_meta_update(new.get("metadata") or {},
+                                                                             old.get("metadata") or {}))
 
     def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         """A write through `/status`: keep everything but `status` (and metadata the real server
@@ -75,7 +81,9 @@ class Strategy:
         self.decode(info, new)
 
     def validate_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
-        """Reject an invalid `/status` write."""
+        """Reject an invalid `/status` write; by default the ObjectMeta update rules."""
+        objmeta.raise_invalid(info, new, objmeta.validate_object_meta_update(new.get("metadata") or {},
+                                                                             old.get("metadata") or {}))
 
     def prepare_for_subresource_update(self, info: ResourceInfo, subresource: str, new: Obj, old: Obj) -> None:
         """A write through `/<subresource>` other than `/scale`: `status` goes to

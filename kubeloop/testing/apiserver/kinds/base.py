@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..errors import invalid
 from ..resources import ResourceInfo, Strategy
 from . import meta as m
 from .schema import Struct, decode_object
@@ -39,13 +38,6 @@ def _empty(v: Any) -> bool:
 
 def without(obj: Obj, *keys: str) -> Obj:
     return {k: v for k, v in obj.items() if k not in keys}
-
-
-def raise_invalid(info: ResourceInfo, obj: Obj, causes: list[Cause], group: str | None = None) -> None:
-    """422 Invalid; `group` overrides the group shown (errors name the internal kind's group)."""
-    if causes:
-        name = (obj.get("metadata") or {}).get("name") or None
-        raise invalid(info.kind, name, causes, info.group if group is None else group)
 
 
 class KindStrategy(Strategy):
@@ -124,11 +116,11 @@ class KindStrategy(Strategy):
         self.prepare_create(info, obj)
 
     def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
-        raise_invalid(info, obj, self.validate(info, obj) + self.validate_spec(info, obj), self.error_group)
+        m.raise_invalid(info, obj, self.validate(info, obj) + self.validate_spec(info, obj), self.error_group)
         if self.validates_meta:
             return  # the kind's own ObjectMeta rules passed, and they are stricter than the generic ones
         # rest.BeforeCreate: generic ObjectMeta checks with the path-segment name rule, for every kind
-        raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
+        m.raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
                                                         m.validate_path_segment_name), self.error_group)
 
     def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
@@ -153,7 +145,7 @@ class KindStrategy(Strategy):
         if self.validates_meta:
             # rest.BeforeUpdate's common ObjectMeta checks, then the kind's own (which repeat them)
             causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-        raise_invalid(info, new, causes + self.validate_update_causes(info, new, old), self.error_group)
+        m.raise_invalid(info, new, causes + self.validate_update_causes(info, new, old), self.error_group)
 
     def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         self.decode(info, new)
@@ -179,7 +171,7 @@ class KindStrategy(Strategy):
         if self.validates_meta:
             causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
             causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-        raise_invalid(info, new, causes + self.validate_status(info, new), self.error_group)
+        m.raise_invalid(info, new, causes + self.validate_status(info, new), self.error_group)
 
     def validate_status(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
         return []

@@ -7,7 +7,6 @@ import base64
 import copy
 import itertools
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import bad_request
@@ -35,10 +34,6 @@ Obj = dict[str, Any]
 Cause = dict[str, str]
 
 METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class FieldLabelStrategy(KindStrategy):

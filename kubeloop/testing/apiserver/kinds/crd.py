@@ -10,9 +10,9 @@ custom resources are gone.
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime
 from typing import Any
 
+from ..objectmeta import now_rfc3339
 from ..resources import ResourceInfo
 from . import meta as m
 from . import structural
@@ -24,10 +24,6 @@ Cause = dict[str, str]
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 SCOPES = ("Cluster", "Namespaced")
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def storage_version(crd: Obj) -> str:
@@ -43,10 +39,10 @@ def set_condition(status: Obj, ctype: str, cstatus: str, reason: str, message: s
     for c in conds:
         if c.get("type") == ctype:
             if c.get("status") != cstatus:
-                c["lastTransitionTime"] = _now()
+                c["lastTransitionTime"] = now_rfc3339()
             c.update(status=cstatus, reason=reason, message=message)
             return
-    conds.append({"type": ctype, "status": cstatus, "lastTransitionTime": _now(), "reason": reason,
+    conds.append({"type": ctype, "status": cstatus, "lastTransitionTime": now_rfc3339(), "reason": reason,
                   "message": message})
 
 

@@ -8,12 +8,14 @@ conformance checker compare them.
 from __future__ import annotations
 
 import json
-import random
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import cause
+from ..errors import cause, invalid
+
+if TYPE_CHECKING:
+    from ..resources import ResourceInfo
 
 Obj = dict[str, Any]
 Cause = dict[str, str]
@@ -88,6 +90,14 @@ def cause_too_long(fld: str, detail: str) -> Cause:
 
 def cause_too_many(fld: str, actual: int, limit: int) -> Cause:
     return cause("FieldValueTooMany", f"Too many: {actual}: must have at most {limit} items", fld)
+
+
+def raise_invalid(info: ResourceInfo, obj: Obj, causes: list[Cause], group: str | None = None) -> None:
+    """422 Invalid when there are causes; `group` overrides the group shown (errors name the
+    internal kind's group)."""
+    if causes:
+        name = (obj.get("metadata") or {}).get("name") or None
+        raise invalid(info.kind, name, causes, info.group if group is None else group)
 
 
 def immutable_causes(fld: str, new: Any, old: Any) -> list[Cause]:
@@ -277,21 +287,6 @@ def validate_path_segment_name(name: str, prefix: bool) -> list[str]:
         if bad in name:
             errs.append(f"may not contain '{bad}'")
     return errs
-
-
-# -- generateName -----------------------------------------------------------------------------
-
-_GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand's alphanumerics (no vowels, no 0/1/3)
-MAX_GENERATED_NAME_LENGTH = 63
-_RANDOM_LENGTH = 5
-
-
-def generate_name(prefix: str) -> str:
-    """`names.SimpleNameGenerator`: the prefix cut to 58 characters plus 5 random characters."""
-    max_prefix = MAX_GENERATED_NAME_LENGTH - _RANDOM_LENGTH
-    if len(prefix) > max_prefix:
-        prefix = prefix[:max_prefix]
-    return prefix + "".join(random.choice(_GEN_ALPHABET) for _ in range(_RANDOM_LENGTH))
 
 
 # -- ObjectMeta validation --------------------------------------------------------------------
