@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import aiohttp
 import orjson
@@ -22,9 +22,8 @@ from kubeloop.client.events import WatchEvent
 from kubeloop.client.mapper import RESTMapper
 from kubeloop.client.objects import ObjectList, Page, dumps
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
-from kubeloop.client.retry import RetryPolicy
 from kubeloop.client.selectors import FieldSelector, LabelSelector
-from kubeloop.client.transport import Transport
+from kubeloop.client.transport import Transport, TransportOptions
 from kubeloop.client.watch import WatchStream
 from kubeloop.config.autodetect import load_config
 from kubeloop.config.cluster import ClusterConfig
@@ -81,6 +80,18 @@ def _loads(data: bytes) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {"value": doc}
 
 
+def _selector_params(label_selector: LabelSelectorLike | None,
+                     field_selector: FieldSelectorLike | None) -> dict[str, str]:
+    """The `labelSelector`/`fieldSelector` query parameters (absent when empty)."""
+    params: dict[str, str] = {}
+    ls, fs = format_label_selector(label_selector), format_field_selector(field_selector)
+    if ls:
+        params["labelSelector"] = ls
+    if fs:
+        params["fieldSelector"] = fs
+    return params
+
+
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     m = obj.get("metadata")
     return m if isinstance(m, Mapping) else {}
@@ -89,46 +100,36 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 class Client:
     """Async client for one cluster. Use as `async with Client(config) as client:` (or call `close()`).
 
-    `qps`/`burst`: client-side token bucket (None disables it). `timeout`: seconds for every request
-    except watches (watches take `inactivity_timeout`). `retry`: retry policy for 429/5xx/connection
-    errors (see `kubeloop.client.retry`).
+    Keyword options (`TransportOptions`, defaults in `Transport`): `qps`/`burst`: client-side token
+    bucket (default 50/100; `qps=None` disables it). `timeout`: seconds for every request except
+    watches (default 30; watches take `inactivity_timeout`). `retry`: retry policy for
+    429/5xx/connection errors (see `kubeloop.client.retry`). `user_agent`, `connection_limit`
+    (pooled connections for ordinary requests, default 100), `trust_env` (proxy variables).
     """
 
-    def __init__(
-        self,
-        config: ClusterConfig,
-        *,
-        qps: float | None = 50.0,
-        burst: int = 100,
-        timeout: float = 30.0,
-        user_agent: str = "kubeloop",
-        retry: RetryPolicy | None = None,
-        connection_limit: int = 100,
-        trust_env: bool = False,
-    ) -> None:
+    def __init__(self, config: ClusterConfig, **options: Unpack[TransportOptions]) -> None:
         self.config = config
-        self.transport = Transport(config, qps=qps, burst=burst, timeout=timeout, user_agent=user_agent,
-                                   retry=retry, connection_limit=connection_limit, trust_env=trust_env)
+        self.transport = Transport(config, **options)
         self.mapper = RESTMapper(self._get_json)
 
     # -- construction and lifetime --------------------------------------------------------------
 
     @classmethod
     async def from_kubeconfig(cls, path: str | None = None, context: str | None = None, *,
-                              namespace: str | None = None, **kwargs: Any) -> Client:
+                              namespace: str | None = None, **options: Unpack[TransportOptions]) -> Client:
         """A client from kubeconfig (explicit path, else KUBECONFIG, in-cluster, ~/.kube/config).
 
         Credentials are fetched once here (an exec plugin runs now), so a broken configuration raises
         `ConfigError` at start-up.
         """
-        client = cls(load_config(path, context=context, namespace=namespace), **kwargs)
+        client = cls(load_config(path, context=context, namespace=namespace), **options)
         await client.transport.check()
         return client
 
     @classmethod
-    def in_cluster(cls, **kwargs: Any) -> Client:
+    def in_cluster(cls, **options: Unpack[TransportOptions]) -> Client:
         """A client for the cluster this pod runs in (service-account credentials)."""
-        return cls(load_in_cluster(), **kwargs)
+        return cls(load_in_cluster(), **options)
 
     @property
     def default_namespace(self) -> str:
@@ -233,12 +234,7 @@ class Client:
         lacking them, as client-go's dynamic client does."""
         res = await self.resolve(resource)
         path = res.path(self._namespace(res, namespace, allow_all=True))
-        params: dict[str, str] = {}
-        ls, fs = format_label_selector(label_selector), format_field_selector(field_selector)
-        if ls:
-            params["labelSelector"] = ls
-        if fs:
-            params["fieldSelector"] = fs
+        params = _selector_params(label_selector, field_selector)
         if limit:
             params["limit"] = str(limit)
         if continue_token:
@@ -341,11 +337,7 @@ class Client:
             params["allowWatchBookmarks"] = "true"
         if timeout_seconds is not None:
             params["timeoutSeconds"] = str(int(timeout_seconds))
-        ls, fs = format_label_selector(label_selector), format_field_selector(field_selector)
-        if ls:
-            params["labelSelector"] = ls
-        if fs:
-            params["fieldSelector"] = fs
+        params.update(_selector_params(label_selector, field_selector))
         if send_initial_events:
             params["sendInitialEvents"] = "true"
             params["resourceVersionMatch"] = "NotOlderThan"
@@ -446,12 +438,7 @@ class Client:
         """DELETE every matching object of a collection (in one namespace, or cluster-wide)."""
         res = await self.resolve(resource)
         path = res.path(self._namespace(res, namespace))
-        params: dict[str, str] = {}
-        ls, fs = format_label_selector(label_selector), format_field_selector(field_selector)
-        if ls:
-            params["labelSelector"] = ls
-        if fs:
-            params["fieldSelector"] = fs
+        params = _selector_params(label_selector, field_selector)
         body = self._delete_options(propagation_policy, None, grace_period_seconds, dry_run)
         _, data = await self.transport.request("DELETE", path, params=params, body=body,
                                                content_type="application/json" if body else None)

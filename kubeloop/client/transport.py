@@ -11,7 +11,7 @@ import asyncio
 import logging
 import ssl
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import aiohttp
 
@@ -34,6 +34,18 @@ from kubeloop.config.tls import make_ssl_context
 log = logging.getLogger("kubeloop.client")
 
 Params = Mapping[str, str] | None
+
+
+class TransportOptions(TypedDict, total=False):
+    """The tuning keywords `Client(...)` passes through to `Transport` (defaults are Transport's)."""
+
+    qps: float | None
+    burst: int
+    timeout: float
+    user_agent: str
+    retry: RetryPolicy | None
+    connection_limit: int
+    trust_env: bool
 
 
 class Transport:
