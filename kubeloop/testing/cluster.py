@@ -8,7 +8,11 @@ injection and stats: `faults` is None on a real cluster (use `require_faults()` 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
+
+from kubeloop.client import Client
+from kubeloop.client.transport import TransportOptions
+from kubeloop.config import load_kubeconfig
 
 if TYPE_CHECKING:
     from .apiserver.faults import Faults
@@ -30,6 +34,10 @@ class TestCluster:
     @property
     def is_emulator(self) -> bool:
         return self.server is not None
+
+    def client(self, **options: Unpack[TransportOptions]) -> Client:
+        """A new `kubeloop.Client` for this cluster (the caller closes it: `async with cluster.client():`)."""
+        return Client(load_kubeconfig(self.kubeconfig), **options)
 
     def stats(self) -> dict[str, Any]:
         """Open watches and request counts (emulator only)."""

@@ -2,6 +2,9 @@
 
 - `apiserver`: a fresh in-process emulator per test, as a `TestCluster`; with the environment
   variable `KUBELOOP_TEST_KUBECONFIG` set, the real cluster that kubeconfig names instead.
+- `client`: a `kubeloop.Client` connected to the `apiserver` fixture's cluster, closed after the
+  test; tuned for tests: no client-side rate limit, quick retries (`TEST_RETRY`), 10 s timeout.
+  For other settings, override it with `async with apiserver.client(**options) as c: yield c`.
 - `emulator`: always the in-process `APIServer` itself (skips on a real cluster), for tests that
   need fault injection or emulator settings.
 """
@@ -14,10 +17,14 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
+from kubeloop.client import Client, RetryPolicy
+
 from .apiserver.server import APIServer
 from .cluster import TestCluster
 
 ENV = "KUBELOOP_TEST_KUBECONFIG"
+#: the `client` fixture's retries: a few quick ones, so an injected failure does not slow a test down
+TEST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
 
 
 def real_cluster_kubeconfig() -> str | None:
@@ -33,6 +40,13 @@ async def apiserver() -> AsyncIterator[TestCluster]:
         return
     async with APIServer(namespace_delete_delay=0.05, crd_cleanup_delay=0.05, future_rv_wait=0.5) as server:
         yield TestCluster.from_server(server)
+
+
+@pytest_asyncio.fixture
+async def client(apiserver: TestCluster) -> AsyncIterator[Client]:
+    """A `kubeloop.Client` on the `apiserver` fixture's cluster (emulator or real), closed afterwards."""
+    async with apiserver.client(qps=None, retry=TEST_RETRY, timeout=10) as c:
+        yield c
 
 
 @pytest_asyncio.fixture

@@ -21,6 +21,8 @@ from kubeloop.client import (
     UnknownResource,
 )
 
+from .crds import widget_crd
+
 
 def cm(name: str, data: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name}
@@ -218,18 +220,6 @@ async def test_delete_collection(client: Client, ns: str) -> None:
     await client.delete_collection("v1/ConfigMap", namespace=ns, label_selector={"app": "x"})
     left = await client.list("v1/ConfigMap", namespace=ns)
     assert [o["metadata"]["name"] for o in left] == ["c2"]
-
-
-def widget_crd(group: str) -> dict[str, Any]:
-    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
-        "spec": {"group": group, "scope": "Namespaced",
-                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-                 "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
-                               "schema": {"openAPIV3Schema": schema}}]},
-    }
 
 
 async def test_crd_created_after_start_and_status_subresource(client: Client, ns: str) -> None:

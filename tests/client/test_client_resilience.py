@@ -31,7 +31,7 @@ from kubeloop.client import (
     UnsupportedMediaType,
 )
 from kubeloop.config import ClusterConfig, load_kubeconfig
-from kubeloop.testing import APIServer
+from kubeloop.testing import APIServer, TestCluster
 
 NO_RETRY = RetryPolicy(max_attempts=1)
 FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.02)
@@ -41,11 +41,11 @@ def cm(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {}}
 
 
-def count(apiserver: Any, key: str) -> int:
+def count(apiserver: TestCluster, key: str) -> int:
     return int(apiserver.stats()["requests"].get(key, 0))
 
 
-async def test_429_then_success_honours_retry_after(client: Client, ns: str, apiserver: Any) -> None:
+async def test_429_then_success_honours_retry_after(client: Client, ns: str, apiserver: TestCluster) -> None:
     faults = apiserver.require_faults()
     await client.resolve("v1/ConfigMap")
     before = count(apiserver, "create core/v1/configmaps")
@@ -55,9 +55,9 @@ async def test_429_then_success_honours_retry_after(client: Client, ns: str, api
     assert count(apiserver, "create core/v1/configmaps") - before == 3
 
 
-async def test_429_retry_after_delays_the_retry(apiserver: Any, ns: str) -> None:
+async def test_429_retry_after_delays_the_retry(apiserver: TestCluster, ns: str) -> None:
     faults = apiserver.require_faults()
-    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, retry=FAST) as c:
+    async with apiserver.client(qps=None, retry=FAST) as c:
         await c.resolve("v1/ConfigMap")
         faults.fail_next(1, 429, resource="configmaps", retry_after=1)
         t0 = time.monotonic()
@@ -65,9 +65,9 @@ async def test_429_retry_after_delays_the_retry(apiserver: Any, ns: str) -> None
         assert time.monotonic() - t0 >= 0.9  # Retry-After: 1 beats the 10 ms backoff
 
 
-async def test_429_exhausted_raises_typed(apiserver: Any, ns: str) -> None:
+async def test_429_exhausted_raises_typed(apiserver: TestCluster, ns: str) -> None:
     faults = apiserver.require_faults()
-    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, retry=FAST) as c:
+    async with apiserver.client(qps=None, retry=FAST) as c:
         await c.resolve("v1/ConfigMap")
         faults.fail_next(5, 429, resource="configmaps", retry_after=0)
         with pytest.raises(TooManyRequests) as exc:
@@ -76,7 +76,7 @@ async def test_429_exhausted_raises_typed(apiserver: Any, ns: str) -> None:
         faults.reset()
 
 
-async def test_500_on_create_is_not_retried(client: Client, ns: str, apiserver: Any) -> None:
+async def test_500_on_create_is_not_retried(client: Client, ns: str, apiserver: TestCluster) -> None:
     faults = apiserver.require_faults()
     await client.resolve("v1/ConfigMap")
     before = count(apiserver, "create core/v1/configmaps")
@@ -89,7 +89,7 @@ async def test_500_on_create_is_not_retried(client: Client, ns: str, apiserver: 
         await client.patch("v1/ConfigMap", "once", {"data": {"a": "b"}}, namespace=ns)
 
 
-async def test_5xx_on_get_is_retried(client: Client, ns: str, apiserver: Any) -> None:
+async def test_5xx_on_get_is_retried(client: Client, ns: str, apiserver: TestCluster) -> None:
     faults = apiserver.require_faults()
     await client.create(cm("g"), namespace=ns)
     before = count(apiserver, "get core/v1/configmaps")
@@ -104,9 +104,9 @@ async def test_5xx_on_get_is_retried(client: Client, ns: str, apiserver: Any) ->
     (413, RequestEntityTooLarge), (415, UnsupportedMediaType), (500, InternalError), (503, ServiceUnavailable),
     (504, Timeout),
 ])
-async def test_error_types_from_injected_faults(apiserver: Any, code: int, cls: type[ApiError]) -> None:
+async def test_error_types_from_injected_faults(apiserver: TestCluster, code: int, cls: type[ApiError]) -> None:
     faults = apiserver.require_faults()
-    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, retry=NO_RETRY) as c:
+    async with apiserver.client(qps=None, retry=NO_RETRY) as c:
         await c.resolve("v1/ConfigMap")
         faults.fail_next(2 if code == 401 else 1, code, resource="configmaps", retry_after=0)
         with pytest.raises(cls) as exc:
@@ -114,9 +114,9 @@ async def test_error_types_from_injected_faults(apiserver: Any, code: int, cls: 
         assert exc.value.code == code and exc.value.status["kind"] == "Status"
 
 
-async def test_request_timeout(apiserver: Any) -> None:
+async def test_request_timeout(apiserver: TestCluster) -> None:
     faults = apiserver.require_faults()
-    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, retry=NO_RETRY, timeout=0.2) as c:
+    async with apiserver.client(qps=None, retry=NO_RETRY, timeout=0.2) as c:
         await c.resolve("v1/ConfigMap")
         faults.delay(1.0, resource="configmaps")
         with pytest.raises(RequestTimeoutError):
@@ -134,9 +134,9 @@ async def test_connection_refused_is_connection_error() -> None:
         assert not isinstance(exc.value, ApiError)
 
 
-async def test_client_side_rate_limit(apiserver: Any) -> None:
+async def test_client_side_rate_limit(apiserver: TestCluster) -> None:
     apiserver.require_faults()  # timing against a shared real cluster is not meaningful
-    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=20, burst=2) as c:
+    async with apiserver.client(qps=20, burst=2) as c:
         t0 = time.monotonic()
         for _ in range(7):
             await c.list("v1/ConfigMap", namespace="default")

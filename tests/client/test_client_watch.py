@@ -22,6 +22,7 @@ from kubeloop.client import (
     WatchEvent,
 )
 from kubeloop.config import ClusterConfig
+from kubeloop.testing import TestCluster
 
 
 def cm(name: str, data: dict[str, str] | None = None) -> dict[str, Any]:
@@ -89,7 +90,7 @@ async def test_watch_server_timeout_ends_stream(client: Client, ns: str) -> None
     assert all(e.type == "BOOKMARK" for e in events)
 
 
-async def test_watch_expired_resource_version_is_error_event(client: Client, ns: str, apiserver: Any) -> None:
+async def test_watch_expired_resource_version_is_error_event(client: Client, ns: str, apiserver: TestCluster) -> None:
     faults = apiserver.require_faults()
     faults.expire_next_watch("configmaps")
     rv = (await client.list("v1/ConfigMap", namespace=ns)).resource_version
@@ -100,7 +101,7 @@ async def test_watch_expired_resource_version_is_error_event(client: Client, ns:
     assert isinstance(err, Gone) and err.code == 410
 
 
-async def test_watch_closed_mid_stream_keeps_earlier_events(client: Client, ns: str, apiserver: Any) -> None:
+async def test_watch_closed_mid_stream_keeps_earlier_events(client: Client, ns: str, apiserver: TestCluster) -> None:
     faults = apiserver.require_faults()
     rv = (await client.list("v1/ConfigMap", namespace=ns)).resource_version
     seen: list[str] = []
@@ -118,7 +119,7 @@ async def test_watch_closed_mid_stream_keeps_earlier_events(client: Client, ns: 
     assert apiserver.stats()["open_watches"].get("core/v1/configmaps", 0) == 0
 
 
-async def test_open_watches_are_counted_and_closed(client: Client, ns: str, apiserver: Any) -> None:
+async def test_open_watches_are_counted_and_closed(client: Client, ns: str, apiserver: TestCluster) -> None:
     apiserver.require_faults()
     async with client.watch("v1/ConfigMap", namespace=ns, timeout_seconds=30):
         await asyncio.sleep(0.05)
@@ -141,7 +142,7 @@ async def test_watch_inactivity_timeout(client: Client, ns: str) -> None:
                 pass
 
 
-async def test_watch_http_error_raises_typed(client: Client, ns: str, apiserver: Any) -> None:
+async def test_watch_http_error_raises_typed(client: Client, ns: str, apiserver: TestCluster) -> None:
     faults = apiserver.require_faults()
     await client.resolve("v1/ConfigMap")
     faults.fail_next(1, 403, resource="configmaps", verbs=("watch",))
@@ -151,9 +152,8 @@ async def test_watch_http_error_raises_typed(client: Client, ns: str, apiserver:
             pass
 
 
-async def test_watches_do_not_starve_requests(apiserver: Any, ns: str) -> None:
-    from kubeloop.config import load_kubeconfig
-    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, connection_limit=2) as c:
+async def test_watches_do_not_starve_requests(apiserver: TestCluster, ns: str) -> None:
+    async with apiserver.client(qps=None, connection_limit=2) as c:
         streams = [c.watch("v1/ConfigMap", namespace=ns, timeout_seconds=30) for _ in range(6)]
         async with contextlib.AsyncExitStack() as stack:
             for s in streams:

@@ -7,7 +7,7 @@ import random
 import aiohttp
 import orjson
 
-from kubeloop.testing import APIServer, TestCluster
+from kubeloop.testing import APIServer
 from tests.testing.conftest import Http
 
 PATHS = ["/api/v1/namespaces/default/configmaps", "/api/v1/namespaces/default/configmaps/x",
@@ -49,13 +49,3 @@ async def test_random_requests_never_break_the_server(server: APIServer, http: H
             assert r.status == 413
     code, lst = await http.get("/api/v1/namespaces")
     assert code == 200 and isinstance(lst["items"], list)
-
-
-async def test_plugin_fixture_gives_a_fresh_cluster(apiserver: TestCluster) -> None:
-    assert apiserver.require_faults() is apiserver.faults  # skips on a real cluster
-    assert apiserver.is_emulator
-    async with aiohttp.ClientSession() as s:
-        http = Http(s, apiserver.url, apiserver.token)
-        code, lst = await http.get("/api/v1/namespaces/default/configmaps")
-        assert code == 200 and lst["items"] == [] == []
-    assert apiserver.stats()["requests"] == {"list core/v1/configmaps": 1}

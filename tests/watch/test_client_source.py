@@ -16,7 +16,7 @@ import pytest_asyncio
 
 from kubeloop.cache.source import ClientSource
 from kubeloop.client import ApiError, Client, RetryPolicy
-from kubeloop.config import load_kubeconfig
+from kubeloop.testing import TestCluster
 from kubeloop.watch import ErrorKind, ListSemantic, WatchConfig, Watcher, WatchEvent, WatchSource
 
 from .fakes import Store
@@ -25,9 +25,9 @@ CM = "v1/ConfigMap"
 
 
 @pytest_asyncio.fixture
-async def client(apiserver: Any) -> AsyncIterator[Client]:
-    retry = RetryPolicy(max_attempts=1, base_delay=0.01, max_delay=0.05)  # the watcher does the retrying
-    async with Client(load_kubeconfig(apiserver.kubeconfig), qps=None, retry=retry, timeout=10) as c:
+async def client(apiserver: TestCluster) -> AsyncIterator[Client]:
+    """The plugin's `client`, but with no retries: the watcher does the retrying."""
+    async with apiserver.client(qps=None, retry=RetryPolicy(max_attempts=1), timeout=10) as c:
         yield c
 
 
