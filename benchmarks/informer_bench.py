@@ -148,10 +148,13 @@ def new_informer(client: Client, resource: str, **kwargs: Any) -> Informer:
     return Informer(ClientSource(client, resource), resource=resource, **kwargs)
 
 
-async def informer_sync(client: Client, resource: str) -> Informer:
+async def informer_sync(client: Client, resource: str, *, compacted: bool = True) -> Informer:
+    """Run an informer until synced and (by default) until its background compaction finished."""
     inf = new_informer(client, resource)
     async with inf:
         await inf.wait_synced(600)
+        if compacted:
+            await inf.compacted()
     return inf
 
 

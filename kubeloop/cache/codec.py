@@ -12,6 +12,12 @@ dict on read. Three are provided:
   while decoding stays a few microseconds.
 
 A codec instance belongs to one store (the zlib codec learns from its objects).
+
+Deferred compaction: a codec may also offer ``encode_deferred(obj)`` (a cheap form that
+``decode`` reads too) and ``compact(stored)`` (that form shrunk, anything else returned as is).
+The store then holds a (re)list in the cheap form, so the informer is synced sooner, and the
+informer compacts it afterwards in small batches (see :meth:`kubeloop.cache.Store.compact`).
+:class:`ZlibDictCodec` does: its cheap form is exact-size JSON, deflated later without decoding.
 """
 
 from __future__ import annotations
@@ -178,7 +184,34 @@ class ZlibDictCodec:
         self._watch_ratio(raw, len(out))
         return out
 
-    def _watch_ratio(self, raw: bytes, size: int) -> None:
+    def encode_deferred(self, obj: dict[str, Any]) -> Any:
+        """The cheap form: tagged exact-size JSON (``decode`` reads it; ``compact`` deflates it later).
+
+        About a tenth of ``encode``'s cost: no deflate on the list path.
+        """
+        return b"\x00" + orjson.dumps(obj)
+
+    def compact(self, stored: Any) -> Any:
+        """``stored`` deflated if it is in the cheap (JSON) form, else ``stored`` itself.
+
+        Works on the JSON bytes directly (no decode). The first ``train_after`` objects a fresh
+        codec sees stay JSON: they are the samples its dictionary is learnt from.
+        """
+        if stored[0] != _TAG_RAW:
+            return stored
+        raw = memoryview(stored)[1:]
+        if not self._dicts:
+            self._recent.append(bytes(raw))
+            if len(self._recent) >= self.train_after:
+                self.train(list(self._recent))
+                self._recent.clear()
+            return stored
+        c = self._primed[-1].copy()
+        out = bytes((_TAG_DICT0 + len(self._dicts) - 1,)) + c.compress(raw) + c.flush()
+        self._watch_ratio(raw, len(out))
+        return out
+
+    def _watch_ratio(self, raw: bytes | memoryview, size: int) -> None:
         if self._window_n % max(1, self.check_every // max(1, self.train_after)) == 0:
             self._recent.append(bytes(memoryview(raw)))  # exact size: orjson's result over-allocates
         self._window_in += len(raw)

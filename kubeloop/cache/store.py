@@ -13,7 +13,7 @@ A small LRU keeps the views of recently written or read objects decoded.
 from __future__ import annotations
 
 import sys
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -53,13 +53,14 @@ def _pack_rv(rv: str) -> str | int:
 
 def _pack_uid(uid: str) -> str | bytes:
     """A canonical (lower-case) UUID as its 16 bytes (49 bytes instead of 85); others as is."""
-    if len(uid) == 36:
+    if len(uid) == 36 and uid[8] == uid[13] == uid[18] == uid[23] == "-":
+        digits = uid.replace("-", "")
         try:
-            u = UUID(uid)
+            b = bytes.fromhex(digits)
         except ValueError:
             return uid
-        if str(u) == uid:
-            return u.bytes
+        if len(b) == 16 and b.hex() == digits:  # canonical: 32 lower-case hex digits, dashes in place
+            return b
     return uid
 
 
@@ -224,6 +225,11 @@ class Store:
         self._hot: OrderedDict[_Entry, FrozenDict] = OrderedDict()
         self._hot_size = 0 if self.codec.shares_objects else hot_size
         self._cache_writes = cache_writes
+        self._pending: deque[_Entry] = deque()  # entries held in the codec's cheap form (see load)
+        self._encode_deferred = getattr(self.codec, "encode_deferred", None)
+        self._compact = getattr(self.codec, "compact", None)
+        if self._encode_deferred is None or self._compact is None:
+            self._encode_deferred = self._compact = None
         self.resource_version: str = ""
         if owner_index:
             self.add_index(OWNER_INDEX, owner_uid_index, trusted=True)
@@ -352,6 +358,81 @@ class Store:
         if p.rv_text:
             self.resource_version = p.rv_text
         return change
+
+    def load(self, obj: dict[str, Any]) -> None:
+        """Insert one object of a list being loaded: `apply` without the report, made cheap.
+
+        Takes ownership of ``obj``. With a codec that can defer (the default zlib one), the
+        object is held in its cheap form (exact-size JSON) and queued for `compact`, which the
+        informer runs in small batches after it synced; reads are correct in either form. A
+        name already stored goes through `apply`. If an index function raises, nothing changes.
+        """
+        md = obj.get("metadata")
+        if not isinstance(md, dict) or not md.get("name"):
+            raise ValueError("cannot store an object without metadata.name")
+        name: str = md["name"]
+        namespace: str = _intern(md.get("namespace") or "")
+        bucket = self._by_ns.get(namespace)
+        if bucket is not None and name in bucket:
+            self.apply(obj)
+            return
+        indexes = self._indexes.values()
+        if indexes:
+            view: Any = None
+            ikeys_l = []
+            for ix in indexes:
+                if ix.trusted:
+                    ikeys_l.append(ix.keys_for(obj))
+                else:
+                    if view is None:
+                        view = FrozenDict(obj)
+                    ikeys_l.append(ix.keys_for(view))
+            ikeys = tuple(ikeys_l)
+            if not any(ikeys):
+                ikeys = self._no_keys
+        else:
+            ikeys = self._no_keys
+        deferred = self._encode_deferred
+        data = self.codec.encode(obj) if deferred is None else deferred(obj)
+        # ---- commit: nothing below can fail
+        e = _Entry()
+        rv_text: str = md.get("resourceVersion") or ""
+        e.namespace, e.name, e.uid, e.rv = namespace, name, _pack_uid(md.get("uid") or ""), _pack_rv(rv_text)
+        e.labels, e.ikeys, e.data = self._intern_labels(md.get("labels")), ikeys, data
+        if bucket is None:
+            bucket = self._by_ns[namespace] = {}
+        bucket[name] = e
+        self._count += 1
+        if ikeys is not self._no_keys:
+            for ix, keys in zip(indexes, ikeys, strict=True):
+                ix.add(e, keys)
+        if deferred is not None:
+            self._pending.append(e)
+        if rv_text:
+            self.resource_version = rv_text
+
+    @property
+    def pending_compaction(self) -> int:
+        """How many objects `load` left in the cheap form for `compact` (0: fully compact)."""
+        return len(self._pending)
+
+    def compact(self, limit: int | None = None) -> int:
+        """Shrink up to ``limit`` (default: all) objects `load` left in the cheap form.
+
+        Returns how many are still pending. Safe at any time: an object changed or deleted
+        since it was loaded is skipped or compacted as it is now; readers see no difference.
+        """
+        pending = self._pending
+        compact = self._compact
+        if compact is None:
+            pending.clear()
+            return 0
+        n = len(pending) if limit is None else min(limit, len(pending))
+        popleft = pending.popleft
+        for _ in range(n):
+            e = popleft()
+            e.data = compact(e.data)
+        return len(pending)
 
     def delete(self, namespace: str, name: str, resource_version: str | None = None) -> FrozenDict | None:
         """Remove one object; returns what was stored (None if absent)."""
@@ -583,6 +664,7 @@ class Store:
             "objects": self._count,
             "codec": self.codec.name,
             "payload_bytes": payload,
+            "pending_compaction": len(self._pending),
             "hot_views": len(self._hot),
             "label_sets": len(self._labels),
             "indexes": {n: len(ix.buckets) for n, ix in self._indexes.items()},
