@@ -32,6 +32,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--kopf-scaling", default="",
                    help="extra N (comma-separated) for kopf's and kubeloop's ConfigMap warm-up, to fit how kopf's "
                         "time grows and extrapolate it (labelled as such) to --objects (default: none)")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="warm-up runs per row for kubeloop and bare, median reported (3)")
+    p.add_argument("--kopf-repeat", type=int, default=1, help="warm-up runs per row for kopf (1)")
     p.add_argument("--kinds", default="configmaps,pods", help="kinds for the warm-up (configmaps,pods)")
     p.add_argument("--churn-rate", type=float, default=500.0, help="changes/s in the churn scenario (500)")
     p.add_argument("--churn-seconds", type=float, default=60.0, help="churn duration (60)")
@@ -58,6 +61,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         a.churn_rate, a.churn_seconds, a.churn_keys = min(a.churn_rate, 100.0), min(a.churn_seconds, 3.0), 20
         a.parents, a.storm_seconds, a.resync = min(a.parents, 5), min(a.storm_seconds, 3.0), min(a.resync, 1.0)
         a.timeout = min(a.timeout, 120.0)
+        a.repeat = a.kopf_repeat = 1
     a.scaling = [int(x) for x in a.kopf_scaling.split(",") if x]
     a.markdown = a.markdown or a.out.with_suffix(".md")
     a.chart = a.chart or a.out.with_suffix(".png")
@@ -133,7 +137,8 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
                     if a.objects != a.kopf_objects:
                         plan += [(fw, "peers-big", a.objects) for fw in frameworks if fw != "kopf"]
                     for fw, ns, n in plan:
-                        row = scenarios.warmup(emu, work, fw, kopf, kind, ns, n, idle[fw], a.timeout)
+                        row = scenarios.warmup_repeated(a.kopf_repeat if fw == "kopf" else a.repeat,
+                                                        emu, work, fw, kopf, kind, ns, n, idle[fw], a.timeout)
                         log(f"warmup {kind} {fw} N={n}: {row['seconds']}s, {row['bytes_per_object']} B/object")
                         result["warmup"].append(row)
                 if a.scaling and "configmaps" in kinds:
@@ -141,8 +146,9 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
                             for fw in frameworks if fw in ("kubeloop", "kopf")}
                     for n in a.scaling:
                         for fw in idle:
-                            row = scenarios.warmup(emu, work, fw, kopf, "configmaps", f"peers-scale-{n}", n, idle[fw],
-                                                   a.timeout)
+                            row = scenarios.warmup_repeated(a.kopf_repeat if fw == "kopf" else a.repeat, emu, work,
+                                                            fw, kopf, "configmaps", f"peers-scale-{n}", n, idle[fw],
+                                                            a.timeout)
                             row["scaling"] = True
                             log(f"scaling configmaps {fw} N={n}: {row['seconds']}s")
                             result["warmup"].append(row)

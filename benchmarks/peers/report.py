@@ -120,9 +120,11 @@ def markdown(result: dict[str, Any]) -> str:
                                            ("met", "met")])
         lines.append("")
     if result["warmup"]:
-        lines += ["## 1. Cache warm-up (launch to all N objects held and indexed by a label)", ""]
+        lines += ["## 1. Cache warm-up (launch to all N objects held and indexed by a label; medians of "
+                  "`runs`)", ""]
         lines += _table(result["warmup"], [("framework", "framework"), ("kind", "kind"), ("N", "objects"),
                                            ("seconds", "seconds"), ("in process s", "seconds_in_process"),
+                                           ("runs", "repeats"),
                                            ("CPU s", "cpu_seconds"), ("RSS MB", "rss_mb"),
                                            ("idle RSS MB", "idle_rss_mb"), ("bytes/object", "bytes_per_object")])
         growth = kopf_growth(result)

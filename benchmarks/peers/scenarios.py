@@ -87,6 +87,20 @@ def warmup(emu: Emulator, workdir: Path, framework: str, kopf: Path | None, kind
             "bytes_per_object": round((mem.rss_mb - idle_rss_mb) * MiB / n) if n else None}
 
 
+def warmup_repeated(repeat: int, *args: Any) -> dict[str, Any]:
+    """`warmup` run `repeat` times: each figure is the median of the runs; every time is kept."""
+    runs = [warmup(*args) for _ in range(max(1, repeat))]
+    row = dict(runs[0])
+    for key, value in runs[0].items():
+        if isinstance(value, (int, float)) and key != "objects":
+            med = statistics.median(r[key] for r in runs)
+            row[key] = round(med) if key == "bytes_per_object" else round(med, 3)
+    row["repeats"] = len(runs)
+    row["seconds_runs"] = [r["seconds"] for r in runs]
+    row["seconds_in_process_runs"] = [r["seconds_in_process"] for r in runs]
+    return row
+
+
 # ---------------------------------------------------------------- 2. churn
 
 
