@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kubeloop.client.validation import is_label_value, is_qualified_name
+
 __all__ = [
     "FieldRequirement",
     "FieldSelector",
@@ -33,78 +35,8 @@ class SelectorError(ValueError):
 
 
 # --------------------------------------------------------------------------------------------
-# Validation of label keys and values (k8s.io/apimachinery/pkg/util/validation)
+# Validation of label keys and values (the rules are in `kubeloop.client.validation`)
 # --------------------------------------------------------------------------------------------
-
-_QNAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RE: Final = re.compile(_QNAME_FMT)
-_QNAME_MSG: Final = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT: Final = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
-_DNS1123_SUBDOMAIN_RE: Final = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1123_SUBDOMAIN_MSG: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_FMT: Final = f"({_QNAME_FMT})?"
-_LABEL_VALUE_RE: Final = re.compile(_LABEL_VALUE_FMT)
-_LABEL_VALUE_MSG: Final = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    ex = " or ".join(f"'{e}'," for e in examples)
-    return f"{msg} (e.g. {ex} regex used for validation is '{fmt}')"
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """The reasons ``value`` is not a valid qualified name (label key); empty if valid."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                errs.append("prefix part must be no more than 253 characters")
-            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-                errs.append(
-                    "prefix part "
-                    + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com")
-                )
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if not _QNAME_RE.fullmatch(name):
-        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def label_value_errors(value: str) -> list[str]:
-    """The reasons ``value`` is not a valid label value; empty if valid."""
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
 
 
 def _invalid(value: str | list[str], detail: str) -> str:
@@ -117,7 +49,7 @@ def _invalid(value: str | list[str], detail: str) -> str:
 
 
 def _validate_key(key: str) -> None:
-    errs = qualified_name_errors(key)
+    errs = is_qualified_name(key)
     if errs:
         raise SelectorError(_invalid(key, "; ".join(errs)))
 
@@ -204,7 +136,7 @@ class Requirement:
             raise SelectorError(f"<nil>: Invalid value: {what!r}: label keys and values must be strings")
         vals = sorted(set(raw))
         errs: list[str] = []
-        kerrs = qualified_name_errors(key)
+        kerrs = is_qualified_name(key)
         if kerrs:
             errs.append(_invalid(key, "; ".join(kerrs)))
         if operator == "==":
@@ -230,7 +162,7 @@ class Requirement:
                 '"in", "notin", "=", "==", "!=", "gt", "lt", "exists", "!"'
             )
         for v in vals:
-            verrs = label_value_errors(v)
+            verrs = is_label_value(v)
             if verrs:
                 errs.append(_invalid(v, "; ".join(verrs)))
         if errs:

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubeloop.client import validation as kv
 from kubeloop.testing.apiserver.errors import StatusError
 from kubeloop.testing.apiserver.kinds import meta as m
 from kubeloop.testing.apiserver.kinds.schema import (
@@ -24,28 +25,6 @@ from kubeloop.testing.apiserver.objectmeta import generate_name
 from kubeloop.testing.apiserver.resources import ResourceInfo
 
 
-def test_qualified_name_messages() -> None:
-    assert m.is_qualified_name("example.com/ok") == []
-    assert m.is_qualified_name("bad key") == [m.QUALIFIED_NAME_MSG]
-    assert m.is_qualified_name("") == ["name part must be non-empty", m.QUALIFIED_NAME_MSG]
-    assert m.is_qualified_name("/x") == ["prefix part must be non-empty"]
-    assert m.is_qualified_name("a/b/c") == [m.QUALIFIED_NAME_SLASH_MSG]
-    assert m.is_qualified_name("Bad_/x")[0].startswith("prefix part a lowercase RFC 1123 subdomain")
-    assert m.is_qualified_name("x" * 64) == ["name part must be no more than 63 characters"]
-
-
-def test_label_values_and_subdomains() -> None:
-    assert m.is_label_value("") == []
-    assert m.is_label_value("bad value!") == [m.LABEL_VALUE_MSG]
-    assert m.is_dns1123_subdomain("a" * 254) == ["must be no more than 253 characters"]
-    assert m.is_dns1123_subdomain("Bad_Name") == [m.DNS1123_SUBDOMAIN_MSG]
-    assert m.is_dns1123_label("a.b") == [m.DNS1123_LABEL_MSG]
-    assert m.is_dns1035_label("1abc") == [m.DNS1035_LABEL_MSG]
-    assert m.is_config_key("bad key!") == [m.CONFIG_KEY_MSG]
-    assert m.is_config_key("..x") == ["must not start with '..'"]
-    assert m.is_dns1123_subdomain("abc\n") == [m.DNS1123_SUBDOMAIN_MSG]  # Go's `$` is not Python's
-
-
 def test_generate_name_truncates_to_63() -> None:
     name = generate_name("x" * 70)
     assert len(name) == 63 and name.startswith("x" * 58)
@@ -55,7 +34,7 @@ def test_generate_name_truncates_to_63() -> None:
 
 def test_generate_name_prefix_masks_trailing_dash() -> None:
     assert m.name_is_dns_subdomain("pre-", True) == []
-    assert m.name_is_dns_subdomain("pre-", False) == [m.DNS1123_SUBDOMAIN_MSG]
+    assert m.name_is_dns_subdomain("pre-", False) == [kv.DNS1123_SUBDOMAIN_MSG]
 
 
 def test_validate_object_meta_causes() -> None:
@@ -81,7 +60,7 @@ def test_plain_strategy_validates_object_meta() -> None:
     with pytest.raises(StatusError) as exc:
         info.strategy.validate_create(info, {"metadata": {"name": "Bad_Name", "namespace": "n"}})
     assert exc.value.code == 422 and exc.value.status()["details"]["group"] == "example.com"
-    assert exc.value.status()["details"]["causes"][0]["message"].endswith(m.DNS1123_SUBDOMAIN_MSG)
+    assert exc.value.status()["details"]["causes"][0]["message"].endswith(kv.DNS1123_SUBDOMAIN_MSG)
     old = {"metadata": {"name": "ok", "namespace": "n", "uid": "u"}}
     with pytest.raises(StatusError):
         info.strategy.validate_update(info, {"metadata": {"name": "ok", "namespace": "n", "uid": "v"}}, old)
@@ -152,4 +131,4 @@ def test_time_drops_fraction_and_offset() -> None:
 
 @given(st.lists(st.text(alphabet="ab.-_ \n/%Z9", max_size=6), max_size=5))
 def test_config_keys_fast_path_agrees(keys: list[str]) -> None:
-    assert m.config_keys_ok(keys) == all(m.is_config_key(k) == [] for k in keys)
+    assert kv.config_keys_ok(keys) == all(kv.is_config_key(k) == [] for k in keys)

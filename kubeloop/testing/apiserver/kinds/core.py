@@ -9,6 +9,8 @@ import itertools
 import json
 from typing import Any
 
+from kubeloop.client import validation as kv
+
 from ..errors import bad_request
 from ..resources import ResourceInfo
 from . import meta as m
@@ -89,7 +91,7 @@ class NamespaceStrategy(FieldLabelStrategy):
     def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
         causes: list[Cause] = []
         for i, f in enumerate((obj.get("spec") or {}).get("finalizers") or []):
-            for msg in m.is_qualified_name(f):
+            for msg in kv.is_qualified_name(f):
                 causes.append(m.invalid_cause(f"spec.finalizers[{i}]", f, msg))
             if "/" not in f and f not in m.STANDARD_FINALIZERS:
                 causes.append(m.invalid_cause(f"spec.finalizers[{i}]", f,
@@ -135,12 +137,12 @@ IMMUTABLE_MSG = "field is immutable when `immutable` is set"
 
 def _validate_keys(data: Any, fld: str) -> list[Cause]:
     causes: list[Cause] = []
-    if not data or m.config_keys_ok(data):
+    if not data or kv.config_keys_ok(data):
         return causes
     for key in data:
-        if m.config_key_ok(key):
+        if kv.config_key_ok(key):
             continue
-        for msg in m.is_config_key(key):
+        for msg in kv.is_config_key(key):
             causes.append(m.invalid_cause(f"{fld}[{key}]", key, msg))
     return causes
 
@@ -164,7 +166,7 @@ class ConfigMapStrategy(KindStrategy):
         data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
         causes = _validate_keys(data, "data")
         for key in binary:
-            for msg in m.is_config_key(key):
+            for msg in kv.is_config_key(key):
                 causes.append(m.invalid_cause(f"binaryData[{key}]", key, msg))
             if key in data:
                 causes.append(m.invalid_cause(f"data[{key}]", key, "duplicate of key present in binaryData"))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubeloop.client import validation as kv
+
 from ..objectmeta import now_rfc3339
 from ..resources import ResourceInfo
 from . import meta as m
@@ -96,22 +98,22 @@ def _validate_names(names: Any, fld: str) -> list[Cause]:
     for key in ("plural", "singular"):
         value = names.get(key) or ""
         if value:
-            for msg in m.is_dns1035_label(value):
+            for msg in kv.is_dns1035_label(value):
                 causes.append(m.invalid_cause(f"{fld}.{key}", value, msg))
     for key in ("kind", "listKind"):
         value = names.get(key) or ""
         if value:
-            if m.is_dns1035_label(value.lower()):
+            if kv.is_dns1035_label(value.lower()):
                 causes.append(m.invalid_cause(f"{fld}.{key}", value,
                                               "may have mixed case, but should otherwise match: "
                                               "[a-z]([-a-z0-9]*[a-z0-9])?"))
     if names.get("kind") and names.get("kind") == names.get("listKind"):
         causes.append(m.invalid_cause(f"{fld}.listKind", names.get("listKind"), "kind and listKind cannot be the same"))
     for i, sn in enumerate(names.get("shortNames") or []):
-        for msg in m.is_dns1035_label(sn):
+        for msg in kv.is_dns1035_label(sn):
             causes.append(m.invalid_cause(f"{fld}.shortNames[{i}]", sn, msg))
     for i, cat in enumerate(names.get("categories") or []):
-        for msg in m.is_dns1035_label(cat):
+        for msg in kv.is_dns1035_label(cat):
             causes.append(m.invalid_cause(f"{fld}.categories[{i}]", cat, msg))
     for key in ("plural", "singular", "kind", "listKind"):
         if not names.get(key):
@@ -205,7 +207,7 @@ class CustomResourceDefinitionStrategy(KindStrategy):
         if not group:
             causes.append(m.required_cause("spec.group"))
         else:
-            for msg in m.is_dns1123_subdomain(group):
+            for msg in kv.is_dns1123_subdomain(group):
                 causes.append(m.invalid_cause("spec.group", group, msg))
             if "." not in group:
                 causes.append(m.invalid_cause("spec.group", group, "should be a domain with at least one dot"))
@@ -232,7 +234,7 @@ class CustomResourceDefinitionStrategy(KindStrategy):
             if not vname:
                 causes.append(m.required_cause(f"{fld}.name"))
             else:
-                for msg in m.is_dns1035_label(vname):
+                for msg in kv.is_dns1035_label(vname):
                     causes.append(m.invalid_cause(f"{fld}.name", vname, msg))
                 if vname in seen:
                     causes.append(m.duplicate_cause(f"{fld}.name", vname))

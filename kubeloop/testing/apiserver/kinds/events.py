@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubeloop.client import validation as kv
+
 from ..errors import bad_request
 from ..resources import ResourceInfo
 from . import meta as m
@@ -126,7 +128,7 @@ def legacy_validate(ev: Obj) -> list[Cause]:
         controller = ev.get("reportingComponent") or ""
         if not controller:
             causes.append(m.required_cause("reportingController"))
-        for msg in m.is_qualified_name(controller):
+        for msg in kv.is_qualified_name(controller):
             causes.append(m.invalid_cause("reportingController", controller, msg))
         instance = ev.get("reportingInstance") or ""
         if not instance:
@@ -146,7 +148,7 @@ def legacy_validate(ev: Obj) -> list[Cause]:
             causes.append(m.invalid_cause_raw("reason", '""', f"can have at most {REASON_LIMIT} characters"))
         if len(ev.get("message") or "") > NOTE_LIMIT:
             causes.append(m.invalid_cause_raw("note", '""', f"can have at most {NOTE_LIMIT} characters"))
-    for msg in m.is_dns1123_subdomain(ns):
+    for msg in kv.is_dns1123_subdomain(ns):
         causes.append(m.invalid_cause("namespace", ns, msg))
     return causes
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubeloop.client import validation as kv
+
 from . import meta as m
 
 Obj = dict[str, Any]
@@ -123,7 +125,7 @@ def validate_pod_spec(spec: Any, fld: str, restart_policies: tuple[str, ...] = R
             if not name:
                 causes.append(m.required_cause(f"{path}.name"))
             else:
-                for msg in m.is_dns1123_label(name):
+                for msg in kv.is_dns1123_label(name):
                     causes.append(m.invalid_cause(f"{path}.name", name, msg))
                 if name in seen:
                     causes.append(m.duplicate_cause(f"{path}.name", name))
