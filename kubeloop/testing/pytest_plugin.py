@@ -5,19 +5,23 @@
 - `client`: a `kubeloop.Client` connected to the `apiserver` fixture's cluster, closed after the
   test; tuned for tests: no client-side rate limit, quick retries (`TEST_RETRY`), 10 s timeout.
   For other settings, override it with `async with apiserver.client(**options) as c: yield c`.
+- `namespace`: the name of a fresh namespace created through `client` and deleted after the test,
+  so that tests also run side by side on a shared real cluster.
 - `emulator`: always the in-process `APIServer` itself (skips on a real cluster), for tests that
   need fault injection or emulator settings.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
 
-from kubeloop.client import Client, RetryPolicy
+from kubeloop.client import ApiError, Client, RetryPolicy
 
 from .apiserver.server import APIServer
 from .cluster import TestCluster
@@ -47,6 +51,16 @@ async def client(apiserver: TestCluster) -> AsyncIterator[Client]:
     """A `kubeloop.Client` on the `apiserver` fixture's cluster (emulator or real), closed afterwards."""
     async with apiserver.client(qps=None, retry=TEST_RETRY, timeout=10) as c:
         yield c
+
+
+@pytest_asyncio.fixture
+async def namespace(client: Client) -> AsyncIterator[str]:
+    """A namespace of this test's own (`kl-test-<random>`), deleted afterwards."""
+    name = f"kl-test-{secrets.token_hex(4)}"
+    await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    yield name
+    with contextlib.suppress(ApiError):
+        await client.delete("v1/Namespace", name)
 
 
 @pytest_asyncio.fixture

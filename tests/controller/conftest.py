@@ -9,6 +9,7 @@ import contextlib
 import secrets
 from collections.abc import AsyncIterator
 
+import pytest
 import pytest_asyncio
 
 from kubeloop.cache.shared import SharedCache
@@ -22,13 +23,10 @@ async def cache(client: Client) -> AsyncIterator[SharedCache]:
         yield c
 
 
-@pytest_asyncio.fixture
-async def ns(client: Client) -> AsyncIterator[str]:
-    name = f"kl-ctl-{secrets.token_hex(4)}"
-    await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    yield name
-    with contextlib.suppress(ApiError):
-        await client.delete("v1/Namespace", name)
+@pytest.fixture
+def ns(namespace: str) -> str:
+    """The plugin's `namespace` fixture under the short name these tests use."""
+    return namespace
 
 
 @pytest_asyncio.fixture

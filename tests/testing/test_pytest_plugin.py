@@ -30,3 +30,9 @@ async def test_client_fixture_is_connected_to_the_apiserver_fixture(apiserver: T
         assert got["metadata"]["uid"] == created["metadata"]["uid"]
     finally:
         await client.delete("v1/ConfigMap", "from-fixture", namespace="default")
+
+
+async def test_namespace_fixture_is_fresh_and_usable(client: Client, namespace: str) -> None:
+    assert namespace.startswith("kl-test-")
+    assert (await client.get("v1/Namespace", namespace))["status"]["phase"] == "Active"
+    assert (await client.list("v1/ConfigMap", namespace=namespace)).items == []

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
@@ -31,13 +30,10 @@ async def client(apiserver: TestCluster) -> AsyncIterator[Client]:
         yield c
 
 
-@pytest_asyncio.fixture
-async def ns(client: Client) -> AsyncIterator[str]:
-    name = f"kl-watch-{secrets.token_hex(4)}"
-    await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    yield name
-    with contextlib.suppress(ApiError):
-        await client.delete("v1/Namespace", name)
+@pytest.fixture
+def ns(namespace: str) -> str:
+    """The plugin's `namespace` fixture under the short name these tests use."""
+    return namespace
 
 
 def cm(name: str, value: str = "1") -> dict[str, Any]:
