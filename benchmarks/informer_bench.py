@@ -135,9 +135,9 @@ async def populate(kubeconfig: str, n: int) -> None:
 # ---------------------------------------------------------------------------------------- ingest
 
 
-async def bare_list(client: Client, resource: str) -> dict[tuple[str, str], dict[str, Any]]:
+async def bare_list(client: Client, resource: str, limit: int = 500) -> dict[tuple[str, str], dict[str, Any]]:
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    async for page in client.list_pages(resource, namespace=ALL_NAMESPACES, limit=500):
+    async for page in client.list_pages(resource, namespace=ALL_NAMESPACES, limit=limit):
         for obj in page.items:
             md = obj["metadata"]
             out[(md.get("namespace", ""), md["name"])] = obj

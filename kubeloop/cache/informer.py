@@ -51,9 +51,19 @@ from kubeloop.watch.machine import WatchState
 from kubeloop.watch.source import WatchSource
 from kubeloop.watch.watcher import Watcher
 
-__all__ = ["Informer", "InformerNotReady"]
+__all__ = ["LIST_PAGE_SIZE", "Informer", "InformerNotReady"]
 
 log = logging.getLogger("kubeloop.cache")
+
+LIST_PAGE_SIZE = 100
+"""An informer's LIST `limit` when no `watch_config` is given (the watcher's own default is 500).
+
+A decoded page is transient but costs ~5-10x its JSON in small Python objects; the few that
+survive it (keys, entries, labels) pin the allocator's arenas it filled, so the page size sets
+how much RSS a list leaves behind: measured on 10,000 Pods, 500-object pages left ~1.1x the
+stored JSON size, 100-object pages ~0.55x, at no cost in ingest time on the emulator (per-page
+overhead is small next to decoding; the benchmark compares both page sizes with the bare loop).
+"""
 
 
 class InformerNotReady(TimeoutError):
@@ -93,6 +103,8 @@ class Informer:
         in a new `Store`: keep the informer or handle, not this object."""
         self.reader = CacheReader(self, cluster, resource)
         """Read-only access that follows the store across relists."""
+        if watch_config is None:
+            watch_config = WatchConfig(page_size=LIST_PAGE_SIZE)
         self.watcher = Watcher(source, watch_config, name=self.name)
         self._subs: list[Subscription] = []
         self._side: Store | None = None  # the (re)list being built, swapped in at InitDone
