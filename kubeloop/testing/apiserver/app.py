@@ -36,7 +36,7 @@ from .negotiation import (
     render_list,
     to_yaml,
 )
-from .registry import Registry
+from .registry import Registry, parse_resource_version
 from .resources import ResourceInfo
 from .storage import Obj, Stored
 from .watch import Watcher, bookmark_line, error_line
@@ -475,16 +475,7 @@ class APIApp:
             def match_name(obj: Obj) -> bool:
                 return bool(obj["metadata"]["name"] == name and (inner is None or inner(obj)))
             match = match_name
-        rv_text = q.get("resourceVersion", "")
-        rv: int | None = None
-        if rv_text:
-            try:
-                rv = int(rv_text)
-                if rv < 0:
-                    raise ValueError
-            except ValueError:
-                raise StatusError(500, "", f'resourceVersion: Invalid value: "{rv_text}": strconv.ParseUint: '
-                                           f'parsing "{rv_text}": invalid syntax') from None
+        rv = parse_resource_version(q.get("resourceVersion", ""))
         send_initial = _truthy(q.get("sendInitialEvents"))
         causes = []
         rv_match = q.get("resourceVersionMatch", "")

@@ -159,16 +159,7 @@ class Registry:
             raise _list_options_invalid("FieldValueForbidden", "resourceVersionMatch",
                                         'Forbidden: resourceVersionMatch "exact" is forbidden for '
                                         'resourceVersion "0"')
-        if not rv_text:
-            return None, match
-        try:
-            rv = int(rv_text)
-            if rv < 0:
-                raise ValueError
-        except ValueError:
-            raise StatusError(500, "", f'resourceVersion: Invalid value: "{rv_text}": strconv.ParseUint: '
-                                       f'parsing "{rv_text}": invalid syntax') from None
-        return rv, match
+        return parse_resource_version(rv_text), match
 
     def future_rv_error(self, rv: int) -> StatusError:
         return errors.server_timeout(
@@ -576,6 +567,21 @@ def _drop_empty_meta(obj: Obj) -> None:
     for k in ("labels", "annotations", "finalizers", "ownerReferences", "managedFields"):
         if k in meta and not meta[k]:
             del meta[k]
+
+
+def parse_resource_version(text: str) -> int | None:
+    """A `resourceVersion` query parameter (None when empty); anything but an unsigned integer is
+    the real server's 500 from `strconv.ParseUint`."""
+    if not text:
+        return None
+    try:
+        rv = int(text)
+        if rv < 0:
+            raise ValueError
+    except ValueError:
+        raise StatusError(500, "", f'resourceVersion: Invalid value: "{text}": strconv.ParseUint: '
+                                   f'parsing "{text}": invalid syntax') from None
+    return rv
 
 
 def _list_options_invalid(reason: str, field_name: str, msg: str) -> StatusError:

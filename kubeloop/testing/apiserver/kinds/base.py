@@ -126,11 +126,7 @@ class KindStrategy(Strategy):
     def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         self.decode(info, new)
         m.carry_system_fields(new, old)
-        if info.has_status:
-            if "status" in old:
-                new["status"] = copy.deepcopy(old["status"])
-            else:
-                new.pop("status", None)
+        m.keep_status(info, new, old)
         self.prepare_update(info, new, old)
         if self.has_generation:
             nm, om = new["metadata"], old.get("metadata") or {}

@@ -133,11 +133,7 @@ class CustomResourceStrategy(Strategy):
     def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         self.decode(info, new)
         m.carry_system_fields(new, old)
-        if info.has_status:
-            if "status" in old:
-                new["status"] = copy.deepcopy(old["status"])
-            else:
-                new.pop("status", None)
+        m.keep_status(info, new, old)
         a = {k: v for k, v in new.items() if k != "metadata"}
         b = {k: v for k, v in old.items() if k != "metadata"}
         if not semantic_equal(a, b):

@@ -7,6 +7,7 @@ conformance checker compare them.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -316,3 +317,13 @@ def carry_system_fields(new: Obj, old: Obj) -> None:
         nm["generation"] = om["generation"]
     else:
         nm.pop("generation", None)
+
+
+def keep_status(info: ResourceInfo, new: Obj, old: Obj) -> None:
+    """A write to the main resource cannot change `status` when the kind has a status subresource."""
+    if not info.has_status:
+        return
+    if "status" in old:
+        new["status"] = copy.deepcopy(old["status"])
+    else:
+        new.pop("status", None)
