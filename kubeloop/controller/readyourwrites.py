@@ -27,6 +27,7 @@ code: the asyncio waiting lives in the controller.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
@@ -72,6 +73,17 @@ def _rv_of(obj: Mapping[str, Any] | None) -> str | None:
         return None
     meta = obj.get("metadata")
     return (meta.get("resourceVersion") or None) if isinstance(meta, Mapping) else None
+
+
+def _discard(index: dict[Any, list[Write]], key: Hashable, w: Write) -> None:
+    """Remove `w` from `index[key]`, dropping the key when its list empties."""
+    writes = index.get(key)
+    if writes is None:
+        return
+    with contextlib.suppress(ValueError):
+        writes.remove(w)
+    if not writes:
+        del index[key]
 
 
 @dataclass(slots=True, eq=False)
@@ -210,23 +222,9 @@ class WriteTracker:
         if w.seen:
             return
         w.seen = True
-        writes = self._keys.get(w.key)
-        if writes is not None:
-            try:
-                writes.remove(w)
-            except ValueError:
-                pass
-            if not writes:
-                del self._keys[w.key]
+        _discard(self._keys, w.key, w)
         if w.owner is not None:
-            ws = self._by_owner.get(w.owner)
-            if ws is not None:
-                try:
-                    ws.remove(w)
-                except ValueError:
-                    pass
-                if not ws:
-                    del self._by_owner[w.owner]
+            _discard(self._by_owner, w.owner, w)
 
     # ------------------------------------------------------------------ reads
 
