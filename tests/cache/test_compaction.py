@@ -1,0 +1,166 @@
+"""Deferred compaction: a list is loaded in the codec's cheap form and compacted afterwards.
+
+Reads must be identical before, during and after compaction, whatever happens to the objects
+meanwhile (updates, deletes, relists); the informer's compactor must finish on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from typing import Any
+
+import orjson
+import pytest
+
+from kubeloop.cache import OWNER_INDEX, ClientSource, Informer, Store, ZlibDictCodec, thaw
+from kubeloop.cache.store import _pack_uid, _unpack_uid
+from kubeloop.client import Client
+
+from .informer_support import CM, FAST, client, cm, eventually, ns
+
+__all__ = ["client", "ns"]
+
+
+def pod(i: int, rv: int = 1) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": f"p{i}", "namespace": f"ns{i % 3}", "uid": f"00000000-0000-4000-8000-{i:012x}",
+            "resourceVersion": str(rv), "labels": {"app": f"a{i % 4}", "tier": "web"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"rs{i % 5}",
+                                 "uid": f"rs-uid-{i % 5}"}],
+        },
+        "spec": {"nodeName": f"node-{i % 7}", "containers": [{"name": "c", "image": f"img:{i}"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }
+
+
+def snapshot(store: Store) -> dict[tuple[str, str], Any]:
+    return {k: thaw(store.get_key(k)) for k in store.keys()}
+
+
+def test_zlib_deferred_form_decodes_and_compacts_without_decoding() -> None:
+    codec = ZlibDictCodec(train_after=4)
+    objs = [pod(i) for i in range(20)]
+    cheap = [codec.encode_deferred(o) for o in objs]
+    assert [codec.decode(c) for c in cheap] == objs
+    assert all(len(c) == len(orjson.dumps(o)) + 1 for c, o in zip(cheap, objs, strict=True))
+    compacted = [codec.compact(c) for c in cheap]
+    # the first train_after objects are the dictionary's samples and stay JSON; the rest shrink
+    assert compacted[:4] == cheap[:4]
+    assert all(len(c) < len(r) / 2 for c, r in zip(compacted[4:], cheap[4:], strict=True))
+    assert [codec.decode(c) for c in compacted] == objs
+    assert [codec.compact(c) for c in compacted[4:]] == compacted[4:]  # already compact: unchanged
+
+
+@pytest.mark.parametrize("codec", ["zlib", "json", "dict"])
+def test_load_then_compact_reads_the_same_as_apply(codec: str) -> None:
+    objs = [pod(i) for i in range(200)]
+    applied = Store(codec=codec)
+    loaded = Store(codec=codec)
+    applied.add_index("node", lambda o: o["spec"]["nodeName"])
+    loaded.add_index("node", lambda o: o["spec"]["nodeName"])
+    for o in objs:
+        applied.apply(copy.deepcopy(o))
+        loaded.load(copy.deepcopy(o))
+    assert loaded.pending_compaction == (200 if codec == "zlib" else 0)
+    assert loaded.resource_version == "1"
+
+    def same() -> None:
+        assert snapshot(loaded) == snapshot(applied)
+        assert loaded.list_keys(label_selector="app=a1") == applied.list_keys(label_selector="app=a1")
+        for index, key in (("node", "node-3"), (OWNER_INDEX, "rs-uid-2")):
+            assert loaded.index_keys(index, key) == applied.index_keys(index, key) != set()
+        assert loaded.uid_of("p5", "ns2") == "00000000-0000-4000-8000-000000000005"
+
+    same()
+    # change some objects before they are compacted: compaction must not resurrect old data
+    for i in range(0, 200, 7):
+        newer = pod(i, rv=2)
+        newer["spec"]["nodeName"] = "moved"
+        loaded.apply(copy.deepcopy(newer))
+        applied.apply(newer)
+    for i in range(3, 200, 11):
+        loaded.delete(f"ns{i % 3}", f"p{i}")
+        applied.delete(f"ns{i % 3}", f"p{i}")
+    remaining = loaded.compact(50)
+    assert remaining == (150 if codec == "zlib" else 0)
+    same()
+    assert loaded.compact() == 0 and loaded.pending_compaction == 0
+    same()
+    if codec == "zlib":
+        assert loaded.stats()["payload_bytes"] < applied.stats()["payload_bytes"] * 1.1
+
+
+def test_load_of_an_existing_name_replaces_it_and_a_failing_index_changes_nothing() -> None:
+    s = Store()
+    s.load(pod(1))
+    s.load(pod(1, rv=5))
+    assert len(s) == 1 and s.resource_version_of("p1", "ns1") == "5"
+
+    def bad(o: Any) -> str:
+        if o["metadata"]["name"] == "p2":
+            raise RuntimeError("boom")
+        return "k"
+
+    s.add_index("bad", bad)
+    with pytest.raises(RuntimeError):
+        s.load(pod(2))
+    assert s.keys() == [("ns1", "p1")] and s.index_keys("bad", "k") == {("ns1", "p1")}
+    with pytest.raises(ValueError):
+        s.load({"metadata": {}})
+
+
+@pytest.mark.parametrize("uid", ["00000000-0000-4000-8000-00000000abcd", "0000000-00000-4000-8000-00000000abcd",
+                                 "00000000-0000-4000-8000-00000000ABCD", "00000000-0000-4000-8000-00000000abc ",
+                                 "00000000-0000-4000-8000-0000000 abcd", "x" * 36, "", "uid-1"])
+def test_uids_pack_only_when_canonical_and_always_round_trip(uid: str) -> None:
+    packed = _pack_uid(uid)
+    assert _unpack_uid(packed) == uid
+    assert (type(packed) is bytes) == (uid == "00000000-0000-4000-8000-00000000abcd")
+
+
+def informer(client: Client, namespace: str, **kwargs: Any) -> Informer:
+    return Informer(ClientSource(client, CM, namespace=namespace), resource="core/v1/configmaps",
+                    watch_config=FAST, **kwargs)
+
+
+async def test_informer_compacts_in_the_background_and_reads_stay_exact(client: Client, ns: str) -> None:
+    for i in range(40):
+        await client.create(cm(f"c{i}", labels={"n": str(i % 3)}, data={"text": f"value {i} " * 20}), namespace=ns)
+    async with informer(client, ns) as inf:
+        inf.compact_batch = 4  # many small batches: the watch keeps running between them
+        await inf.wait_synced(5)
+        assert inf.store.pending_compaction > 0  # synced before compaction finished
+        during = {k: thaw(inf.reader.get(k[1], k[0])) for k in inf.reader.keys()}
+        await client.patch(CM, "c1", {"data": {"text": "patched"}}, namespace=ns)
+        await client.delete(CM, "c2", namespace=ns)
+        await asyncio.wait_for(inf.compacted(), 5)
+        assert inf.store.pending_compaction == 0 and inf.compacted_at is not None
+
+        def caught_up() -> bool:
+            c1 = inf.reader.get("c1", ns)
+            return inf.reader.get("c2", ns) is None and c1 is not None and c1["data"]["text"] == "patched"
+
+        await eventually(caught_up)
+        for (namespace, name), obj in during.items():
+            if name not in ("c1", "c2"):
+                assert thaw(inf.reader.get(name, namespace)) == obj
+        assert sorted(inf.store.list_keys(label_selector="n=0")) == sorted(
+            (ns, f"c{i}") for i in range(0, 40, 3))
+        stats = inf.store.stats()
+        assert stats["objects"] == 39 and stats["pending_compaction"] == 0
+        json_size = sum(len(orjson.dumps(thaw(inf.reader.get(n, s)))) for s, n in inf.reader.keys())
+        assert stats["payload_bytes"] < json_size / 2
+    await asyncio.wait_for(inf.compacted(), 1)  # a stopped informer never blocks the waiter
+
+
+async def test_compacted_returns_for_an_empty_list_and_after_a_stop_before_sync(client: Client, ns: str) -> None:
+    async with informer(client, ns) as inf:
+        await asyncio.wait_for(inf.compacted(), 5)
+        assert len(inf.store) == 0
+    never = informer(client, ns)
+    never.stop()
+    await never.run()
+    await asyncio.wait_for(never.compacted(), 1)
