@@ -64,6 +64,9 @@ def _pack_uid(uid: str) -> str | bytes:
     return uid
 
 
+_OWNER_FNS = (owner_uid_index, owner_ref_index)
+
+
 def _unpack_uid(uid: str | bytes) -> str:
     return str(UUID(bytes=uid)) if type(uid) is bytes else uid  # type: ignore[return-value]
 
@@ -190,9 +193,7 @@ class _Prepared:
         self.rv_text: str = md.get("resourceVersion") or ""
         self.rv = _pack_rv(self.rv_text)
         self.labels = store._intern_labels(md.get("labels"))
-        view = FrozenDict(obj)
-        ikeys = tuple(ix.keys_for(obj if ix.trusted else view) for ix in store._indexes.values())
-        self.ikeys = store._no_keys if not any(ikeys) else ikeys  # share the all-empty tuple
+        self.ikeys = store._index_keys(obj, md)  # the all-empty tuple is shared
         self.data: Any = None
 
 
@@ -281,6 +282,25 @@ class Store:
             self._hot.move_to_end(e)
             if len(self._hot) > self._hot_size:
                 self._hot.popitem(last=False)
+
+    def _index_keys(self, obj: dict[str, Any], md: dict[str, Any]) -> tuple[Keys, ...]:
+        """The object's keys in every index (``_no_keys`` when it has none)."""
+        indexes = self._indexes.values()
+        if not indexes:
+            return self._no_keys
+        owned = bool(md.get("ownerReferences"))
+        view: Any = None
+        out = []
+        for ix in indexes:
+            if ix.trusted:
+                # the built-in owner indexes give nothing for an object without owners
+                out.append(ix.keys_for(obj) if owned or ix.fn not in _OWNER_FNS else ())
+            else:
+                if view is None:
+                    view = FrozenDict(obj)
+                out.append(ix.keys_for(view))
+        ikeys = tuple(out)
+        return ikeys if any(ikeys) else self._no_keys
 
     def _prepare(self, obj: dict[str, Any]) -> _Prepared:
         p = _Prepared(self, obj)
@@ -376,22 +396,7 @@ class Store:
         if bucket is not None and name in bucket:
             self.apply(obj)
             return
-        indexes = self._indexes.values()
-        if indexes:
-            view: Any = None
-            ikeys_l = []
-            for ix in indexes:
-                if ix.trusted:
-                    ikeys_l.append(ix.keys_for(obj))
-                else:
-                    if view is None:
-                        view = FrozenDict(obj)
-                    ikeys_l.append(ix.keys_for(view))
-            ikeys = tuple(ikeys_l)
-            if not any(ikeys):
-                ikeys = self._no_keys
-        else:
-            ikeys = self._no_keys
+        ikeys = self._index_keys(obj, md)
         deferred = self._encode_deferred
         data = self.codec.encode(obj) if deferred is None else deferred(obj)
         # ---- commit: nothing below can fail
@@ -404,7 +409,7 @@ class Store:
         bucket[name] = e
         self._count += 1
         if ikeys is not self._no_keys:
-            for ix, keys in zip(indexes, ikeys, strict=True):
+            for ix, keys in zip(self._indexes.values(), ikeys, strict=True):
                 ix.add(e, keys)
         if deferred is not None:
             self._pending.append(e)
