@@ -101,9 +101,7 @@ class KindStrategy(Strategy):
 
     def prepare_for_create(self, info: ResourceInfo, obj: Obj) -> None:
         self.decode(info, obj)
-        meta = obj["metadata"]
-        meta.pop("deletionTimestamp", None)
-        meta.pop("deletionGracePeriodSeconds", None)
+        meta = obj["metadata"]  # deletionTimestamp & co. are already cleared by the registry (BeforeCreate)
         if info.has_status:
             obj.pop("status", None)
             status = self.initial_status(info, obj)
