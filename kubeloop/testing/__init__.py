@@ -14,7 +14,7 @@
 Options: `gc` (garbage collector on/off), `history_size`, `bookmark_interval`,
 `namespace_delete_delay`, `future_rv_wait`. The pytest plugin (`pytest_plugin.py`) gives each test
 a fresh server as the `apiserver` fixture (a `TestCluster`), or the real cluster named by
-`KUBELOOP_TEST_KUBECONFIG`; `kubeloop apiserver` runs the same server from the command line, and
+`KUBELOOP_TEST_KUBECONFIG`, with a `client` on it and a fresh `namespace`; `kubeloop apiserver` runs the same server from the command line, and
 `APIServerProcess` runs that command as a child process (benchmarks) with the same fault API.
 """
 
