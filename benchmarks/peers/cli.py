@@ -68,8 +68,22 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return a
 
 
+def git_state() -> dict[str, Any]:
+    """The commit measured, and how many kubeloop/ files differed from it (a shared working tree)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "kubeloop"], cwd=root, capture_output=True,
+                               text=True).stdout.splitlines()
+    except OSError:
+        return {}
+    return {"commit": head, "kubeloop_files_modified": len(dirty)}
+
+
 def versions(kopf_versions: dict[str, str] | None) -> dict[str, Any]:
-    v: dict[str, Any] = {"python": platform.python_version()}
+    v: dict[str, Any] = {"python": platform.python_version(), "kubeloop_git": git_state()}
     for pkg in ("kubeloop", "aiohttp", "orjson", "matplotlib"):
         try:
             v[pkg] = metadata.version(pkg)
