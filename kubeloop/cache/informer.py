@@ -282,7 +282,12 @@ class Informer:
         programs that want the steady-state footprint before going on.
         """
         if not self._stopped:
-            await self.wait_synced()
+            try:
+                await self.wait_synced()
+            except InformerNotReady:
+                if not self._stopped:
+                    raise
+                return
         await self._compact_done.wait()
 
     async def _compactor(self) -> None:
