@@ -167,6 +167,11 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
                             log(f"scaling configmaps {fw} N={n}: {row['seconds']}s")
                             result["warmup"].append(row)
             if "churn" in chosen:
+                # Unmeasured writes first: they fill the emulator's change history, so that its growth
+                # (and the garbage collections it triggers in the server) does not fall on whichever
+                # framework is measured first.
+                scenarios.write_churn(emu, "peers-churn", a.churn_keys, a.churn_rate, min(a.churn_seconds, 20.0),
+                                      a.churn_concurrency)
                 for fw in frameworks:
                     row = scenarios.churn(emu, work, fw, kopf, "peers-churn", a.churn_keys, a.churn_rate,
                                           a.churn_seconds, a.churn_concurrency)

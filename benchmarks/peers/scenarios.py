@@ -112,15 +112,12 @@ def churn(emu: Emulator, workdir: Path, framework: str, kopf: Path | None, names
         op.wait_for("started" if framework == "kopf" else "ready", 120)
         time.sleep(3.0)  # the initial list handled (kopf: one event per object)
         cpu0, before = op.cpu(), emu.stats()
-        out = subprocess.run([sys.executable, "-m", "benchmarks.peers.writer", emu.kubeconfig, namespace,
-                              str(rate), str(seconds), str(keys), str(concurrency)],
-                             cwd=ROOT, check=True, capture_output=True, text=True)
+        w = write_churn(emu, namespace, keys, rate, seconds, concurrency)
         time.sleep(1.0)  # the last changes arrive
         cpu, mem = op.cpu() - cpu0, op.memory()
         delta = request_delta(before, emu.stats())
         final = op.stop(final=True)
     assert final is not None
-    w = eval_json(out.stdout)
     lags: list[float] = final["lags"]
     calls = int(final["calls"])
     return {"framework": framework, "target_rate": rate, "seconds": round(w["seconds"], 2), "writes": w["writes"],
@@ -134,8 +131,13 @@ def churn(emu: Emulator, workdir: Path, framework: str, kopf: Path | None, names
             "server_writes_by_operator": sum(writes(delta).values()) - w["writes"]}
 
 
-def eval_json(text: str) -> dict[str, Any]:
-    data: dict[str, Any] = orjson.loads(text.strip().splitlines()[-1])
+def write_churn(emu: Emulator, namespace: str, keys: int, rate: float, seconds: float,
+                concurrency: int) -> dict[str, Any]:
+    """Run the writer process; its summary (writes, seconds, errors)."""
+    out = subprocess.run([sys.executable, "-m", "benchmarks.peers.writer", emu.kubeconfig, namespace,
+                          str(rate), str(seconds), str(keys), str(concurrency)],
+                         cwd=ROOT, check=True, capture_output=True, text=True)
+    data: dict[str, Any] = orjson.loads(out.stdout.strip().splitlines()[-1])
     return data
 
 
