@@ -180,6 +180,8 @@ def chart(result: dict[str, Any], path: Path) -> None:
             bars.append((m.replace("warm-up speed-up over kopf", "warm-up vs kopf"), v, 100.0))
         elif m.startswith("memory per cached object"):
             bars.append((m.replace("memory per cached object, kopf / kubeloop", "memory/object vs kopf"), v, 2.0))
+        elif m.startswith("CPU per change") and "kubeloop-dict" in m:
+            bars.append(("CPU/change vs kopf (kubeloop-dict variant)", v, 5.0))
         elif m.startswith("CPU per change"):
             bars.append(("CPU/change vs kopf", v, 5.0))
         elif m.startswith("warm-up time kubeloop / bare"):
@@ -201,8 +203,8 @@ def chart(result: dict[str, Any], path: Path) -> None:
     ax.set_xlim(min([0.3, *values]) / 1.5, max([10.0, *values]) * 8)
     ax.invert_yaxis()
     ax.set_xlabel("times better for kubeloop (log scale; >1: kubeloop ahead; black tick: issue 7 target)")
-    ax.set_title(f"kubeloop vs kopf {result['versions'].get('kopf')} and a bare aiohttp+orjson loop "
-                 "(green: target met, red: missed, grey: no ratio target)")
+    ax.set_title(f"kubeloop vs kopf {result['versions'].get('kopf')} and a bare aiohttp+orjson loop\n"
+                 "green: target met, red: missed, grey: no ratio target")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
