@@ -14,7 +14,11 @@ Deferred compaction: a listed object is stored in the codec's cheap form (exact-
 deflate), so the list costs little more than decoding it; once the list is swapped in, a compactor
 task (a child of `run()`) deflates it in small batches that yield to the event loop, and then hands
 freed heap back to the OS (glibc `malloc_trim`). Reads are correct throughout; `compacted()` waits
-for the end (benchmarks measure memory after it). Watch events are stored compact at once.
+for the end (benchmarks measure memory after it). An object a watch event changes is held in the
+cheap form too and deflated once it has stayed unchanged for `compact_delay` seconds (write-back
+compaction): an object that changes again meanwhile, as busy objects do, is never deflated for a
+version nobody keeps. Its newest version also stays decoded in the store's small LRU, for the
+reconcile that usually reads it next.
 
 Subscribers (`subscribe()`) each have a bounded queue (see `kubeloop.cache.subscription`): a slow
 one never slows the watch or the others. Readiness (`ready`, `reason`) reflects the watcher's
@@ -43,7 +47,7 @@ from kubeloop.cache.events import ADDED, DELETED, MODIFIED, Event
 from kubeloop.cache.index import IndexFunc
 from kubeloop.cache.reader import CacheReader
 from kubeloop.cache.store import Store
-from kubeloop.cache.subscription import Predicate, Subscription
+from kubeloop.cache.subscription import Predicate, Sink, Subscription
 from kubeloop.cache.transform import DEFAULT, Filter, Transform
 from kubeloop.watch.config import WatchConfig
 from kubeloop.watch.events import Apply, Delete, Init, InitApply, InitDone
@@ -99,7 +103,7 @@ class Informer:
         self.filter = filter
         self.queue_size = queue_size
         self._codec = codec
-        self.store = Store(codec=codec)
+        self.store = Store(codec=codec, defer_writes=True)
         """The store (read it through `reader` or a handle: only the informer writes). A relist swaps
         in a new `Store`: keep the informer or handle, not this object."""
         self.reader = CacheReader(self, cluster, resource)
@@ -125,6 +129,9 @@ class Informer:
         self._compact_done = asyncio.Event()  # ... and it has none left (or we stopped)
         self.compact_batch = 64
         """Objects compacted between two yields to the event loop (~1 ms of work for Pods)."""
+        self.compact_delay = 2.0
+        """Seconds an object changed by a watch event stays in the cheap form before it is deflated."""
+        self._compact_timer: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -206,13 +213,15 @@ class Informer:
         replay: bool = True,
         predicate: Predicate | None = None,
         name: str = "",
+        sink: Sink | None = None,
     ) -> Subscription:
         """A new subscription; with `replay` it first gets `added` (initial) events for the store.
 
-        `predicate` narrows it to the objects it accepts (entering/leaving read as added/deleted).
+        `predicate` narrows it to the objects it accepts (entering/leaving read as added/deleted);
+        `sink` takes live events synchronously (see `kubeloop.cache.subscription`).
         """
         sub = Subscription(self.store, self.cluster, self.resource, maxsize=queue_size or self.queue_size,
-                           predicate=predicate, name=name or self.name, on_close=self._unsubscribe)
+                           predicate=predicate, name=name or self.name, on_close=self._unsubscribe, sink=sink)
         if self._stopped:
             sub._end()
             return sub
@@ -269,6 +278,7 @@ class Informer:
                     compactor.cancel()
         finally:
             self._stopped = True
+            self._cancel_compaction_timer()
             self._compact_done.set()
             self._release_waiters()
             for sub in list(self._subs):
@@ -291,25 +301,61 @@ class Informer:
         await self._compact_done.wait()
 
     async def _compactor(self) -> None:
-        """Compact what the last (re)list loaded, a batch at a time, yielding between batches."""
+        """Compact what the last (re)list loaded, then the objects written long enough ago, a batch at
+        a time, yielding between batches. A codec fault never stops the watch: objects stay readable
+        in the form they have."""
         while True:
             await self._compact_wanted.wait()
             self._compact_wanted.clear()
+            listed = False
             while True:
                 store = self.store
+                if not store.pending_compaction:
+                    break
+                listed = True
                 try:
-                    if not store.compact(self.compact_batch):
-                        break
-                except Exception:  # a codec fault must not stop the watch: objects stay readable as they are
+                    store.compact(self.compact_batch)
+                except Exception:
                     log.exception("%s: compaction failed; objects stay uncompacted", self.name)
                     store._pending.clear()
                     break
                 await asyncio.sleep(0)
             # a relist may have swapped in a new store meanwhile: it set _compact_wanted again
-            if not self._compact_wanted.is_set():
+            if listed and not self._compact_wanted.is_set():
                 self.compacted_at = time.monotonic()
                 _release_freed_memory()
                 self._compact_done.set()
+            await self._compact_written()
+
+    async def _compact_written(self) -> None:
+        while True:
+            store = self.store
+            try:
+                oldest = store.compact_written(time.monotonic() - self.compact_delay, self.compact_batch)
+            except Exception:
+                log.exception("%s: compaction failed; objects stay uncompacted", self.name)
+                store._written.clear()
+                return
+            if oldest is None:
+                return
+            wait = oldest + self.compact_delay - time.monotonic()
+            if wait > 0:
+                if self._compact_timer is None:
+                    self._schedule_compaction(wait)
+                return
+            await asyncio.sleep(0)
+
+    def _schedule_compaction(self, delay: float) -> None:
+        self._compact_timer = asyncio.get_running_loop().call_later(delay, self._compaction_due)
+
+    def _compaction_due(self) -> None:
+        self._compact_timer = None
+        self._compact_wanted.set()
+
+    def _cancel_compaction_timer(self) -> None:
+        timer, self._compact_timer = self._compact_timer, None
+        if timer is not None:
+            timer.cancel()
 
     def stop(self) -> None:
         """Make `run()` return soon (idempotent)."""
@@ -323,6 +369,7 @@ class Informer:
     def release_memory(self) -> None:
         """Drop every stored object (after stop; readers holding views keep theirs)."""
         self._side = None
+        self._cancel_compaction_timer()
         self.store = Store(codec=self.store.codec, owner_index=False)
 
     async def __aenter__(self) -> Informer:
@@ -411,6 +458,8 @@ class Informer:
         except Exception:
             log.exception("%s: could not store %s/%s (an index function failed?)", self.name, ns, name)
             return
+        if self._compact_timer is None and store.deferred_writes:
+            self._schedule_compaction(self.compact_delay)
         kind = change.kind
         self._emit(Event(ADDED if kind == "added" else MODIFIED, self.cluster, self.resource,
                          change.namespace, change.name, change.new,
@@ -434,7 +483,7 @@ class Informer:
         the complete previous state until the new one is swapped in whole.
         """
         # a Codec instance is shared (its learnt dictionaries stay valid); a name makes a fresh one
-        store = Store(codec=self._codec if self._codec is not None else self.store.codec.name)
+        store = Store(codec=self._codec if self._codec is not None else self.store.codec.name, defer_writes=True)
         for name, fn in self._index_fns.items():
             store.add_index(name, fn)
         return store

@@ -8,11 +8,18 @@ What the store needs to answer without decoding an object is kept beside its
 compact form: the key, uid, resourceVersion, labels (interned, for label
 selectors) and every index key (so updates and deletes touch only what changed).
 A small LRU keeps the views of recently written or read objects decoded.
+
+Write-back compaction (``defer_writes``, what informers use): a written object is held in the
+codec's cheap form (exact-size JSON) and deflated only once it has stayed unchanged for a while
+(`compact_written`), so an object that changes again soon, the usual case under churn, is never
+deflated for a version nobody keeps; its newest view is also kept decoded for the reads that
+follow a change.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +48,7 @@ Key = tuple[str, str]
 """(namespace, name); namespace is "" for cluster-scoped objects."""
 
 _intern = sys.intern
+_monotonic = time.monotonic
 _list = list  # `Store.list` shadows the builtin in annotations
 
 
@@ -204,7 +212,9 @@ class Store:
     :class:`~kubeloop.cache.codec.Codec`). The ``hot_size`` most recently read objects stay
     decoded in an LRU; with ``cache_writes`` written objects enter it too (useful when readers
     mostly read what just changed; it costs ~10 us per write on Pods, so it is off by default).
-    ``owner_index`` adds the built-in OWNER_INDEX and OWNER_REF_INDEX.
+    ``owner_index`` adds the built-in OWNER_INDEX and OWNER_REF_INDEX. With ``defer_writes``
+    (and a codec that can defer, such as the default), `apply` stores the cheap form and queues the
+    object for `compact_written`; it implies ``cache_writes``.
 
     A written object becomes the store's: the caller must not change it afterwards.
     """
@@ -215,6 +225,7 @@ class Store:
         codec: Codec | str | None = None,
         hot_size: int = 64,
         cache_writes: bool = False,
+        defer_writes: bool = False,
         owner_index: bool = True,
     ) -> None:
         self.codec: Codec = make_codec(codec)
@@ -231,6 +242,11 @@ class Store:
         self._compact = getattr(self.codec, "compact", None)
         if self._encode_deferred is None or self._compact is None:
             self._encode_deferred = self._compact = None
+        self._defer_writes = defer_writes and self._encode_deferred is not None
+        if self._defer_writes:
+            self._cache_writes = True
+        # objects `apply` left in the cheap form: (when, namespace, name, the data written then)
+        self._written: deque[tuple[float, str, str, Any]] = deque()
         self.resource_version: str = ""
         if owner_index:
             self.add_index(OWNER_INDEX, owner_uid_index, trusted=True)
@@ -373,8 +389,14 @@ class Store:
                 view = self._view(e)
                 self.resource_version = rv
                 return Change(e.namespace, e.name, view, old=view)
-        p = self._prepare(obj)
-        change = self._commit(p)
+        if self._defer_writes:
+            p = _Prepared(self, obj)
+            p.data = self._encode_deferred(obj)  # type: ignore[misc]
+            change = self._commit(p)
+            self._written.append((_monotonic(), p.namespace, p.name, p.data))
+        else:
+            p = self._prepare(obj)
+            change = self._commit(p)
         if p.rv_text:
             self.resource_version = p.rv_text
         return change
@@ -438,6 +460,35 @@ class Store:
             e = popleft()
             e.data = compact(e.data)
         return len(pending)
+
+    @property
+    def deferred_writes(self) -> int:
+        """Writes queued for `compact_written` (an object written twice counts twice)."""
+        return len(self._written)
+
+    def compact_written(self, before: float, limit: int | None = None) -> float | None:
+        """Shrink up to ``limit`` objects `apply` left in the cheap form at or before ``before``
+        (a `time.monotonic()` value) and not written again since.
+
+        Returns when the oldest write still queued was made (None when none is): the caller
+        comes back once that is old enough. Versions replaced or deleted meanwhile are skipped.
+        """
+        written = self._written
+        compact = self._compact
+        if compact is None:
+            written.clear()
+            return None
+        n = 0
+        while written and (limit is None or n < limit):
+            when, namespace, name, data = written[0]
+            if when > before:
+                return when
+            written.popleft()
+            e = self._entry(namespace, name)
+            if e is not None and e.data is data:
+                e.data = compact(data)
+                n += 1
+        return written[0][0] if written else None
 
     def delete(self, namespace: str, name: str, resource_version: str | None = None) -> FrozenDict | None:
         """Remove one object; returns what was stored (None if absent)."""
@@ -670,6 +721,7 @@ class Store:
             "codec": self.codec.name,
             "payload_bytes": payload,
             "pending_compaction": len(self._pending),
+            "deferred_writes": len(self._written),
             "hot_views": len(self._hot),
             "label_sets": len(self._labels),
             "indexes": {n: len(ix.buckets) for n, ix in self._indexes.items()},

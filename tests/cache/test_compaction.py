@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from typing import Any
 
 import orjson
@@ -121,6 +122,33 @@ def test_uids_pack_only_when_canonical_and_always_round_trip(uid: str) -> None:
     assert (type(packed) is bytes) == (uid == "00000000-0000-4000-8000-00000000abcd")
 
 
+def test_deferred_writes_compact_once_quiet_and_skip_replaced_and_deleted_versions() -> None:
+    s = Store(defer_writes=True)
+    for i in range(30):
+        s.apply(pod(i))
+    t0 = time.monotonic()
+    assert s.deferred_writes == 30
+    s.apply(pod(4, rv=2))  # replaces the version queued first
+    s.delete("ns2", "p5")
+    assert thaw(s.get("p4", "ns1"))["metadata"]["resourceVersion"] == "2"  # served from the hot views
+    # nothing written after `before` is touched; the oldest write still queued is reported
+    assert s.compact_written(t0 - 60) == s._written[0][0] <= t0
+    assert s.deferred_writes == 31
+    assert s.compact_written(time.monotonic()) is None and s.deferred_writes == 0
+    expected = {(f"ns{i % 3}", f"p{i}"): pod(i, rv=2 if i == 4 else 1) for i in range(30) if i != 5}
+    s.clear_hot()
+    assert snapshot(s) == expected
+    plain = Store()
+    for obj in expected.values():
+        plain.apply(copy.deepcopy(obj))
+    # as compact as encoding at once (the dictionary learnt may differ a little)
+    assert abs(s.stats()["payload_bytes"] - plain.stats()["payload_bytes"]) < plain.stats()["payload_bytes"] * 0.05
+    # a store whose codec cannot defer encodes at once and queues nothing
+    d = Store(codec="dict", defer_writes=True)
+    d.apply(pod(1))
+    assert d.deferred_writes == 0 and d.compact_written(time.monotonic()) is None
+
+
 def informer(client: Client, namespace: str, **kwargs: Any) -> Informer:
     return Informer(ClientSource(client, CM, namespace=namespace), resource="core/v1/configmaps",
                     watch_config=FAST, **kwargs)
@@ -154,6 +182,22 @@ async def test_informer_compacts_in_the_background_and_reads_stay_exact(client: 
         json_size = sum(len(orjson.dumps(thaw(inf.reader.get(n, s)))) for s, n in inf.reader.keys())
         assert stats["payload_bytes"] < json_size / 2
     await asyncio.wait_for(inf.compacted(), 1)  # a stopped informer never blocks the waiter
+
+
+async def test_informer_deflates_watched_changes_once_they_stay_unchanged(client: Client, ns: str) -> None:
+    for i in range(12):
+        await client.create(cm(f"c{i}", data={"text": f"value {i} " * 20}), namespace=ns)
+    async with informer(client, ns) as inf:
+        inf.compact_delay = 0.3
+        await asyncio.wait_for(inf.compacted(), 5)
+        compact = inf.store.stats()["payload_bytes"]
+        for i in range(3):  # c0 changes repeatedly, then stays
+            await client.patch(CM, "c0", {"data": {"text": f"changed {i} " * 20}}, namespace=ns)
+        await eventually(lambda: inf.store.deferred_writes > 0)
+        assert inf.store.stats()["payload_bytes"] > compact  # the changed object is held as JSON for now
+        await eventually(lambda: inf.store.deferred_writes == 0, wait=5)
+        assert inf.store.stats()["payload_bytes"] < compact * 1.2
+        assert inf.reader.get("c0", ns)["data"]["text"] == "changed 2 " * 20
 
 
 async def test_compacted_returns_for_an_empty_list_and_after_a_stop_before_sync(client: Client, ns: str) -> None:
