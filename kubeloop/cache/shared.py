@@ -38,7 +38,7 @@ from kubeloop.cache.informer import Informer, InformerNotReady
 from kubeloop.cache.reader import CacheReader
 from kubeloop.cache.scope import Predicate, Scope
 from kubeloop.cache.source import ClientSource
-from kubeloop.cache.subscription import Subscription
+from kubeloop.cache.subscription import Sink, Subscription
 from kubeloop.cache.transform import DEFAULT, Filter, Transform
 from kubeloop.client.client import Client
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
@@ -150,12 +150,13 @@ class InformerHandle:
         await self._entry.informer.wait_synced(timeout)
 
     # ---- subscribers and indexes
-    def subscribe(self, *, queue_size: int | None = None, replay: bool = True, name: str = "") -> Subscription:
+    def subscribe(self, *, queue_size: int | None = None, replay: bool = True, name: str = "",
+                  sink: Sink | None = None) -> Subscription:
         """Events of this scope (see `Informer.subscribe`); closed on `release()`."""
         if self.released:
             raise RuntimeError(f"{self.scope}: subscribe() on a released handle")
         sub = self._entry.informer.subscribe(queue_size=queue_size, replay=replay, predicate=self.predicate,
-                                             name=name)
+                                             name=name, sink=sink)
         self._subs.append(sub)
         return sub
 

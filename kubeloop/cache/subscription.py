@@ -17,11 +17,18 @@ it (most controllers only need the key).
 
 A subscription of a narrower scope served by a broader informer has a `predicate`: events are
 translated at offer time (entering the scope reads as `added`, leaving it as `deleted`).
+
+A subscriber whose handling is synchronous and cheap (a controller only turns an event into a key
+for its work queue) may give a `sink`: a live event is then handed to it at once, in the
+informer's task, whenever nothing is queued before it, saving the task switch per event; queued
+items (batches, and events behind them) still wait for the subscriber's own reading, so the order
+holds. A sink that raises is logged; the event counts as delivered.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
@@ -33,6 +40,9 @@ from kubeloop.cache.store import Key, Store
 __all__ = ["Subscription", "SubscriptionClosed"]
 
 Predicate = Callable[[Mapping[str, Any]], bool]
+Sink = Callable[[Event], None]
+
+log = logging.getLogger("kubeloop.cache")
 
 
 class SubscriptionClosed(Exception):
@@ -82,6 +92,7 @@ class Subscription:
         predicate: Predicate | None = None,
         name: str = "",
         on_close: Callable[[Subscription], None] | None = None,
+        sink: Sink | None = None,
     ) -> None:
         if maxsize < 1:
             raise ValueError("maxsize must be at least 1")
@@ -101,6 +112,7 @@ class Subscription:
         self._ended = False  # the informer stopped: deliver what is queued, then end
         self._closed = False  # closed by the subscriber: end now
         self._on_close = on_close
+        self._sink = sink
 
     # ------------------------------------------------------------------ informer side
 
@@ -120,6 +132,14 @@ class Subscription:
             ev = narrowed
         if self._overflowed:
             self._note_dropped(ev)
+            return
+        sink = self._sink
+        if sink is not None and not self._queue:
+            self.delivered += 1
+            try:
+                sink(ev)
+            except Exception:
+                log.exception("%s: subscriber failed on %s %s/%s", self.name, ev.type, ev.namespace, ev.name)
             return
         if self._live >= self.maxsize:
             self._overflow()

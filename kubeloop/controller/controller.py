@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 import time
@@ -404,7 +405,10 @@ class Controller:
                     for index_name, fn in self._indexes.items():
                         handle.add_index(index_name, fn)
                 src = _Source(spec, cluster, handle, group, kind)
-                src.sub = handle.subscribe(name=f"{self.name}:{spec.role}:{spec.resource}")
+                # live changes go straight to the work queue (no task switch); the pump delivers the
+                # initial list and what queues behind it
+                src.sub = handle.subscribe(name=f"{self.name}:{spec.role}:{spec.resource}",
+                                           sink=functools.partial(self._on_event, src))
                 self._sources.append(src)
                 self._by_resource.setdefault((cluster, spec.resource), src)
                 self._by_gk.setdefault((cluster, group, kind), []).append(src)

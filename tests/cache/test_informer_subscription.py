@@ -120,3 +120,27 @@ async def test_close_and_end() -> None:
     t.close()
     assert t.closed and t.get_nowait() is None
     assert [e async for e in t] == []
+
+
+def test_a_sink_takes_live_events_at_once_and_queued_ones_keep_their_order(caplog: pytest.LogCaptureFixture) -> None:
+    f = Feed()
+    f.put("a", 1)
+    sunk: list[tuple[str, str]] = []
+    s = f.sub(sink=lambda ev: sunk.append((ev.type, ev.name)))
+    s._offer_batch(f.store.keys(), initial=True)  # a replay, as `Informer.subscribe` queues it
+    f.put("b", 2)  # behind the replay: queued, not sunk
+    assert sunk == [] and kinds(s.drain()) == [(ADDED, "a"), (ADDED, "b")]
+    f.put("b", 3)
+    f.delete("a")
+    assert sunk == [(MODIFIED, "b"), (DELETED, "a")] and s.get_nowait() is None
+    assert s.delivered == 4
+
+    def broken(ev: Event) -> None:
+        raise RuntimeError("sink bug")
+
+    t = f.sub(sink=broken)
+    f.put("c", 4)  # logged; the informer side goes on
+    assert "sink bug" in caplog.text and t.get_nowait() is None
+    t.close()
+    f.put("c", 5)
+    assert sunk[-1] == (MODIFIED, "c")
