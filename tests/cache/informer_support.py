@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import secrets
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest_asyncio
 
 from kubeloop.cache import Event, Subscription
-from kubeloop.client import ApiError, Client, RetryPolicy
+from kubeloop.client import Client, RetryPolicy
 from kubeloop.config import load_kubeconfig
 from kubeloop.watch import WatchConfig
 
@@ -28,13 +26,9 @@ async def client(apiserver: Any) -> AsyncIterator[Client]:
 
 
 @pytest_asyncio.fixture
-async def ns(client: Client) -> AsyncIterator[str]:
-    """A namespace of its own (so the tests also run on a shared real cluster)."""
-    name = f"kl-cache-{secrets.token_hex(4)}"
-    await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    yield name
-    with contextlib.suppress(ApiError):
-        await client.delete("v1/Namespace", name)
+async def ns(namespace: str) -> str:
+    """The plugin's namespace of this test's own (so the tests also run on a shared real cluster)."""
+    return namespace
 
 
 def cm(name: str, labels: dict[str, str] | None = None, data: dict[str, str] | None = None) -> dict[str, Any]:
