@@ -497,6 +497,8 @@ class Informer:
             self._compact_wanted.set()
         elif not self._compact_wanted.is_set():
             self._compact_done.set()
+        if store.deferred_writes and self._compact_timer is None:  # a name listed twice went through apply
+            self._schedule_compaction(self.compact_delay)
 
     def _init_done(self, resource_version: str) -> None:
         new = self._side if self._side is not None else self._new_store()
