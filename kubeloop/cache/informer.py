@@ -17,8 +17,10 @@ freed heap back to the OS (glibc `malloc_trim`). Reads are correct throughout; `
 for the end (benchmarks measure memory after it). An object a watch event changes is held in the
 cheap form too and deflated once it has stayed unchanged for `compact_delay` seconds (write-back
 compaction): an object that changes again meanwhile, as busy objects do, is never deflated for a
-version nobody keeps. Its newest version also stays decoded in the store's small LRU, for the
-reconcile that usually reads it next.
+version nobody keeps, and the reconcile that usually reads it next decodes JSON, not deflate.
+(Written views are not kept decoded: in a measurement that kept each newest view in the store's
+LRU, the views outlived the young GC generation and the collector's extra work cost more than
+the decodes saved.)
 
 Subscribers (`subscribe()`) each have a bounded queue (see `kubeloop.cache.subscription`): a slow
 one never slows the watch or the others. Readiness (`ready`, `reason`) reflects the watcher's

@@ -12,8 +12,7 @@ A small LRU keeps the views of recently written or read objects decoded.
 Write-back compaction (``defer_writes``, what informers use): a written object is held in the
 codec's cheap form (exact-size JSON) and deflated only once it has stayed unchanged for a while
 (`compact_written`), so an object that changes again soon, the usual case under churn, is never
-deflated for a version nobody keeps; its newest view is also kept decoded for the reads that
-follow a change.
+deflated for a version nobody keeps, and a read right after a change decodes JSON, not deflate.
 """
 
 from __future__ import annotations
@@ -214,7 +213,7 @@ class Store:
     mostly read what just changed; it costs ~10 us per write on Pods, so it is off by default).
     ``owner_index`` adds the built-in OWNER_INDEX and OWNER_REF_INDEX. With ``defer_writes``
     (and a codec that can defer, such as the default), `apply` stores the cheap form and queues the
-    object for `compact_written`; it implies ``cache_writes``.
+    object for `compact_written`.
 
     A written object becomes the store's: the caller must not change it afterwards.
     """
@@ -243,8 +242,6 @@ class Store:
         if self._encode_deferred is None or self._compact is None:
             self._encode_deferred = self._compact = None
         self._defer_writes = defer_writes and self._encode_deferred is not None
-        if self._defer_writes:
-            self._cache_writes = True
         # objects `apply` left in the cheap form: (when, namespace, name, the data written then)
         self._written: deque[tuple[float, str, str, Any]] = deque()
         self.resource_version: str = ""

@@ -130,7 +130,7 @@ def test_deferred_writes_compact_once_quiet_and_skip_replaced_and_deleted_versio
     assert s.deferred_writes == 30
     s.apply(pod(4, rv=2))  # replaces the version queued first
     s.delete("ns2", "p5")
-    assert thaw(s.get("p4", "ns1"))["metadata"]["resourceVersion"] == "2"  # served from the hot views
+    assert thaw(s.get("p4", "ns1"))["metadata"]["resourceVersion"] == "2"  # read from the cheap form
     # nothing written after `before` is touched; the oldest write still queued is reported
     assert s.compact_written(t0 - 60) == s._written[0][0] <= t0
     assert s.deferred_writes == 31
