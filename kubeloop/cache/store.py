@@ -315,9 +315,9 @@ class Store:
         ikeys = tuple(out)
         return ikeys if any(ikeys) else self._no_keys
 
-    def _prepare(self, obj: dict[str, Any]) -> _Prepared:
+    def _prepare(self, obj: dict[str, Any], deferred: bool = False) -> _Prepared:
         p = _Prepared(self, obj)
-        p.data = self.codec.encode(obj)
+        p.data = self._encode_deferred(obj) if deferred else self.codec.encode(obj)  # type: ignore[misc]
         return p
 
     def _commit(self, p: _Prepared) -> Change:
@@ -386,14 +386,10 @@ class Store:
                 view = self._view(e)
                 self.resource_version = rv
                 return Change(e.namespace, e.name, view, old=view)
+        p = self._prepare(obj, self._defer_writes)
+        change = self._commit(p)
         if self._defer_writes:
-            p = _Prepared(self, obj)
-            p.data = self._encode_deferred(obj)  # type: ignore[misc]
-            change = self._commit(p)
             self._written.append((_monotonic(), p.namespace, p.name, p.data))
-        else:
-            p = self._prepare(obj)
-            change = self._commit(p)
         if p.rv_text:
             self.resource_version = p.rv_text
         return change
