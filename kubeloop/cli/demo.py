@@ -12,6 +12,7 @@ steady state, no garbage collection). It takes a few seconds.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import sys
 import time
@@ -125,8 +126,7 @@ def traced(controller: Controller, narrator: Narrator) -> Controller:
         narrator.say(f"  reconcile {req.namespace}/{req.name}{gone}")
         return await inner(req, ctx)
 
-    controller.reconcile_fn = reconcile
-    return controller
+    return Controller.from_spec(dataclasses.replace(controller.spec, reconcile=reconcile))
 
 
 async def _until(what: str, check: Callable[[], Awaitable[bool]]) -> None:

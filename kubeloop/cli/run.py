@@ -175,7 +175,7 @@ class JSONFormatter(logging.Formatter):
 
 def configure_logging(fmt: str = "text", verbose: bool = False) -> None:
     """Log to stderr as text or JSON; DEBUG with ``verbose`` (INFO otherwise)."""
-    from kubeloop.controller.logs import RequestContextFilter
+    from kubeloop.controller import RequestContextFilter
 
     handler = logging.StreamHandler(sys.stderr)
     if fmt == "json":

@@ -1,10 +1,14 @@
 """The async Kubernetes API client: discovery + RESTMapper, CRUD, patch, server-side apply, the status
-subresource, watch streams, typed errors, retries and client-side rate limiting."""
+subresource, watch streams, typed errors, retries, client-side rate limiting and write hooks
+(`Client.with_write_hook`)."""
 
 from kubeloop.client.client import (
     ALL_NAMESPACES,
     Client,
     PatchType,
+    WriteDone,
+    WriteHook,
+    WriteRequest,
     format_field_selector,
     format_label_selector,
 )
@@ -82,6 +86,9 @@ __all__ = [
     "WatchEvent",
     "WatchStream",
     "WatchStreamError",
+    "WriteDone",
+    "WriteHook",
+    "WriteRequest",
     "dumps",
     "error_from_status",
     "format_field_selector",

@@ -11,7 +11,9 @@ discovery; objects are plain dicts in and out (any `Mapping` is accepted in). Na
 from __future__ import annotations
 
 import builtins
-from collections.abc import AsyncIterator, Mapping, Sequence
+import copy
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Unpack
 
@@ -97,6 +99,37 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return m if isinstance(m, Mapping) else {}
 
 
+WriteVerb = Literal["create", "update", "patch", "delete", "deletecollection", "request"]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRequest:
+    """A write the client is about to send, as a write hook sees it.
+
+    ``resource`` is None for `Client.request_json`; ``name`` is "" when the object is known only
+    from the answer (``generateName``, collections, ``request_json``); ``namespace`` is "" for
+    cluster-scoped resources (and when unknown).
+    """
+
+    verb: WriteVerb
+    method: str
+    path: str
+    resource: ApiResource | None
+    namespace: str
+    name: str
+    subresource: str | None
+    dry_run: bool
+
+
+WriteDone = Callable[[dict[str, Any] | None], None]
+"""Called once the write ended: with the server's answer, or None if it failed (or was cancelled)."""
+
+WriteHook = Callable[[WriteRequest], WriteDone | None]
+"""Called before every write a client sends; may return a `WriteDone` to hear how it ended."""
+
+_WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
 class Client:
     """Async client for one cluster. Use as `async with Client(config) as client:` (or call `close()`).
 
@@ -111,6 +144,22 @@ class Client:
         self.config = config
         self.transport = Transport(config, **options)
         self.mapper = RESTMapper(self._get_json)
+        self.write_hooks: tuple[WriteHook, ...] = ()
+        self._owns_transport = True
+
+    def with_write_hook(self, hook: WriteHook) -> Client:
+        """A client sharing this one's connections and discovery whose every write also calls ``hook``.
+
+        Every write path (create, replace, patch, apply, delete, delete_collection, the status
+        variants and `request_json` with a writing method) calls ``hook(WriteRequest)`` before
+        sending and the `WriteDone` it returns after, so a caller (read-your-writes) sees all of
+        them without wrapping the client. Closing the derived client leaves the connections open:
+        they belong to the original.
+        """
+        derived = copy.copy(self)
+        derived.write_hooks = (*self.write_hooks, hook)
+        derived._owns_transport = False
+        return derived
 
     # -- construction and lifetime --------------------------------------------------------------
 
@@ -143,8 +192,9 @@ class Client:
         await self.close()
 
     async def close(self) -> None:
-        """Close every pooled connection (open watches included)."""
-        await self.transport.close()
+        """Close every pooled connection (open watches included); a no-op on a `with_write_hook` copy."""
+        if self._owns_transport:
+            await self.transport.close()
 
     # -- discovery ------------------------------------------------------------------------------
 
@@ -160,9 +210,39 @@ class Client:
                            body: Any = None, content_type: str = "application/json") -> dict[str, Any]:
         """Escape hatch: any API path, JSON in and out, with the client's auth, retries and errors."""
         raw = None if body is None else (body if isinstance(body, bytes) else dumps(body))
-        _, data = await self.transport.request(method, path, params=params, body=raw,
-                                               content_type=content_type if raw is not None else None)
+        ctype = content_type if raw is not None else None
+        if method.upper() in _WRITE_METHODS:
+            dry = (params or {}).get("dryRun") == "All"
+            target = WriteRequest("request", method.upper(), path, None, "", "", None, dry)
+            return await self._write(target, params=params, body=raw, content_type=ctype)
+        _, data = await self.transport.request(method, path, params=params, body=raw, content_type=ctype)
         return _loads(data)
+
+    async def _write(self, target: WriteRequest, *, params: Mapping[str, str] | None, body: bytes | None,
+                     content_type: str | None) -> dict[str, Any]:
+        """Send one write, calling the write hooks around it (the single place every write goes through)."""
+        hooks = self.write_hooks
+        done = [d for hook in hooks if (d := hook(target)) is not None] if hooks else None
+        if not done:
+            _, data = await self.transport.request(target.method, target.path, params=params, body=body,
+                                                   content_type=content_type)
+            return _loads(data)
+        try:
+            _, data = await self.transport.request(target.method, target.path, params=params, body=body,
+                                                   content_type=content_type)
+            result = _loads(data)
+        except BaseException:
+            for d in done:
+                d(None)
+            raise
+        for d in done:
+            d(result)
+        return result
+
+    def _target(self, verb: WriteVerb, method: str, res: ApiResource, namespace: str | None, name: str,
+                subresource: str | None, dry_run: bool) -> WriteRequest:
+        return WriteRequest(verb, method, res.path(namespace, name or None, subresource), res, namespace or "",
+                            name, subresource, dry_run)
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -358,21 +438,21 @@ class Client:
                      field_manager: str | None = None, field_validation: str | None = None) -> dict[str, Any]:
         """POST a new object (its namespace: `metadata.namespace`, else `namespace`, else the default)."""
         res = await self.resolve(ResourceRef.of(obj))
-        path = res.path(self._object_target(res, obj, namespace))
-        _, data = await self.transport.request(
-            "POST", path, params=self._write_params(dry_run, field_manager, field_validation=field_validation),
+        target = WriteRequest("create", "POST", res.path(ns := self._object_target(res, obj, namespace)), res,
+                              ns or "", str(_meta(obj).get("name") or ""), None, dry_run)
+        return await self._write(
+            target, params=self._write_params(dry_run, field_manager, field_validation=field_validation),
             body=dumps(obj), content_type="application/json")
-        return _loads(data)
 
     async def replace(self, obj: Mapping[str, Any], *, namespace: str | None = None,
                       subresource: str | None = None, dry_run: bool = False,
                       field_manager: str | None = None) -> dict[str, Any]:
         """PUT the whole object; with `metadata.resourceVersion` set this is a guarded update (`Conflict`)."""
         res = await self.resolve(ResourceRef.of(obj))
-        path = res.path(self._object_target(res, obj, namespace), self._name_of(obj), subresource)
-        _, data = await self.transport.request("PUT", path, params=self._write_params(dry_run, field_manager),
-                                               body=dumps(obj), content_type="application/json")
-        return _loads(data)
+        target = self._target("update", "PUT", res, self._object_target(res, obj, namespace), self._name_of(obj),
+                              subresource, dry_run)
+        return await self._write(target, params=self._write_params(dry_run, field_manager), body=dumps(obj),
+                                 content_type="application/json")
 
     async def patch(self, resource: ResourceLike, name: str, patch: Mapping[str, Any] | Sequence[Any] | bytes,
                     *, type: PatchType = "merge", namespace: str | None = None,
@@ -382,12 +462,11 @@ class Client:
         if type not in PATCH_CONTENT_TYPES:
             raise ValueError(f"patch type {type!r} is not one of {', '.join(PATCH_CONTENT_TYPES)}")
         res = await self.resolve(resource)
-        path = res.path(self._namespace(res, namespace), name, subresource)
+        target = self._target("patch", "PATCH", res, self._namespace(res, namespace), name, subresource, dry_run)
         body = patch if isinstance(patch, bytes) else dumps(patch)
-        _, data = await self.transport.request(
-            "PATCH", path, params=self._write_params(dry_run, field_manager, force if type == "apply" else None),
+        return await self._write(
+            target, params=self._write_params(dry_run, field_manager, force if type == "apply" else None),
             body=body, content_type=PATCH_CONTENT_TYPES[type])
-        return _loads(data)
 
     async def apply(self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False,
                     subresource: str | None = None, namespace: str | None = None,
@@ -396,11 +475,10 @@ class Client:
         if not field_manager:
             raise ValueError("server-side apply needs a field_manager")
         res = await self.resolve(ResourceRef.of(obj))
-        path = res.path(self._object_target(res, obj, namespace), self._name_of(obj), subresource)
-        _, data = await self.transport.request(
-            "PATCH", path, params=self._write_params(dry_run, field_manager, force), body=dumps(obj),
-            content_type=PATCH_CONTENT_TYPES["apply"])
-        return _loads(data)
+        target = self._target("patch", "PATCH", res, self._object_target(res, obj, namespace), self._name_of(obj),
+                              subresource, dry_run)
+        return await self._write(target, params=self._write_params(dry_run, field_manager, force), body=dumps(obj),
+                                 content_type=PATCH_CONTENT_TYPES["apply"])
 
     @staticmethod
     def _delete_options(propagation_policy: str | None, preconditions: Mapping[str, str] | None,
@@ -425,11 +503,9 @@ class Client:
         """DELETE one object. Returns the server's answer: a `Status` (gone now) or the object (still
         terminating: finalizers, foreground deletion). `preconditions`: `{"uid": ..., "resourceVersion": ...}`."""
         res = await self.resolve(resource)
-        path = res.path(self._namespace(res, namespace), name)
+        target = self._target("delete", "DELETE", res, self._namespace(res, namespace), name, None, dry_run)
         body = self._delete_options(propagation_policy, preconditions, grace_period_seconds, dry_run)
-        _, data = await self.transport.request("DELETE", path, body=body,
-                                               content_type="application/json" if body else None)
-        return _loads(data)
+        return await self._write(target, params=None, body=body, content_type="application/json" if body else None)
 
     async def delete_collection(self, resource: ResourceLike, *, namespace: str | None = None,
                                 label_selector: LabelSelectorLike | None = None, field_selector: FieldSelectorLike | None = None,
@@ -437,12 +513,11 @@ class Client:
                                 grace_period_seconds: int | None = None, dry_run: bool = False) -> dict[str, Any]:
         """DELETE every matching object of a collection (in one namespace, or cluster-wide)."""
         res = await self.resolve(resource)
-        path = res.path(self._namespace(res, namespace))
+        target = self._target("deletecollection", "DELETE", res, self._namespace(res, namespace), "", None, dry_run)
         params = _selector_params(label_selector, field_selector)
         body = self._delete_options(propagation_policy, None, grace_period_seconds, dry_run)
-        _, data = await self.transport.request("DELETE", path, params=params, body=body,
-                                               content_type="application/json" if body else None)
-        return _loads(data)
+        return await self._write(target, params=params, body=body,
+                                 content_type="application/json" if body else None)
 
     # -- the status subresource -----------------------------------------------------------------
 
@@ -471,5 +546,5 @@ class Client:
                                 namespace=namespace, dry_run=dry_run)
 
 
-__all__ = ["ACCEPT_META", "ACCEPT_META_LIST", "ALL_NAMESPACES", "Client", "PatchType", "WatchEvent",
-           "format_field_selector", "format_label_selector"]
+__all__ = ["ACCEPT_META", "ACCEPT_META_LIST", "ALL_NAMESPACES", "Client", "PatchType", "WatchEvent", "WriteDone",
+           "WriteHook", "WriteRequest", "WriteVerb", "format_field_selector", "format_label_selector"]

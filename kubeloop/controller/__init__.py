@@ -2,10 +2,26 @@
 
 ``Controller(name, for_=..., reconcile=fn).owns(...).watches(...)``; ``reconcile(request, ctx)``
 returns a ``Result`` or raises (``TerminalError``: do not retry).
+
+Modules: ``_spec`` (the frozen `ControllerSpec`/`SourceSpec` the builder makes), ``_handlers``
+(event -> requests), ``_runtime`` (queue, sources, workers), ``_context`` (what a reconcile gets,
+through ``_scope``'s narrow `RuntimeView`), ``_readyourwrites`` (the write tracker and its client
+write hook), ``_apply``/``_status`` (no-op-skipping writes), plus the helpers below.
 """
 
-from kubeloop.controller.context import Context, OverlayReader
-from kubeloop.controller.controller import Controller, ControllerError, ReconcileFn
+from kubeloop.controller._context import Context
+from kubeloop.controller._controller import Controller
+from kubeloop.controller._handlers import (
+    EnqueueForObject,
+    EnqueueForOwner,
+    EnqueueMapped,
+    EventHandler,
+    MapFn,
+    PrimaryKind,
+)
+from kubeloop.controller._runtime import ControllerError
+from kubeloop.controller._scope import OverlayReader
+from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec
 from kubeloop.controller.events import EventRecorder
 from kubeloop.controller.finalizers import (
     add_finalizer,
@@ -14,6 +30,7 @@ from kubeloop.controller.finalizers import (
     is_deleting,
     remove_finalizer,
 )
+from kubeloop.controller.logs import RequestContextFilter
 from kubeloop.controller.ownership import (
     AlreadyOwnedError,
     controller_of,
@@ -32,7 +49,6 @@ from kubeloop.controller.predicates import (
     resource_version_changed,
 )
 from kubeloop.controller.request import DEFAULT_CLUSTER, Request, Result, TerminalError
-from kubeloop.controller.sources import SourceSpec
 
 __all__ = [
     "DEFAULT_CLUSTER",
@@ -40,11 +56,19 @@ __all__ = [
     "Context",
     "Controller",
     "ControllerError",
+    "ControllerSpec",
+    "EnqueueForObject",
+    "EnqueueForOwner",
+    "EnqueueMapped",
+    "EventHandler",
     "EventRecorder",
+    "MapFn",
     "OverlayReader",
     "Predicate",
+    "PrimaryKind",
     "ReconcileFn",
     "Request",
+    "RequestContextFilter",
     "Result",
     "SourceSpec",
     "TerminalError",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
 import kubeloop.cli.demo as demo
 from kubeloop.cli.demo import run_demo
+from kubeloop.controller import Controller
 
 
 async def test_demo_runs_green_and_shows_the_controller_at_work(capsys: Any) -> None:
@@ -50,8 +52,7 @@ async def test_demo_fails_when_the_controller_misbehaves(capsys: Any, monkeypatc
                     await ctx.apply(cm, owner=app)
                     await ctx.apply(dep, owner=app)
 
-            c.reconcile_fn = no_status
-            return c
+            return Controller.from_spec(dataclasses.replace(c.spec, reconcile=no_status))
 
     monkeypatch.setattr(demo, "load_example", lambda: Broken)
     monkeypatch.setattr(demo, "STEP_TIMEOUT", 1.0)

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubeloop.cache.frozen import freeze
-from kubeloop.controller.apply import Applied, AppliedMemory, can_skip, contains, fingerprint, is_full_object
+from kubeloop.controller._apply import Applied, AppliedMemory, can_skip, contains, fingerprint, is_full_object
 
 
 def live_dep() -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubeloop.controller.readyourwrites import WriteTracker, rv_at_least, rv_newer
+from kubeloop.controller._readyourwrites import WriteTracker, rv_at_least, rv_newer
 
 K = ("default", "", "ConfigMap", "ns", "a")
 

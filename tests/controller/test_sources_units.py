@@ -1,4 +1,5 @@
-"""Unit tests of sources, requests, results, logs and how a controller turns events into queue keys."""
+"""Unit tests of sources, event handlers, requests, results, logs and how a controller turns events into
+queue keys."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import pytest
 
 from kubeloop.cache.events import ADDED, DELETED, MODIFIED, Event
 from kubeloop.cache.frozen import freeze
-from kubeloop.controller import Controller, Request, Result, generation_changed
-from kubeloop.controller.controller import _Source
+from kubeloop.controller import Controller, PrimaryKind, Request, Result, SourceSpec, generation_changed
+from kubeloop.controller._handlers import mapped_requests, owner_requests
+from kubeloop.controller._runtime import ControllerRuntime
+from kubeloop.controller._spec import combine_predicates
 from kubeloop.controller.logs import RequestContextFilter, current_request, request_logger
-from kubeloop.controller.sources import SourceSpec, combine_predicates, mapped_requests, owner_requests
 from kubeloop.queue import LOW_PRIORITY
 
 
@@ -32,20 +34,22 @@ def test_request_and_result() -> None:
         Result(requeue_after=-1)
 
 
+WIDGET = PrimaryKind("ex.com", "Widget", True)
+
+
 def test_owner_requests_follow_the_controller_reference_of_the_primary_kind() -> None:
     out: set[Request] = set()
-    owner_requests(child([ref(controller=False, name="x"), ref(name="w")]), "c", "ex.com", "Widget", True, False, out)
+    owner_requests(child([ref(controller=False, name="x"), ref(name="w")]), "c", WIDGET, False, out)
     assert out == {Request("c", "n", "w")}
     out.clear()
-    owner_requests(child([ref(kind="Other"), ref(name="w2", controller=False)]), "c", "ex.com", "Widget", True,
-                   False, out)
+    owner_requests(child([ref(kind="Other"), ref(name="w2", controller=False)]), "c", WIDGET, False, out)
     assert out == set()  # the controller reference is not a Widget
-    owner_requests(child([ref(name="a", controller=False), ref(name="b")]), "c", "ex.com", "Widget", True, True, out)
+    owner_requests(child([ref(name="a", controller=False), ref(name="b")]), "c", WIDGET, True, out)
     assert out == {Request("c", "n", "a"), Request("c", "n", "b")}
     out.clear()
-    owner_requests(child([ref(api="other.com/v1")]), "c", "ex.com", "Widget", True, False, out)
+    owner_requests(child([ref(api="other.com/v1")]), "c", WIDGET, False, out)
     assert out == set()  # same kind, other group
-    owner_requests(child([ref(kind="Node", api="v1", name="n1")]), "c", "", "Node", False, False, out)
+    owner_requests(child([ref(kind="Node", api="v1", name="n1")]), "c", PrimaryKind("", "Node", False), False, out)
     assert out == {Request("c", "", "n1")}  # cluster-scoped owner
 
 
@@ -76,24 +80,34 @@ def event(t: str, name: str, new: Any = None, old: Any = None, initial: bool = F
 
 
 def test_dispatch_priorities_predicates_and_owner_mapping() -> None:
-    ctl = Controller("dispatch-test", for_="ex.com/v1/Widget", reconcile=noop, predicates=generation_changed)
-    ctl._primary_gk = ("ex.com", "Widget", True)
-    primary = _Source(ctl.sources[0], "default", None, "ex.com", "Widget")  # type: ignore[arg-type]
-    ctl._dispatch(primary, event(ADDED, "a", {"metadata": {"name": "a", "generation": 1}}, initial=True))
-    ctl._dispatch(primary, event(ADDED, "b", {"metadata": {"name": "b", "generation": 1}}))
-    assert ctl.queue.core.priority_of(Request("default", "n", "a")) == LOW_PRIORITY
-    assert ctl.queue.core.priority_of(Request("default", "n", "b")) == 0
+    ctl = (Controller("dispatch-test", for_="ex.com/v1/Widget", reconcile=noop, predicates=generation_changed)
+           .owns("v1/ConfigMap"))
+    runtime = ControllerRuntime(ctl.spec)
+    primary, owned = ctl.sources
+    runtime.dispatch(primary, WIDGET, event(ADDED, "a", {"metadata": {"name": "a", "generation": 1}}, initial=True))
+    runtime.dispatch(primary, WIDGET, event(ADDED, "b", {"metadata": {"name": "b", "generation": 1}}))
+    queue = runtime.queue
+    assert queue.core.priority_of(Request("default", "n", "a")) == LOW_PRIORITY
+    assert queue.core.priority_of(Request("default", "n", "b")) == 0
     same = {"metadata": {"name": "c", "generation": 1}}
-    ctl._dispatch(primary, event(MODIFIED, "c", same, same))  # status-only: filtered
-    assert Request("default", "n", "c") not in ctl.queue
-    ctl.owns("v1/ConfigMap")
-    owned = _Source(ctl.sources[1], "default", None, "", "ConfigMap")  # type: ignore[arg-type]
+    runtime.dispatch(primary, WIDGET, event(MODIFIED, "c", same, same))  # status-only: filtered
+    assert Request("default", "n", "c") not in queue
     old = child([ref(name="old-owner")])
     new = child([ref(name="new-owner")])
-    ctl._dispatch(owned, event(MODIFIED, "c", new, old))
-    assert Request("default", "n", "old-owner") in ctl.queue and Request("default", "n", "new-owner") in ctl.queue
-    ctl._dispatch(owned, event(DELETED, "c", None, child([ref(name="gone-owner")])))
-    assert Request("default", "n", "gone-owner") in ctl.queue
+    runtime.dispatch(owned, WIDGET, event(MODIFIED, "c", new, old))
+    assert Request("default", "n", "old-owner") in queue and Request("default", "n", "new-owner") in queue
+    runtime.dispatch(owned, WIDGET, event(DELETED, "c", None, child([ref(name="gone-owner")])))
+    assert Request("default", "n", "gone-owner") in queue
+
+
+def test_builder_keeps_a_frozen_spec() -> None:
+    ctl = Controller("spec-test", for_="v1/ConfigMap", reconcile=noop)
+    before = ctl.spec
+    assert ctl.owns("v1/Secret") is ctl  # the fluent builder returns the controller ...
+    assert ctl.spec is not before and len(before.sources) == 1  # ... and replaces the frozen spec
+    with pytest.raises(AttributeError):
+        ctl.spec.name = "other"  # type: ignore[misc]
+    assert [s.role for s in ctl.spec.sources] == ["for", "owns"] and ctl.spec.field_manager == "spec-test"
 
 
 def test_builder_validation_and_sources() -> None:

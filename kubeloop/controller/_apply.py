@@ -13,7 +13,8 @@ without a request, when an apply is certainly a no-op:
   caches), or the cached live object contains every desired field with the desired value.
 
 Anything else goes to the server. After a restart the memory is empty, so the first apply of each
-object is sent once; from then on a steady state makes no calls.
+object is sent once; from then on a steady state makes no calls. Pure code: `Context.apply` does
+the I/O.
 """
 
 from __future__ import annotations
@@ -22,15 +23,11 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from kubeloop.cache.frozen import json_default
-from kubeloop.client.resources import ResourceRef
-
-if TYPE_CHECKING:
-    from kubeloop.controller.context import Context
 
 _IGNORED_TOP = frozenset({"apiVersion", "kind"})
 _LIST_KEYS = ("name", "containerPort", "port", "mountPath", "devicePath", "ip", "type")
@@ -152,41 +149,7 @@ def can_skip(
     return is_full_object(live) and desired_contained(live, desired)
 
 
-def _rv_uid(obj: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
+def rv_uid(obj: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
+    """(resourceVersion, uid) of an object, None when absent."""
     meta = (obj or {}).get("metadata") or {}
     return meta.get("resourceVersion") or None, meta.get("uid") or None
-
-
-async def apply_object(ctx: Context, obj: Mapping[str, Any], *, force: bool = True,
-                       subresource: str | None = None) -> Mapping[str, Any]:
-    """Server-side apply ``obj`` through ``ctx``'s tracked client unless it is certainly a no-op.
-
-    A namespaced object without a namespace gets the request's. Returns the server's answer, or
-    the cached (read-only) object when the call was skipped.
-    """
-    controller = ctx._controller
-    client = ctx.client
-    res = await client.resolve(ResourceRef.of(obj))
-    meta = obj.get("metadata") or {}
-    if res.namespaced and not meta.get("namespace") and ctx.request.namespace:
-        obj = {**obj, "metadata": {**meta, "namespace": ctx.request.namespace}}
-        meta = obj["metadata"]
-    if not meta.get("name"):
-        raise ValueError("apply needs metadata.name")
-    key = (ctx.request.cluster, res.group, res.kind, meta.get("namespace") or "" if res.namespaced else "",
-           str(meta["name"]))
-    memory_key = (key, ctx.field_manager, subresource)
-    fp = fingerprint(obj)
-    live = controller._read(key)
-    if can_skip(live, obj, controller.applied.get(memory_key), fp):
-        controller.metrics.apply_skipped += 1
-        assert live is not None
-        return live
-    try:
-        result = await client.apply(obj, field_manager=ctx.field_manager, force=force, subresource=subresource)
-    except BaseException:
-        controller.applied.forget(memory_key)
-        raise
-    rv, uid = _rv_uid(result)
-    controller.applied.put(memory_key, Applied(fp, rv, uid))
-    return result

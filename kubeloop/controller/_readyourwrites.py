@@ -21,18 +21,25 @@ Two problems every cache-based controller has, and what this module does about t
    when the write returns; a failed write releases them unchanged.
 
 resourceVersions are compared as integers (etcd revisions; Kubernetes documents them as
-comparable since 1.35); a non-numeric one is only ever compared for equality. Pure, synchronous
-code: the asyncio waiting lives in the controller.
+comparable since 1.35); a non-numeric one is only ever compared for equality. `WriteTracker` is
+pure, synchronous code; `ReadYourWrites` is its thin asyncio shell: the write hook a reconcile's
+client carries (`kubeloop.client.Client.with_write_hook`, so every write path is seen), the
+overlay reads and the wait before the next reconcile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+from kubeloop.client import WriteDone, WriteHook, WriteRequest
+from kubeloop.metrics import READ_YOUR_WRITES_WAITS
 
 ObjectKey = tuple[str, str, str, str, str]
 """(cluster, group, kind, namespace, name): one object, whatever version or informer shows it."""
@@ -173,6 +180,10 @@ class WriteTracker:
 
     # ------------------------------------------------------------------ events
 
+    def tracks(self, key: ObjectKey) -> bool:
+        """True if a write of ``key`` is in flight or not yet seen (its events must go through `on_event`)."""
+        return key in self._keys
+
     def on_event(self, key: ObjectKey, old_rv: str | None, new_rv: str | None, deliver: Deliver) -> None:
         """One watch event of ``key`` (None rv: absent before / deleted after).
 
@@ -289,3 +300,151 @@ class WriteTracker:
     def __len__(self) -> int:
         """Writes not yet seen (in flight included)."""
         return sum(len(ws) for ws in self._keys.values())
+
+
+# ---------------------------------------------------------------------- the asyncio shell
+
+
+class CachedObjects(Protocol):
+    """What the tracker needs to know of the controller's caches."""
+
+    def cached(self, key: ObjectKey) -> Mapping[str, Any] | None:
+        """The cached object of ``key``, or None."""
+        ...
+
+    def observable(self, key: ObjectKey, obj: Mapping[str, Any] | None) -> bool:
+        """True if some cache of the controller would show ``obj`` written at ``key``."""
+        ...
+
+
+def _uid_of(obj: Mapping[str, Any] | None) -> str | None:
+    meta = (obj or {}).get("metadata")
+    return (meta.get("uid") or None) if isinstance(meta, Mapping) else None
+
+
+def _written_objects(target: WriteRequest, result: Mapping[str, Any]) -> Iterator[tuple[ObjectKey, Mapping[str, Any]]]:
+    """(key without cluster, object) of what a write known only from its answer changed."""
+    kind = result.get("kind") or ""
+    items = result.get("items") if kind.endswith("List") else None
+    objs = items if isinstance(items, list) else [result]
+    api_version = result.get("apiVersion") or ""
+    res = target.resource
+    for obj in objs:
+        meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+        if not isinstance(meta, Mapping) or not meta.get("name") or obj.get("kind") == "Status":
+            continue
+        if res is not None:
+            group, okind = res.group, res.kind
+        else:
+            group = (obj.get("apiVersion") or api_version).rpartition("/")[0]
+            okind = obj.get("kind") or kind.removesuffix("List")
+        yield ("", group, okind, meta.get("namespace") or "", str(meta["name"])), obj
+
+
+class ReadYourWrites:
+    """A controller's read-your-writes: the `WriteTracker`, the write hook and the wait before a reconcile."""
+
+    def __init__(self, controller: str, *, timeout: float, log: logging.Logger,
+                 on_own_event: Callable[[], None] | None = None) -> None:
+        self.controller = controller
+        self.timeout = timeout
+        self.log = log
+        self.tracker = WriteTracker(on_own_event=on_own_event)
+        self.tracker.add_listener(self._wake)
+        self._waiters: list[asyncio.Future[None]] = []
+        self.caches: CachedObjects | None = None
+
+    def bind(self, caches: CachedObjects) -> None:
+        """Use ``caches`` (the running controller's sources) for lookups."""
+        self.caches = caches
+
+    def _cached(self, key: ObjectKey) -> Mapping[str, Any] | None:
+        return self.caches.cached(key) if self.caches is not None else None
+
+    def read(self, key: ObjectKey) -> Mapping[str, Any] | None:
+        """The cached object of ``key``, or our newer write of it."""
+        return self.tracker.overlay(key, self._cached(key))
+
+    # ------------------------------------------------------------------ writes (the client hook)
+
+    def hook(self, cluster: str, owner: Hashable | None) -> WriteHook:
+        """A `kubeloop.client.WriteHook` recording the writes of ``owner``'s reconcile on ``cluster``."""
+
+        def before(target: WriteRequest) -> WriteDone | None:
+            if target.dry_run or target.subresource not in (None, "status"):
+                return None  # nothing changes / another object (a Scale) comes back
+            res = target.resource
+            if res is None or not target.name:
+                return lambda result: self._record_after(cluster, owner, target, result)
+            key: ObjectKey = (cluster, res.group, res.kind, target.namespace, target.name)
+            cached = self._cached(key)
+            tracker = self.tracker
+            w = tracker.begin(key, tracker.prior_rv(key, _rv_of(cached)), owner=owner, uid=_uid_of(cached))
+
+            def done(result: dict[str, Any] | None) -> None:
+                if result is None:
+                    tracker.fail(w)
+                else:
+                    tracker.finish(w, result)
+
+            return done
+
+        return before
+
+    def _record_after(self, cluster: str, owner: Hashable | None, target: WriteRequest,
+                      result: Mapping[str, Any] | None) -> None:
+        """A write whose object was known only from the answer (generateName, collections, request_json)."""
+        if result is None:
+            return
+        tracker = self.tracker
+        for (_, group, kind, ns, name), obj in _written_objects(target, result):
+            key: ObjectKey = (cluster, group, kind, ns, name)
+            cached = self._cached(key)
+            w = tracker.begin(key, tracker.prior_rv(key, _rv_of(cached)), owner=owner,
+                              uid=_uid_of(obj) or _uid_of(cached))
+            gone = target.method == "DELETE" and not (obj.get("metadata") or {}).get("deletionTimestamp")
+            tracker.finish(w, None if gone else obj)
+
+    # ------------------------------------------------------------------ waiting
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for f in waiters:
+            if not f.done():
+                f.set_result(None)
+
+    def _outstanding(self, owner: Hashable) -> list[Write]:
+        tracker, caches = self.tracker, self.caches
+        out = []
+        for w in tracker.pending(owner):
+            if caches is None or not caches.observable(w.key, w.obj):
+                continue
+            if rv_at_least(_rv_of(caches.cached(w.key)), w.rv):
+                tracker.on_observed(w.key, w.rv)
+                continue
+            out.append(w)
+        return out
+
+    async def wait(self, owner: Hashable) -> None:
+        """Wait (up to ``timeout``) until the caches show ``owner``'s earlier writes they can show."""
+        outstanding = self._outstanding(owner)
+        if not outstanding:
+            return
+        deadline = time.monotonic() + self.timeout
+        loop = asyncio.get_running_loop()
+        while True:
+            outstanding = [w for w in outstanding if not w.seen]
+            if not outstanding:
+                READ_YOUR_WRITES_WAITS.labels(self.controller, "caught_up").inc()
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                READ_YOUR_WRITES_WAITS.labels(self.controller, "timeout").inc()
+                self.log.debug("%s: cache did not show %d own write(s) of %s within %.1fs", self.controller,
+                               len(outstanding), owner, self.timeout)
+                self.tracker.release(outstanding)
+                return
+            fut: asyncio.Future[None] = loop.create_future()
+            self._waiters.append(fut)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(fut, left)

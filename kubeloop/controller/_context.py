@@ -4,7 +4,8 @@
   own writes (read your writes);
 - ``ctx.reader(resource)``: the cache of any kind the controller watches (``for_``/``owns``/
   ``watches``), ``ctx.owned(resource)``: the primary's children of a kind it owns;
-- ``ctx.client``: a `kubeloop.client.Client` for the request's cluster whose writes are tracked;
+- ``ctx.client``: a `kubeloop.client.Client` for the request's cluster whose writes are tracked
+  (a write hook: every write path is seen by read-your-writes);
 - ``ctx.apply(obj)``, ``ctx.apply_status(status)``, ``ctx.patch_status(patch)``: writes that skip
   the server call when nothing would change;
 - ``ctx.event(...)``: a Kubernetes Event about the primary (or another object);
@@ -15,65 +16,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kubeloop.cache.frozen import FrozenDict, freeze
+from kubeloop.cache.frozen import FrozenDict
 from kubeloop.cache.index import OWNER_INDEX
-from kubeloop.controller.apply import apply_object
+from kubeloop.cache.shared import SharedCache
+from kubeloop.client import Client, ResourceRef
+from kubeloop.controller._apply import Applied, can_skip, fingerprint, rv_uid
+from kubeloop.controller._scope import OverlayReader, RuntimeView
+from kubeloop.controller._status import status_apply_body, status_contains, status_patch_body
 from kubeloop.controller.logs import RequestLogger, request_logger
 from kubeloop.controller.ownership import set_controller_reference
 from kubeloop.controller.request import Request
-from kubeloop.controller.tracked_client import TrackedClient
-
-_list = list
-
-if TYPE_CHECKING:
-    from kubeloop.cache.reader import CacheReader
-    from kubeloop.cache.shared import SharedCache
-    from kubeloop.controller.controller import Controller
-
-
-def _view(obj: Mapping[str, Any] | None) -> FrozenDict | None:
-    if obj is None or isinstance(obj, FrozenDict):
-        return obj
-    return freeze(dict(obj))
-
-
-class OverlayReader:
-    """A cache reader of one kind that shows the controller's own newer writes on ``get``."""
-
-    def __init__(self, ctx: Context, reader: CacheReader, group: str, kind: str) -> None:
-        self._ctx = ctx
-        self.reader = reader
-        self.group = group
-        self.kind = kind
-
-    def get(self, name: str, namespace: str = "") -> FrozenDict | None:
-        """The object (read-only), or our own newer write of it."""
-        cached = self.reader.get(name, namespace)
-        tracker = self._ctx._controller.tracker
-        if tracker is None:
-            return cached
-        return _view(tracker.overlay((self._ctx.request.cluster, self.group, self.kind, namespace, name), cached))
-
-    def list(self, namespace: str | None = None, label_selector: Any = None,
-             field_selector: Any = None) -> _list[FrozenDict]:
-        """Cached objects (as the informer has them)."""
-        return self.reader.list(namespace, label_selector, field_selector)
-
-    def by_index(self, index: str, key: str) -> _list[FrozenDict]:
-        """Cached objects filed under ``key`` in ``index``."""
-        return self.reader.by_index(index, key)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.reader, name)
 
 
 class Context:
     """What one reconcile of one request gets (see the module docstring). Built per reconcile."""
 
-    def __init__(self, controller: Controller, request: Request, client: TrackedClient, reconcile_id: str) -> None:
-        self._controller = controller
+    def __init__(self, runtime: RuntimeView, request: Request, client: Client, reconcile_id: str) -> None:
+        self._rt = runtime
         self.request = request
         self.client = client
         self.reconcile_id = reconcile_id
@@ -84,8 +45,7 @@ class Context:
         """A logger whose lines carry the controller, cluster, namespace, name and reconcile id."""
         log = self._log
         if log is None:
-            log = self._log = request_logger(self._controller.log, self._controller.name, self.request,
-                                             self.reconcile_id)
+            log = self._log = request_logger(self._rt.log, self._rt.name, self.request, self.reconcile_id)
         return log
 
     # ------------------------------------------------------------------ identity
@@ -93,23 +53,22 @@ class Context:
     @property
     def controller(self) -> str:
         """The controller's name (also its default field manager)."""
-        return self._controller.name
+        return self._rt.name
 
     @property
     def cluster(self) -> str:
+        """The request's cluster."""
         return self.request.cluster
 
     @property
     def field_manager(self) -> str:
         """The field manager name used by ``apply``."""
-        return self._controller.field_manager
+        return self._rt.field_manager
 
     @property
     def cache(self) -> SharedCache:
         """The shared cache the controller runs on."""
-        cache = self._controller.cache
-        assert cache is not None
-        return cache
+        return self._rt.cache
 
     # ------------------------------------------------------------------ reads
 
@@ -120,12 +79,11 @@ class Context:
 
     def primary_reader(self) -> OverlayReader:
         """The cache of the primary kind in this cluster."""
-        return self.reader(self._controller.for_resource)
+        return self.reader(self._rt.for_resource)
 
     def reader(self, resource: str) -> OverlayReader:
         """The cache of ``resource`` (as named in ``for_``/``owns``/``watches``) in this cluster."""
-        src = self._controller._source_for(self.request.cluster, resource)
-        return OverlayReader(self, src.handle.store, src.group, src.kind)
+        return self._rt.reader(self.request.cluster, resource)
 
     def owned(self, resource: str, owner: Mapping[str, Any] | None = None) -> list[FrozenDict]:
         """The cached objects of ``resource`` whose ownerReferences name ``owner`` (default: the primary)."""
@@ -144,25 +102,60 @@ class Context:
         """Server-side apply ``obj`` as this controller, unless the cache shows it would change nothing.
 
         ``owner``: make it the controller owner of ``obj`` first (``set_controller_reference``).
-        Returns the server's answer, or the cached object when the call was skipped.
+        A namespaced object without a namespace gets the request's. Returns the server's answer,
+        or the cached (read-only) object when the call was skipped (see `kubeloop.controller._apply`).
         """
         if owner is not None:
             obj = set_controller_reference(owner, dict(obj))
-        return await apply_object(self, obj, force=force, subresource=subresource)
+        rt, client, req = self._rt, self.client, self.request
+        res = await client.resolve(ResourceRef.of(obj))
+        meta = obj.get("metadata") or {}
+        if res.namespaced and not meta.get("namespace") and req.namespace:
+            obj = {**obj, "metadata": {**meta, "namespace": req.namespace}}
+            meta = obj["metadata"]
+        if not meta.get("name"):
+            raise ValueError("apply needs metadata.name")
+        key = (req.cluster, res.group, res.kind, meta.get("namespace") or "" if res.namespaced else "",
+               str(meta["name"]))
+        memory_key = (key, rt.field_manager, subresource)
+        fp = fingerprint(obj)
+        live = rt.read(key)
+        if live is not None and can_skip(live, obj, rt.applied.get(memory_key), fp):
+            rt.skipped_write()
+            return live
+        try:
+            result = await client.apply(obj, field_manager=rt.field_manager, force=force, subresource=subresource)
+        except BaseException:
+            rt.applied.forget(memory_key)
+            raise
+        rt.applied.put(memory_key, Applied(fp, *rv_uid(result)))
+        return result
+
+    def _status_target(self, obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        target = obj if obj is not None else self.get()
+        if target is None:
+            raise LookupError(f"{self.request}: the object is not in the cache (deleted?); no status to write")
+        return target
 
     async def apply_status(self, status: Mapping[str, Any], *, obj: Mapping[str, Any] | None = None,
                            force: bool = True) -> Mapping[str, Any]:
         """Server-side apply ``status`` to the primary's (or ``obj``'s) status subresource."""
-        from kubeloop.controller.status import apply_status
-
-        return await apply_status(self, status, obj=obj, force=force)
+        body = status_apply_body(self._status_target(obj), status)
+        return await self.apply(body, force=force, subresource="status")
 
     async def patch_status(self, patch: Mapping[str, Any], *, obj: Mapping[str, Any] | None = None,
                            resource_version: str | None = None) -> Mapping[str, Any]:
         """JSON merge-patch the primary's (or ``obj``'s) status; skipped if the cache already matches."""
-        from kubeloop.controller.status import patch_status
-
-        return await patch_status(self, patch, obj=obj, resource_version=resource_version)
+        target = self._status_target(obj)
+        meta = target.get("metadata") or {}
+        name, namespace = str(meta.get("name")), meta.get("namespace") or None
+        live = self.primary_reader().get(name, namespace or "") if obj is None else target
+        if live is not None and status_contains(live, patch):
+            self._rt.skipped_write()
+            return live
+        return await self.client.patch_status(f"{target.get('apiVersion')}/{target.get('kind')}", name,
+                                              status_patch_body(patch, resource_version), namespace=namespace,
+                                              type="merge", field_manager=self.field_manager)
 
     # ------------------------------------------------------------------ events
 
@@ -172,7 +165,7 @@ class Context:
         target = obj if obj is not None else self.get()
         if target is None:
             return
-        recorder = self._controller.recorder
+        recorder = self._rt.recorder
         if recorder is not None:
             recorder.record(self.request.cluster, target, type=type, reason=reason, note=note,
                             action=action or reason, related=related)

@@ -1,0 +1,285 @@
+"""`Controller`: sources -> work queue -> workers -> ``reconcile(request, ctx)``.
+
+One shape, fluent::
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        obj = ctx.get()                       # the primary, from the cache; None: deleted
+        ...
+        return Result()                       # or Result(requeue_after=60), or raise
+
+    widgets = (
+        Controller("widgets", for_="example.com/v1/Widget", reconcile=reconcile,
+                   predicates=[generation_changed | deleting])
+        .owns("v1/ConfigMap")
+        .owns("apps/v1/Deployment")
+        .watches("v1/Secret", lambda s: secret_users(s))
+    )
+    async with SharedCache(client) as cache:
+        await widgets.run(cache)              # until widgets.stop() or cancellation
+
+Semantics (controller-runtime's, see docs/controllers.md): a request is never reconciled by
+two workers at once; changes during a reconcile queue exactly one more run; an exception retries
+the request with per-key exponential backoff (5 ms doubling to 1000 s); ``TerminalError`` is
+not retried; ``Result(requeue_after=s)`` resets the backoff and runs again in ``s`` seconds;
+``Result(requeue=True)`` retries after the backoff. Changes seen in an informer's initial list
+are queued with low priority so a restart does not delay live changes. Workers start once every
+source's informer has synced.
+
+Read your own writes (on by default): writes made through ``ctx`` are tracked; the next
+reconcile of the same request waits (up to ``read_your_writes_timeout``) for the caches to show
+them, and watch events caused only by those writes do not enqueue another reconcile.
+
+Shape: the builder keeps a frozen `ControllerSpec` (``controller.spec``; each builder call replaces
+it), a `ControllerRuntime` runs it, and a reconcile sees the runtime only through its `Context`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+
+from kubeloop.cache.index import IndexFunc
+from kubeloop.cache.reader import CacheReader
+from kubeloop.cache.shared import SharedCache
+from kubeloop.cache.transform import DEFAULT, Transform
+from kubeloop.client import Client
+from kubeloop.controller._handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped, MapFn
+from kubeloop.controller._runtime import ControllerError, ControllerRuntime
+from kubeloop.controller._spec import ControllerSpec, Predicates, ReconcileFn, SourceSpec, combine_predicates
+from kubeloop.controller.request import Request
+from kubeloop.metrics import ControllerMetrics
+from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, RateLimiter, WorkQueue
+
+__all__ = ["Controller", "ControllerError", "ReconcileFn"]
+
+
+class Controller:
+    """A reconcile loop over one primary kind; see the module docstring.
+
+    Options: ``predicates`` filter the primary's changes; ``namespace``/``label_selector``/
+    ``field_selector`` narrow the primary's informer; ``max_concurrent_reconciles`` (default 1);
+    ``reconcile_timeout`` seconds (None: no limit; a timeout is an error, retried);
+    ``rate_limiter``/``debounce`` tune the queue; ``clusters`` restricts the clusters it runs on
+    (default: every cluster of the cache); ``field_manager`` for apply (default: the name).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        for_: str,
+        reconcile: ReconcileFn,
+        predicates: Predicates = None,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+        field_selector: str | Mapping[str, str] | None = None,
+        transform: Transform | None = DEFAULT,
+        max_concurrent_reconciles: int = 1,
+        reconcile_timeout: float | None = None,
+        rate_limiter: RateLimiter | None = None,
+        debounce: float = 0.0,
+        clusters: Sequence[str] | None = None,
+        field_manager: str | None = None,
+        read_your_writes: bool = True,
+        read_your_writes_timeout: float = 2.0,
+        cache_sync_timeout: float = 120.0,
+        record_events: bool = True,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        primary = SourceSpec(for_, EnqueueForObject(), namespace=namespace, label_selector=label_selector,
+                             field_selector=field_selector, transform=transform,
+                             predicate=combine_predicates(predicates))
+        self._init(ControllerSpec(
+            name, reconcile, (primary,), max_concurrent_reconciles=max_concurrent_reconciles,
+            reconcile_timeout=reconcile_timeout, rate_limiter=rate_limiter, debounce=debounce,
+            clusters=tuple(clusters) if clusters is not None else None, field_manager=field_manager or name,
+            read_your_writes=read_your_writes, read_your_writes_timeout=read_your_writes_timeout,
+            cache_sync_timeout=cache_sync_timeout, record_events=record_events, logger=logger))
+
+    def _init(self, spec: ControllerSpec) -> None:
+        self._spec = spec
+        self._runtime = ControllerRuntime(spec)
+
+    @classmethod
+    def from_spec(cls, spec: ControllerSpec) -> Controller:
+        """A controller running ``spec`` (e.g. ``dataclasses.replace(other.spec, reconcile=wrapped)``)."""
+        controller = cls.__new__(cls)
+        controller._init(spec)
+        return controller
+
+    # ------------------------------------------------------------------ building
+
+    @property
+    def spec(self) -> ControllerSpec:
+        """The frozen specification (replaced by each builder call)."""
+        return self._spec
+
+    def _with_source(self, source: SourceSpec) -> Controller:
+        if self._runtime.running:
+            raise ControllerError(f"{self.name}: cannot add a source while running")
+        self._spec = dataclasses.replace(self._spec, sources=(*self._spec.sources, source))
+        return self
+
+    def owns(self, resource: str, *, predicates: Predicates = None, match_every_owner: bool = False,
+             metadata_only: bool = True, namespace: str | None = None,
+             label_selector: str | Mapping[str, str] | None = None,
+             transform: Transform | None = DEFAULT) -> Controller:
+        """Reconcile the primary that controls a changed ``resource`` object (via ownerReferences).
+
+        Watched metadata-only by default (owner references are metadata; memory stays small);
+        pass ``metadata_only=False`` to read the children's full objects from ``ctx.reader``.
+        """
+        return self._with_source(SourceSpec(
+            resource, EnqueueForOwner(match_every_owner), namespace=namespace, label_selector=label_selector,
+            metadata_only=metadata_only, transform=transform, predicate=combine_predicates(predicates)))
+
+    def watches(self, resource: str, map_fn: MapFn, *, predicates: Predicates = None, cluster: str | None = None,
+                namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None,
+                field_selector: str | Mapping[str, str] | None = None, metadata_only: bool = False,
+                transform: Transform | None = DEFAULT) -> Controller:
+        """Reconcile what ``map_fn(obj)`` returns whenever a ``resource`` object changes.
+
+        ``cluster``: watch only that cluster (default: each cluster the controller runs on); the
+        map function may return requests for any cluster.
+        """
+        return self._with_source(SourceSpec(
+            resource, EnqueueMapped(map_fn), cluster=cluster, namespace=namespace, label_selector=label_selector,
+            field_selector=field_selector, metadata_only=metadata_only, transform=transform,
+            predicate=combine_predicates(predicates)))
+
+    def index(self, name: str, fn: IndexFunc) -> Controller:
+        """Add an index to the primary's cache (for ``watches`` map functions: ``requests_from_index``)."""
+        self._spec = dataclasses.replace(self._spec, indexes=(*self._spec.indexes, (name, fn)))
+        return self
+
+    @property
+    def name(self) -> str:
+        return self._spec.name
+
+    @property
+    def for_resource(self) -> str:
+        """The primary resource, as given to ``for_``."""
+        return self._spec.primary.resource
+
+    @property
+    def reconcile_fn(self) -> ReconcileFn:
+        """The reconcile function (to wrap it, build ``Controller.from_spec(replace(spec, reconcile=...))``)."""
+        return self._spec.reconcile
+
+    @property
+    def field_manager(self) -> str:
+        return self._spec.field_manager
+
+    @property
+    def clusters(self) -> list[str] | None:
+        """The clusters it runs on (None: every cluster of the cache)."""
+        clusters = self._spec.clusters
+        return list(clusters) if clusters is not None else None
+
+    @property
+    def cache_sync_timeout(self) -> float:
+        """Seconds the sources' informers may take to sync before starting fails."""
+        return self._spec.cache_sync_timeout
+
+    @property
+    def sources(self) -> list[SourceSpec]:
+        """The informer scopes this controller needs (the primary first)."""
+        return list(self._spec.sources)
+
+    # ------------------------------------------------------------------ running state
+
+    @property
+    def queue(self) -> WorkQueue[Request]:
+        """The work queue (a fresh one after a restart)."""
+        return self._runtime.queue
+
+    @property
+    def metrics(self) -> ControllerMetrics:
+        return self._runtime.metrics
+
+    @property
+    def reconciles_started(self) -> int:
+        """Reconciles started since the controller was built (all runs)."""
+        return self._runtime.reconciles_started
+
+    def enqueue(self, request: Request, *, after: float | None = None, priority: int = DEFAULT_PRIORITY) -> None:
+        """Queue a reconcile of ``request`` by hand (from anywhere on the controller's event loop)."""
+        if after:
+            self.queue.add_after(request, after, priority)
+        else:
+            self.queue.add(request, priority)
+
+    def enqueue_threadsafe(self, request: Request, *, after: float | None = None) -> None:
+        """``enqueue`` from another thread (a webhook server, a callback of a sync library)."""
+        loop = self._runtime.loop
+        if loop is None:
+            raise RuntimeError(f"{self.name}: not running; enqueue_threadsafe needs the controller's event loop")
+        loop.call_soon_threadsafe(lambda: self.enqueue(request, after=after))
+
+    def enqueue_all(self, cluster: str | None = None, *, priority: int = LOW_PRIORITY) -> int:
+        """Queue every cached primary object (a resync), with low priority by default; returns how many."""
+        n = 0
+        for src in self._runtime.sources.primaries(cluster):
+            for ns, name in src.store.keys():
+                self.queue.add(Request(src.cluster, ns, name), priority)
+                n += 1
+        return n
+
+    def requests_from_index(self, index: str, key: str, cluster: str | None = None) -> list[Request]:
+        """Requests for the primary objects filed under ``key`` in ``index`` (a ``watches`` helper)."""
+        return [Request(src.cluster, ns, name) for src in self._runtime.sources.primaries(cluster)
+                for ns, name in src.store.index_keys(index, key)]
+
+    def primary_store(self, cluster: str | None = None) -> CacheReader:
+        """The primary's cache reader in ``cluster`` (default: the only/first cluster)."""
+        for src in self._runtime.sources.primaries(cluster):
+            return src.store
+        raise LookupError(f"{self.name}: not running on cluster {cluster!r}")
+
+    @property
+    def ready(self) -> bool:
+        """True once every source synced and the workers run."""
+        return self._runtime.ready.is_set()
+
+    async def wait_ready(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        """Wait until ready; False on timeout or if the controller stopped first."""
+        rt = self._runtime
+        waiter = asyncio.ensure_future(rt.ready.wait())
+        stopped = asyncio.ensure_future(rt.done.wait()) if rt.running else None
+        try:
+            futs = [waiter] if stopped is None else [waiter, stopped]
+            await asyncio.wait(futs, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            if stopped is not None:
+                stopped.cancel()
+        return rt.ready.is_set()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(
+        self, tg: asyncio.TaskGroup, cache: SharedCache, *, clients: Mapping[str, Client] | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> bool:
+        """Run the controller as a task of ``tg``; return once it is ready (True) or ``timeout`` passed
+        (False, it keeps starting). A failure to start is raised by ``tg`` (a `ControllerError`)."""
+        tg.create_task(self.run(cache, clients=clients), name=f"controller {self.name}")
+        await asyncio.sleep(0)  # let run() mark itself running
+        return await self.wait_ready(timeout)
+
+    async def stop(self, drain_timeout: float = 30.0) -> None:
+        """Stop taking work, let in-flight reconciles finish (up to ``drain_timeout``), then return."""
+        await self._runtime.stop(drain_timeout)
+
+    async def run(self, cache: SharedCache, *, clients: Mapping[str, Client] | None = None) -> None:
+        """Run until ``stop()`` (or cancellation): subscribe, wait for sync, reconcile.
+
+        ``clients``: per-cluster clients for writes (default: the cache's own clients).
+        """
+        await self._runtime.run(self._spec, cache, clients)
+
+    def __repr__(self) -> str:
+        return (f"Controller({self.name}, for={self.for_resource}, sources={len(self._spec.sources)}, "
+                f"ready={self.ready})")

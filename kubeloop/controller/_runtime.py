@@ -1,0 +1,357 @@
+"""A controller while it runs: sources -> event handlers -> work queue -> workers -> ``reconcile``.
+
+`ControllerRuntime` owns everything that changes while a controller runs (the queue, the bound
+sources, the workers, read your writes, metrics); it reads the frozen `ControllerSpec` and hands
+each reconcile a `Context` over a `RuntimeView`, never itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from kubeloop.cache.events import ADDED, DELETED, RESYNC, Event
+from kubeloop.cache.shared import SharedCache
+from kubeloop.cache.subscription import SubscriptionClosed
+from kubeloop.client import Client, ResourceRef
+from kubeloop.controller._apply import AppliedMemory
+from kubeloop.controller._context import Context
+from kubeloop.controller._handlers import PrimaryKind
+from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites
+from kubeloop.controller._scope import RuntimeView
+from kubeloop.controller._sources import BoundSource, SourceSet
+from kubeloop.controller._spec import ControllerSpec, SourceSpec
+from kubeloop.controller.events import EventRecorder
+from kubeloop.controller.logs import current_request, next_reconcile_id
+from kubeloop.controller.request import Request, Result, TerminalError
+from kubeloop.metrics import ControllerMetrics
+from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, WorkQueue
+
+
+class ControllerError(RuntimeError):
+    """A controller could not start (bad configuration, caches that never synced)."""
+
+
+def _rv(obj: Mapping[str, Any] | None) -> str | None:
+    if obj is None:
+        return None
+    return (obj.get("metadata") or {}).get("resourceVersion") or None
+
+
+class ControllerRuntime:
+    """The running state of one controller (see the module docstring); reused across restarts."""
+
+    def __init__(self, spec: ControllerSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.log = spec.log
+        self.queue: WorkQueue[Request] = WorkQueue(spec.name, rate_limiter=spec.rate_limiter,
+                                                   debounce=spec.debounce)
+        self.metrics = ControllerMetrics.for_controller(spec.name)
+        self.ryw: ReadYourWrites | None = None
+        if spec.read_your_writes:
+            self.ryw = ReadYourWrites(spec.name, timeout=spec.read_your_writes_timeout, log=self.log,
+                                      on_own_event=self._own_event)
+        self.applied = AppliedMemory()
+        self.sources = SourceSet(spec.name)
+        self.view: RuntimeView | None = None
+        self.clients: dict[str, Client] = {}
+        self.ready = asyncio.Event()
+        self.stopping = asyncio.Event()
+        self.done = asyncio.Event()
+        self.done.set()
+        self.running = False
+        self.drain_timeout = 30.0
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.reconciles_started = 0
+
+    def _own_event(self) -> None:
+        self.metrics.own_events_skipped += 1
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _begin(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None) -> list[str]:
+        """Check the configuration against ``cache`` and reset the state of a previous run."""
+        if self.running:
+            raise ControllerError(f"{self.name}: already running")
+        clusters = list(spec.clusters) if spec.clusters is not None else cache.clusters
+        if not clusters:
+            raise ControllerError(f"{self.name}: the cache has no cluster to run on")
+        try:
+            self.clients = {c: (clients or {}).get(c) or cache.client(c) for c in clusters}
+        except KeyError as exc:
+            raise ControllerError(f"{self.name}: {exc.args[0]}") from None
+        self.spec = spec
+        self.running = True
+        self.loop = asyncio.get_running_loop()
+        self.done.clear()
+        self.stopping.clear()
+        if self.queue.shutting_down:  # a restart: a fresh queue
+            self.queue = WorkQueue(self.name, rate_limiter=spec.rate_limiter, debounce=spec.debounce)
+        recorder = EventRecorder(self.name, self.client) if spec.record_events else None
+        self.sources = SourceSet(self.name)
+        if self.ryw is not None:
+            self.ryw.bind(self.sources)
+        self.view = RuntimeView(self.name, spec.field_manager, spec.primary.resource, self.log, cache, self.sources,
+                                self.ryw, self.applied, self.metrics, recorder)
+        self.metrics.max_concurrent = spec.max_concurrent_reconciles
+        return clusters
+
+    async def run(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None) -> None:
+        """Run ``spec`` until `stop` (or cancellation): subscribe, wait for sync, reconcile."""
+        clusters = self._begin(spec, cache, clients)
+        try:
+            await self._open_sources(cache, clusters)
+            await self._run_sources_and_workers()
+        except BaseExceptionGroup as eg:
+            own, rest = eg.split(ControllerError)
+            if own is not None and rest is None:
+                first: BaseException = own
+                while isinstance(first, BaseExceptionGroup):
+                    first = first.exceptions[0]
+                raise first from None  # one readable error, not a group
+            raise
+        finally:
+            self.ready.clear()
+            self.queue.shutdown()
+            self.sources.close(release=True)
+            self.running = False
+            self.loop = None
+            self.done.set()
+            self.log.info("controller %s stopped", self.name)
+
+    async def stop(self, drain_timeout: float) -> None:
+        """Stop taking work, let in-flight reconciles finish (up to ``drain_timeout``), then return."""
+        self.drain_timeout = drain_timeout
+        self.stopping.set()
+        if self.running:
+            await self.done.wait()
+
+    async def _run_sources_and_workers(self) -> None:
+        assert self.view is not None
+        recorder = self.view.recorder
+        async with asyncio.TaskGroup() as tg:
+            for src in self.sources:
+                tg.create_task(self._pump(src), name=f"{self.name} source {src.spec.describe()}")
+            if recorder is not None:
+                tg.create_task(recorder.run(), name=f"{self.name} events")
+            await self._wait_synced()
+            workers = [tg.create_task(self._worker(), name=f"{self.name} worker {i}")
+                       for i in range(self.spec.max_concurrent_reconciles)]
+            self.ready.set()
+            self.log.info("controller %s started (%d workers; sources: %s)", self.name, len(workers),
+                          "; ".join(s.describe() for s in self.spec.sources))
+            await self.stopping.wait()
+            self.ready.clear()
+            drained = await self.queue.shutdown_and_drain(self.drain_timeout)
+            if not drained:
+                self.log.warning("controller %s: reconciles still running after %.1fs; cancelling them",
+                                 self.name, self.drain_timeout)
+            for w in workers:
+                w.cancel()
+            self.sources.close()
+            if recorder is not None:
+                recorder.close()
+
+    # ------------------------------------------------------------------ sources
+
+    def client(self, cluster: str) -> Client:
+        """The client for writes on ``cluster``."""
+        try:
+            return self.clients[cluster]
+        except KeyError:
+            if self.view is not None:
+                return self.view.cache.client(cluster)
+            raise
+
+    async def _resolve(self, cluster: str, resource: str) -> PrimaryKind:
+        ref = ResourceRef.parse(resource)
+        try:
+            api = await self.client(cluster).resolve(resource)
+            return PrimaryKind(api.group, api.kind, api.namespaced)
+        except Exception as exc:
+            if ref.name[:1].isupper():  # a Kind: good enough until discovery serves it
+                return PrimaryKind(ref.group, ref.name, True)
+            raise ControllerError(f"{self.name}: cannot resolve {resource!r} on cluster {cluster!r} ({exc}); "
+                                  "name the kind as 'group/version/Kind' to start before its CRD exists") from exc
+
+    async def _open_sources(self, cache: SharedCache, clusters: list[str]) -> None:
+        spec = self.spec
+        primary: PrimaryKind | None = None
+        for source in spec.sources:
+            for cluster in ([source.cluster] if source.cluster else clusters):
+                kind = await self._resolve(cluster, source.resource)
+                primary = primary or kind  # the primary's sources come first
+                handle = await cache.informer_for(cluster, source.resource, **source.informer_args())
+                if source is spec.primary:
+                    for index_name, fn in spec.indexes:
+                        handle.add_index(index_name, fn)
+                src = BoundSource(source, cluster, handle, kind.group, kind.kind, primary)
+                # live changes go straight to the work queue (no task switch); the pump delivers the
+                # initial list and what queues behind it
+                src.sub = handle.subscribe(name=f"{self.name}:{source.role}:{source.resource}",
+                                           sink=functools.partial(self.on_event, src))
+                self.sources.add(src)
+
+    async def _wait_synced(self) -> None:
+        timeout = self.spec.cache_sync_timeout
+        try:
+            await asyncio.gather(*(s.handle.wait_synced(timeout) for s in self.sources))
+        except TimeoutError as exc:  # InformerNotReady is a TimeoutError
+            raise ControllerError(f"{self.name}: caches did not sync within {timeout}s: {exc}") from exc
+
+    async def _pump(self, src: BoundSource) -> None:
+        sub = src.sub
+        assert sub is not None
+        handle = self.on_event
+        while True:
+            try:
+                ev = await sub.get()
+            except SubscriptionClosed:
+                if not self.stopping.is_set():
+                    self.log.warning("controller %s: the informer of %s stopped; its changes no longer reconcile",
+                                     self.name, src.spec.describe())
+                return
+            handle(src, ev)
+            while (ev := sub.get_nowait()) is not None:  # type: ignore[assignment]
+                handle(src, ev)
+
+    def on_event(self, src: BoundSource, ev: Event) -> None:
+        """One change of a source: held or dropped by read your writes, else dispatched."""
+        if ev.type == RESYNC:
+            return
+        ryw = self.ryw
+        if ryw is not None:
+            key: ObjectKey = (ev.cluster, src.group, src.kind, ev.namespace, ev.name)
+            if ryw.tracker.tracks(key):
+                old_rv = _rv(ev.old) if ev.type != ADDED else None
+                new_rv = _rv(ev.new) if ev.type != DELETED else None
+                ryw.tracker.on_event(key, old_rv, new_rv, lambda: self.dispatch(src.spec, src.primary, ev))
+                return
+        self.dispatch(src.spec, src.primary, ev)
+
+    def dispatch(self, spec: SourceSpec, primary: PrimaryKind, ev: Event) -> None:
+        """Filter ``ev`` through the source's predicate and queue the requests its handler names."""
+        pred = spec.predicate
+        t = ev.type
+        if pred is not None:
+            try:
+                if not pred(ev.old if t != ADDED else None, ev.new if t != DELETED else None):
+                    return
+            except Exception:
+                self.log.exception("%s: predicate failed on %s", self.name, ev)
+                return
+        try:
+            requests = spec.handler.requests(ev, primary)
+        except Exception:
+            self.log.exception("%s: mapping %s to requests failed", self.name, ev)
+            return
+        priority = LOW_PRIORITY if ev.initial else DEFAULT_PRIORITY
+        add = self.queue.add
+        for req in requests:
+            add(req, priority)
+
+    # ------------------------------------------------------------------ workers
+
+    async def _worker(self) -> None:
+        queue = self.queue
+        while True:
+            try:
+                req, priority = await queue.get_with_priority()
+            except QueueShutDown:
+                return
+            try:
+                await self._process(req, priority)
+            except Exception:  # a bug of ours or of a logging handler: never lose the worker
+                self.log.exception("%s: internal error while processing %s", self.name, req)
+                queue.add_rate_limited(req, priority)
+            finally:
+                queue.done(req)
+
+    def _context(self, req: Request, rid: str) -> Context:
+        view = self.view
+        assert view is not None
+        client = self.client(req.cluster)
+        if self.ryw is not None:
+            client = client.with_write_hook(self.ryw.hook(req.cluster, req))
+        return Context(view, req, client, rid)
+
+    async def _process(self, req: Request, priority: int) -> None:
+        m = self.metrics
+        m.active_workers += 1
+        started = time.perf_counter()
+        self.reconciles_started += 1
+        rid = next_reconcile_id()
+        token = current_request.set((self.name, req, rid))
+        try:
+            if self.ryw is not None:
+                await self.ryw.wait(req)
+            ctx = self._context(req, rid)
+            result = await self._reconcile(req, priority, ctx)
+            if result is not None:
+                self._requeue(req, priority, result)
+        finally:
+            current_request.reset(token)
+            m.observe_time(time.perf_counter() - started)
+            m.active_workers -= 1
+
+    async def _reconcile(self, req: Request, priority: int, ctx: Context) -> Result | None:
+        """Call the user's reconcile; on failure count, log and requeue here and return None."""
+        m, queue, limit = self.metrics, self.queue, self.spec.reconcile_timeout
+        timeout = asyncio.timeout(limit) if limit else None
+        try:
+            if timeout is None:
+                result = await self.spec.reconcile(req, ctx)
+            else:
+                async with timeout:
+                    result = await self.spec.reconcile(req, ctx)
+        except TerminalError as exc:
+            m.error += 1
+            m.errors += 1
+            m.terminal_errors += 1
+            queue.forget(req)
+            ctx.log.error("reconcile failed permanently (not retried): %s", exc)
+            return None
+        except TimeoutError as exc:
+            m.error += 1
+            m.errors += 1
+            delay = queue.add_rate_limited(req, priority)
+            if timeout is not None and timeout.expired():
+                m.timeouts += 1
+                ctx.log.warning("reconcile timed out after %ss; retrying in %.3fs", limit, delay)
+            else:
+                ctx.log.warning("reconcile failed: %r; retrying in %.3fs", exc, delay)
+            return None
+        except Exception as exc:
+            m.error += 1
+            m.errors += 1
+            delay = queue.add_rate_limited(req, priority)
+            ctx.log.warning("reconcile failed: %s: %s; retrying in %.3fs", type(exc).__name__, exc, delay,
+                            exc_info=self.log.isEnabledFor(logging.DEBUG))
+            return None
+        if result is None:
+            return Result()
+        if not isinstance(result, Result):
+            m.error += 1
+            m.errors += 1
+            queue.add_rate_limited(req, priority)
+            ctx.log.error("reconcile returned %r; return a kubeloop.Result or None", result)
+            return None
+        return result
+
+    def _requeue(self, req: Request, priority: int, result: Result) -> None:
+        m, queue = self.metrics, self.queue
+        if result.requeue_after:
+            queue.forget(req)
+            queue.add_after(req, result.requeue_after, priority)
+            m.requeue_after += 1
+        elif result.requeue:
+            queue.add_rate_limited(req, priority)
+            m.requeue += 1
+        else:
+            queue.forget(req)
+            m.success += 1

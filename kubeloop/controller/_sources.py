@@ -1,0 +1,107 @@
+"""The sources of a running controller: each `SourceSpec` bound to a cluster's informer.
+
+`SourceSet` answers the runtime's lookups by (cluster, resource) and by (cluster, group, kind):
+the reader a reconcile asks for, the cached object a write is compared with (read your writes),
+and whether an informer of the controller could ever show a write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubeloop.cache.frozen import FrozenDict
+from kubeloop.cache.reader import CacheReader
+from kubeloop.cache.shared import InformerHandle
+from kubeloop.cache.subscription import Subscription
+from kubeloop.controller._handlers import PrimaryKind
+from kubeloop.controller._readyourwrites import ObjectKey
+from kubeloop.controller._spec import SourceSpec
+
+
+@dataclass(eq=False)
+class BoundSource:
+    """A source bound to one cluster while the controller runs."""
+
+    spec: SourceSpec
+    cluster: str
+    handle: InformerHandle
+    group: str
+    kind: str
+    primary: PrimaryKind
+    sub: Subscription | None = None
+
+    @property
+    def store(self) -> CacheReader:
+        """The informer's reader for this source's scope."""
+        return self.handle.store
+
+
+class SourceSet:
+    """The bound sources of one run, indexed for the runtime's lookups."""
+
+    def __init__(self, controller: str) -> None:
+        self.controller = controller
+        self.sources: list[BoundSource] = []
+        self._by_resource: dict[tuple[str, str], BoundSource] = {}
+        self._by_gk: dict[tuple[str, str, str], list[BoundSource]] = {}
+
+    def add(self, src: BoundSource) -> None:
+        """Register a source (the first one of a (cluster, resource) answers `source`)."""
+        self.sources.append(src)
+        self._by_resource.setdefault((src.cluster, src.spec.resource), src)
+        self._by_gk.setdefault((src.cluster, src.group, src.kind), []).append(src)
+
+    def __iter__(self) -> Any:
+        return iter(self.sources)
+
+    def primaries(self, cluster: str | None = None) -> list[BoundSource]:
+        """The primary (``for_``) sources, of one cluster or all."""
+        return [s for s in self.sources if s.spec.role == "for" and (cluster is None or s.cluster == cluster)]
+
+    def source(self, cluster: str, resource: str) -> BoundSource:
+        """The source of ``resource`` (as named in ``for_``/``owns``/``watches``) on ``cluster``."""
+        src = self._by_resource.get((cluster, resource))
+        if src is None:
+            known = ", ".join(sorted({r for _, r in self._by_resource})) or "none"
+            raise LookupError(f"{self.controller}: no cache of {resource!r} on cluster {cluster!r}; "
+                              f"watch it with for_/owns/watches first (watched: {known})")
+        return src
+
+    def cached(self, key: ObjectKey) -> FrozenDict | None:
+        """The cached object of ``key`` (a full object over a metadata-only one), or None."""
+        cluster, group, kind, ns, name = key
+        best = None
+        for src in self._by_gk.get((cluster, group, kind), ()):
+            obj = src.handle.store.get(name, ns)
+            if obj is not None:
+                if not src.spec.metadata_only:
+                    return obj
+                best = obj
+        return best
+
+    def observable(self, key: ObjectKey, obj: Mapping[str, Any] | None) -> bool:
+        """True if some informer of the controller would show ``obj`` written at ``key``."""
+        cluster, group, kind, ns, _ = key
+        for src in self._by_gk.get((cluster, group, kind), ()):
+            scope = src.handle.scope
+            if scope.namespace is not None and scope.namespace != ns:
+                continue
+            labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
+            if scope.label_selector and not scope.label_selector.matches(labels):
+                continue
+            return True
+        return False
+
+    def close(self, release: bool = False) -> None:
+        """Close the subscriptions; with ``release`` also give the informers back and forget the sources."""
+        for src in self.sources:
+            if src.sub is not None:
+                src.sub.close()
+            if release:
+                src.handle.release()
+        if release:
+            self.sources = []
+            self._by_resource = {}
+            self._by_gk = {}

@@ -1,0 +1,149 @@
+"""What a controller is, as frozen values: `ControllerSpec` and the `SourceSpec` of each watched kind.
+
+The fluent builder (`Controller(...).owns(...).watches(...)`) produces these; the runtime only
+reads them. Keeping the specification immutable and apart from the running state means a
+controller can be described (manifests, RBAC, the Manager's informer warm-up) without running,
+and restarted from the same description.
+
+Three kinds of source, as in controller-runtime's builder, each with its event handler
+(`kubeloop.controller._handlers`):
+
+- ``for_``: the primary kind; a change of an object enqueues that object.
+- ``owns``: a child kind; a change enqueues the child's controller owner of the primary kind.
+  Owned kinds are watched metadata-only by default: ownerReferences live in metadata.
+- ``watches``: any kind, in any namespace or cluster; ``map_fn(obj)`` says which requests a change
+  of ``obj`` concerns (typically through an index of the primary's cache).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kubeloop.cache.index import IndexFunc
+from kubeloop.cache.transform import DEFAULT, Transform
+from kubeloop.client import ResourceRef
+from kubeloop.controller._handlers import EnqueueForObject, EventHandler
+from kubeloop.controller.predicates import Predicate, PredicateFn, as_predicate
+from kubeloop.controller.request import Request, Result
+from kubeloop.queue import RateLimiter
+
+if TYPE_CHECKING:
+    from kubeloop.controller._context import Context
+
+ReconcileFn = Callable[[Request, "Context"], Awaitable[Result | None]]
+Predicates = Iterable[Predicate | PredicateFn] | Predicate | PredicateFn | None
+
+
+def combine_predicates(preds: Predicates) -> Predicate | None:
+    """Several predicates as one (all must pass); None for none."""
+    if preds is None:
+        return None
+    if callable(preds):
+        return as_predicate(preds)
+    out: Predicate | None = None
+    for p in preds:
+        out = as_predicate(p) if out is None else out & p
+    return out
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """One informer scope a controller needs and the handler that turns its changes into requests.
+
+    ``cluster`` None means "every cluster the controller runs on". The Manager reads
+    ``Controller.sources`` to know which informers to start (``informer_args``).
+    """
+
+    resource: str
+    handler: EventHandler = field(default_factory=EnqueueForObject)
+    cluster: str | None = None
+    namespace: str | None = None
+    label_selector: str | Mapping[str, str] | None = None
+    field_selector: str | Mapping[str, str] | None = None
+    metadata_only: bool = False
+    transform: Transform | None = DEFAULT
+    predicate: Predicate | None = None
+
+    def __post_init__(self) -> None:
+        ResourceRef.parse(self.resource)  # fail early, with the client's readable message
+
+    @property
+    def role(self) -> str:
+        """``for``, ``owns`` or ``watches`` (the handler's role)."""
+        return self.handler.role
+
+    def informer_args(self) -> dict[str, Any]:
+        """Keyword arguments for ``SharedCache.informer_for(cluster, resource, **args)``."""
+        return {
+            "namespace": self.namespace,
+            "label_selector": self.label_selector,
+            "field_selector": self.field_selector,
+            "metadata_only": self.metadata_only,
+            "transform": self.transform,
+        }
+
+    def describe(self) -> str:
+        """One line for logs."""
+        bits = [self.role, self.resource]
+        if self.cluster:
+            bits.append(f"cluster={self.cluster}")
+        if self.namespace:
+            bits.append(f"namespace={self.namespace}")
+        if self.label_selector:
+            bits.append(f"labels={self.label_selector}")
+        if self.metadata_only:
+            bits.append("metadata-only")
+        return " ".join(bits)
+
+
+def _check_reconcile(reconcile: object) -> None:
+    call = type(reconcile).__call__ if not inspect.isfunction(reconcile) else None
+    if not (inspect.iscoroutinefunction(reconcile) or inspect.iscoroutinefunction(call)):
+        raise TypeError(f"reconcile must be an async function (request, ctx), not {reconcile!r}")
+
+
+@dataclass(frozen=True)
+class ControllerSpec:
+    """Everything that defines a controller (see `Controller` for the options' meaning)."""
+
+    name: str
+    reconcile: ReconcileFn
+    sources: tuple[SourceSpec, ...]
+    indexes: tuple[tuple[str, IndexFunc], ...] = ()
+    max_concurrent_reconciles: int = 1
+    reconcile_timeout: float | None = None
+    rate_limiter: RateLimiter | None = None
+    debounce: float = 0.0
+    clusters: tuple[str, ...] | None = None
+    field_manager: str = ""
+    read_your_writes: bool = True
+    read_your_writes_timeout: float = 2.0
+    cache_sync_timeout: float = 120.0
+    record_events: bool = True
+    logger: logging.Logger | None = None
+
+    def __post_init__(self) -> None:
+        name = self.name
+        if not name or not name.replace("-", "_").replace(".", "_").isidentifier():
+            raise ValueError(f"controller name {name!r} must be non-empty letters, digits, '-', '_' or '.'")
+        if self.max_concurrent_reconciles < 1:
+            raise ValueError("max_concurrent_reconciles must be at least 1")
+        if not self.sources or self.sources[0].role != "for":
+            raise ValueError(f"controller {name!r}: the first source must be the primary (for_)")
+        _check_reconcile(self.reconcile)
+        if not self.field_manager:
+            object.__setattr__(self, "field_manager", name)
+
+    @property
+    def primary(self) -> SourceSpec:
+        """The ``for_`` source."""
+        return self.sources[0]
+
+    @property
+    def log(self) -> logging.Logger:
+        """The controller's logger (``kubeloop.controller.<name>`` unless one was given)."""
+        return self.logger or logging.getLogger(f"kubeloop.controller.{self.name}")
