@@ -35,21 +35,21 @@ class OverlayReader:
     """The cache of one kind on one cluster, as a reconcile sees it: `get` shows the controller's own
     newer writes; the other reads are the informer's (the cache reader protocol's five methods)."""
 
-    __slots__ = ("_reader", "_ryw", "cluster", "group", "kind")
+    __slots__ = ("_cluster", "_group", "_kind", "_reader", "_ryw")
 
     def __init__(self, reader: CacheReader, ryw: ReadYourWrites | None, cluster: str, group: str, kind: str) -> None:
         self._reader = reader
         self._ryw = ryw
-        self.cluster = cluster
-        self.group = group
-        self.kind = kind
+        self._cluster = cluster
+        self._group = group
+        self._kind = kind
 
     def get(self, name: str, namespace: str = "") -> FrozenDict | None:
         """The object (read-only), or our own newer write of it."""
         cached = self._reader.get(name, namespace)
         if self._ryw is None:
             return cached
-        return _view(self._ryw.tracker.overlay((self.cluster, self.group, self.kind, namespace, name), cached))
+        return _view(self._ryw.tracker.overlay((self._cluster, self._group, self._kind, namespace, name), cached))
 
     def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
              field_selector: FieldSelector | str | None = None) -> _list[FrozenDict]:

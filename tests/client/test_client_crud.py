@@ -19,6 +19,7 @@ from kubeloop.client import (
     NotFound,
     ResourceRef,
     UnknownResource,
+    WriteRequest,
 )
 
 from .crds import widget_crd
@@ -282,3 +283,32 @@ async def test_list_page_and_expired_continue_token(client: Client, ns: str, api
     with pytest.raises(Gone) as exc:
         await client.list_page("v1/ConfigMap", namespace=ns, limit=2, continue_token=first.continue_token)
     assert exc.value.code == 410
+
+
+async def test_write_hooks_see_every_write_path(client: Client, ns: str) -> None:
+    seen: list[tuple[str, str, str, bool]] = []  # (verb, name, outcome, dry_run)
+
+    def hook(w: WriteRequest) -> Any:
+        def done(result: dict[str, Any] | None) -> None:
+            seen.append((w.verb, w.name, "failed" if result is None else str(result.get("kind")), w.dry_run))
+        return done
+
+    hooked = client.with_write_hook(hook)
+    assert hooked.transport is client.transport and client.write_hooks == ()  # the original is untouched
+    labels = {"hook-test": "yes"}
+    await hooked.create(cm("h1", labels=labels), namespace=ns)
+    await hooked.create(cm("h2", labels=labels), namespace=ns, dry_run=True)
+    await hooked.patch("v1/ConfigMap", "h1", {"data": {"a": "1"}}, namespace=ns)
+    await hooked.apply(cm("h1", {"a": "2"}), field_manager="hook-test", namespace=ns, force=True)
+    await hooked.request_json("POST", f"/api/v1/namespaces/{ns}/configmaps", body=cm("h3", labels=labels))
+    with pytest.raises(AlreadyExists):
+        await hooked.create(cm("h1"), namespace=ns)
+    await hooked.delete_collection("v1/ConfigMap", namespace=ns, label_selector=labels)
+    await client.create(cm("unhooked"), namespace=ns)  # the original client calls no hook
+    assert seen[:3] == [("create", "h1", "ConfigMap", False), ("create", "h2", "ConfigMap", True),
+                        ("patch", "h1", "ConfigMap", False)]
+    assert seen[3] == ("patch", "h1", "ConfigMap", False)  # server-side apply is a PATCH
+    assert seen[4] == ("request", "", "ConfigMap", False) and seen[5] == ("create", "h1", "failed", False)
+    assert seen[6][0] == "deletecollection" and seen[6][2] == "ConfigMapList" and len(seen) == 7
+    await hooked.close()  # a derived client does not close the shared connections
+    assert (await client.get("v1/ConfigMap", "unhooked", namespace=ns))["metadata"]["name"] == "unhooked"

@@ -1,13 +1,17 @@
-"""Unit tests of the write tracker: own-event filtering, held events, overlay, pending, expiry."""
+"""Unit tests of the write tracker (own-event filtering, held events, overlay, pending, expiry) and of the
+client write hook that feeds it."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubeloop.controller._readyourwrites import WriteTracker, rv_at_least, rv_newer
+from kubeloop.client import ApiResource, WriteRequest
+from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites, WriteTracker, rv_at_least, rv_newer
 
 K = ("default", "", "ConfigMap", "ns", "a")
 
@@ -182,3 +186,76 @@ def test_foreign_changes_are_never_swallowed(ops: list[tuple[str, int]]) -> None
 def test_only_own_writes_trigger_nothing(ops: list[tuple[str, int]]) -> None:
     _, own, delivered = _simulate(ops)
     assert delivered == set() and (own or not ops or all(op == 'deliver' for op, _ in ops))
+
+
+class Caches:
+    """A stand-in for the controller's sources: one cached object per key, every write observable."""
+
+    def __init__(self) -> None:
+        self.objects: dict[ObjectKey, Mapping[str, Any]] = {}
+
+    def cached(self, key: ObjectKey) -> Mapping[str, Any] | None:
+        return self.objects.get(key)
+
+    def observable(self, key: ObjectKey, obj: Mapping[str, Any] | None) -> bool:
+        return True
+
+
+CONFIGMAPS = ApiResource(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
+
+
+def write(verb: Any, name: str = "a", *, method: str = "PATCH", resource: ApiResource | None = CONFIGMAPS,
+          dry_run: bool = False, subresource: str | None = None) -> WriteRequest:
+    return WriteRequest(verb, method, "/api/v1/namespaces/ns/configmaps", resource, "ns", name, subresource, dry_run)
+
+
+def ryw_with_cache(cached: Mapping[str, Any] | None = None) -> tuple[ReadYourWrites, Caches]:
+    ryw = ReadYourWrites("test", timeout=1.0, log=logging.getLogger("test"))
+    caches = Caches()
+    if cached is not None:
+        caches.objects[K] = cached
+    ryw.bind(caches)
+    return ryw, caches
+
+
+def test_hook_tracks_a_named_write_from_before_it_is_sent() -> None:
+    ryw, _ = ryw_with_cache(obj("5"))
+    got, d = deliveries()
+    done = ryw.hook("default", "req")(write("patch"))
+    assert done is not None and ryw.tracker.tracks(K)  # events of K are held from now on
+    done(obj("7"))
+    assert ryw.read(K) == obj("7") and [w.rv for w in ryw.tracker.pending("req")] == ["7"]  # cache still at 5
+    ryw.tracker.on_event(K, "5", "7", d("own"))
+    assert got == [] and ryw.tracker.pending("req") == []  # own event dropped; the write is seen
+
+
+def test_hook_releases_held_events_when_the_write_fails() -> None:
+    ryw, _ = ryw_with_cache(obj("5"))
+    got, d = deliveries()
+    done = ryw.hook("default", "req")(write("update", method="PUT"))
+    assert done is not None
+    ryw.tracker.on_event(K, "5", "6", d("other"))
+    done(None)
+    assert got == ["other"] and not ryw.tracker.tracks(K)
+
+
+def test_hook_ignores_dry_runs_and_other_subresources() -> None:
+    ryw, _ = ryw_with_cache()
+    assert ryw.hook("default", "req")(write("create", dry_run=True)) is None
+    assert ryw.hook("default", "req")(write("update", subresource="scale")) is None
+
+
+def test_hook_records_writes_known_only_from_the_answer() -> None:
+    ryw, caches = ryw_with_cache()
+    hook = ryw.hook("default", "req")
+    got, d = deliveries()
+    done = hook(write("request", "", method="POST", resource=None))  # request_json: no key before the call
+    assert done is not None
+    done(obj("9"))
+    ryw.tracker.on_event(K, None, "9", d("own create"))
+    assert got == [] and ryw.tracker.own_events_skipped == 1
+    caches.objects[K] = obj("9")
+    done = hook(write("deletecollection", "", method="DELETE"))
+    assert done is not None
+    done({"apiVersion": "v1", "kind": "ConfigMapList", "items": [{"metadata": obj("10")["metadata"]}]})
+    assert ryw.read(K) is None  # the deleted object no longer shows, though the cache still has it

@@ -261,3 +261,28 @@ async def test_unknown_cluster_is_a_readable_error(cache: SharedCache) -> None:
     with pytest.raises(ControllerError, match="unknown cluster 'nowhere'"):
         await ctl.run(cache)
     assert not ctl.ready and not await ctl.wait_ready(0.01)
+
+
+async def test_every_client_write_path_is_read_back_at_once(client: Client, cache: SharedCache, ns: str) -> None:
+    seen: dict[str, Any] = {}
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        if req.name != "parent" or "deleted" in seen:
+            return None
+        assert isinstance(ctx.client, Client)  # a real client: its write hook feeds read your writes
+        configmaps = ctx.reader("v1/ConfigMap")
+        assert {m for m in dir(configmaps) if not m.startswith("_")} == {"get", "list", "keys", "by_index",
+                                                                         "index_keys"}  # the reader protocol
+        child = {**cm("child", {"k": "v"}), "metadata": {"name": "child", "labels": {"ryw-test": "yes"}}}
+        await ctx.client.request_json("POST", f"/api/v1/namespaces/{ns}/configmaps", body=child)
+        seen["created"] = configmaps.get("child", ns)  # before any watch event could arrive
+        await ctx.client.delete_collection("v1/ConfigMap", namespace=ns, label_selector={"ryw-test": "yes"})
+        seen["deleted"] = configmaps.get("child", ns)
+        return None
+
+    ctl = Controller("write-paths-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile)
+    async with running(ctl, cache):
+        await client.create(cm("parent"), namespace=ns)
+        await eventually(lambda: "deleted" in seen)
+    assert seen["created"] is not None and seen["created"]["data"] == {"k": "v"}
+    assert seen["deleted"] is None
