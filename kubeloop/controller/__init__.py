@@ -11,6 +11,14 @@ write hook), ``_apply``/``_status`` (no-op-skipping writes), plus the helpers be
 
 from kubeloop.controller._context import Context
 from kubeloop.controller._controller import Controller
+from kubeloop.controller._events import EventRecorder
+from kubeloop.controller._finalizers import (
+    add_finalizer,
+    finalize,
+    has_finalizer,
+    is_deleting,
+    remove_finalizer,
+)
 from kubeloop.controller._handlers import (
     EnqueueForObject,
     EnqueueForOwner,
@@ -19,25 +27,14 @@ from kubeloop.controller._handlers import (
     MapFn,
     PrimaryKind,
 )
-from kubeloop.controller._runtime import ControllerError
-from kubeloop.controller._scope import OverlayReader
-from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec
-from kubeloop.controller.events import EventRecorder
-from kubeloop.controller.finalizers import (
-    add_finalizer,
-    finalize,
-    has_finalizer,
-    is_deleting,
-    remove_finalizer,
-)
-from kubeloop.controller.logs import RequestContextFilter
-from kubeloop.controller.ownership import (
+from kubeloop.controller._logs import RequestContextFilter
+from kubeloop.controller._ownership import (
     AlreadyOwnedError,
     controller_of,
     owner_reference,
     set_controller_reference,
 )
-from kubeloop.controller.predicates import (
+from kubeloop.controller._predicates import (
     Predicate,
     always,
     annotations_changed,
@@ -48,7 +45,10 @@ from kubeloop.controller.predicates import (
     predicate,
     resource_version_changed,
 )
-from kubeloop.controller.request import DEFAULT_CLUSTER, Request, Result, TerminalError
+from kubeloop.controller._request import DEFAULT_CLUSTER, Request, Result, TerminalError
+from kubeloop.controller._runtime import ControllerError
+from kubeloop.controller._scope import OverlayReader
+from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec
 
 __all__ = [
     "DEFAULT_CLUSTER",

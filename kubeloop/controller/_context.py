@@ -23,11 +23,11 @@ from kubeloop.cache.index import OWNER_INDEX
 from kubeloop.cache.shared import SharedCache
 from kubeloop.client import Client, ResourceRef
 from kubeloop.controller._apply import Applied, can_skip, fingerprint, rv_uid
+from kubeloop.controller._logs import RequestLogger, request_logger
+from kubeloop.controller._ownership import set_controller_reference
+from kubeloop.controller._request import Request
 from kubeloop.controller._scope import OverlayReader, RuntimeView
 from kubeloop.controller._status import status_apply_body, status_contains, status_patch_body
-from kubeloop.controller.logs import RequestLogger, request_logger
-from kubeloop.controller.ownership import set_controller_reference
-from kubeloop.controller.request import Request
 
 
 class Context:

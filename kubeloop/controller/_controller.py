@@ -46,9 +46,9 @@ from kubeloop.cache.shared import SharedCache
 from kubeloop.cache.transform import DEFAULT, Transform
 from kubeloop.client import Client
 from kubeloop.controller._handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped, MapFn
+from kubeloop.controller._request import Request
 from kubeloop.controller._runtime import ControllerError, ControllerRuntime
 from kubeloop.controller._spec import ControllerSpec, Predicates, ReconcileFn, SourceSpec, combine_predicates
-from kubeloop.controller.request import Request
 from kubeloop.metrics import ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, RateLimiter, WorkQueue
 

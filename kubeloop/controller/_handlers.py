@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from kubeloop.cache.events import DELETED, MODIFIED, Event
-from kubeloop.controller.request import Request
+from kubeloop.controller._request import Request
 
 MapResult = Iterable[Request | tuple[str, str] | str] | Request | None
 MapFn = Callable[[Mapping[str, Any]], MapResult]

@@ -24,7 +24,9 @@ resourceVersions are compared as integers (etcd revisions; Kubernetes documents 
 comparable since 1.35); a non-numeric one is only ever compared for equality. `WriteTracker` is
 pure, synchronous code; `ReadYourWrites` is its thin asyncio shell: the write hook a reconcile's
 client carries (`kubeloop.client.Client.with_write_hook`, so every write path is seen), the
-overlay reads and the wait before the next reconcile.
+overlay reads and the wait before the next reconcile. Both halves stay in this one module (about
+450 lines) because they are one concept: whoever changes how a write is recognised must see how it
+is recorded and awaited.
 """
 
 from __future__ import annotations

@@ -20,14 +20,14 @@ from kubeloop.cache.subscription import SubscriptionClosed
 from kubeloop.client import Client, ResourceRef
 from kubeloop.controller._apply import AppliedMemory
 from kubeloop.controller._context import Context
+from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._handlers import PrimaryKind
+from kubeloop.controller._logs import current_request, next_reconcile_id
 from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites
+from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._scope import RuntimeView
 from kubeloop.controller._sources import BoundSource, SourceSet
 from kubeloop.controller._spec import ControllerSpec, SourceSpec
-from kubeloop.controller.events import EventRecorder
-from kubeloop.controller.logs import current_request, next_reconcile_id
-from kubeloop.controller.request import Request, Result, TerminalError
 from kubeloop.metrics import ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, WorkQueue
 

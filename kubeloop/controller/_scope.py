@@ -17,9 +17,9 @@ from kubeloop.cache.shared import SharedCache
 from kubeloop.cache.store import Key
 from kubeloop.client import FieldSelector, LabelSelector
 from kubeloop.controller._apply import AppliedMemory
+from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites
 from kubeloop.controller._sources import SourceSet
-from kubeloop.controller.events import EventRecorder
 from kubeloop.metrics import ControllerMetrics
 
 _list = list

@@ -27,8 +27,8 @@ from kubeloop.cache.index import IndexFunc
 from kubeloop.cache.transform import DEFAULT, Transform
 from kubeloop.client import ResourceRef
 from kubeloop.controller._handlers import EnqueueForObject, EventHandler
-from kubeloop.controller.predicates import Predicate, PredicateFn, as_predicate
-from kubeloop.controller.request import Request, Result
+from kubeloop.controller._predicates import Predicate, PredicateFn, as_predicate
+from kubeloop.controller._request import Request, Result
 from kubeloop.queue import RateLimiter
 
 if TYPE_CHECKING:

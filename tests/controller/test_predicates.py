@@ -1,6 +1,6 @@
 from typing import Any
 
-from kubeloop.controller.predicates import (
+from kubeloop.controller import (
     always,
     annotations_changed,
     deleting,

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from kubeloop.controller.request import Request
+from kubeloop.controller._request import Request
 
 FIELDS = ("controller", "cluster", "namespace", "name", "reconcile_id")
 """The fields of a reconcile's log lines (``name`` is the record attribute ``object_name``:
