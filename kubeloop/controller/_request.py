@@ -43,7 +43,10 @@ class Result:
     - ``Result()``: done; reconcile again only when something changes.
     - ``Result(requeue_after=30)``: reconcile again in 30 s (also resets the error backoff;
       not rate limited). An event that arrives earlier still triggers a reconcile at once.
-    - ``Result(requeue=True)``: reconcile again after the key's backoff delay (rate limited).
+    - ``Result(requeue=True)``: reconcile again after the key's backoff delay (rate limited),
+      without counting an error: "not done yet, poll with backoff". Kept although
+      controller-runtime deprecated ``Requeue``; ``requeue_after`` wins when both are set (see
+      docs/controllers.md).
     """
 
     requeue_after: float | None = None
