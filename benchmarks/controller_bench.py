@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -40,14 +41,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kubeloop.cache.events import Event
 from kubeloop.cache.shared import SharedCache
 from kubeloop.client import Client
 from kubeloop.config import load_kubeconfig
-from kubeloop.controller import Context, Controller, Request, Result
+from kubeloop.controller import Context, Controller, PrimaryKind, Request, Result
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -128,15 +131,25 @@ async def writer(kubeconfig: str, ns: str, rate: float, duration: float, keys: i
         print(json.dumps({"writes": total, "seconds": elapsed, "errors": errors}), flush=True)
 
 
-class ProbedController(Controller):
-    """Records when each request's change reached the controller (its source's subscription)."""
+@dataclass(frozen=True)
+class ArrivalProbe:
+    """The primary's event handler (enqueue the object), also recording when each request's change
+    reached the controller (its source's subscription)."""
 
-    arrived: dict[Request, float]
+    arrived: dict[Request, float] = field(default_factory=dict, compare=False)
+    role: str = "for"
 
-    def _dispatch(self, src: Any, ev: Any) -> None:
+    def requests(self, ev: Event, primary: PrimaryKind) -> tuple[Request]:
         req = Request(ev.cluster, ev.namespace, ev.name)
         self.arrived.setdefault(req, time.time())
-        super()._dispatch(src, ev)
+        return (req,)
+
+
+def probed(ctl: Controller, probe: ArrivalProbe) -> Controller:
+    """``ctl`` with ``probe`` as its primary's event handler."""
+    spec = ctl.spec
+    return Controller.from_spec(dataclasses.replace(
+        spec, sources=(dataclasses.replace(spec.primary, handler=probe), *spec.sources[1:])))
 
 
 async def bare_watch(client: Client, ns: str, lat: list[float], stop: asyncio.Event) -> None:
@@ -162,7 +175,7 @@ async def bench_latency(kubeconfig: str, client: Client, ns: str, rate: float, d
         nonlocal reconciles
         now = time.time()
         reconciles += 1
-        arrived = ctl.arrived.pop(req, None)
+        arrived = probe.arrived.pop(req, None)
         obj = ctx.get()
         t = ((obj or {}).get("data") or {}).get("t") if obj is not None else None
         if t and measuring:
@@ -172,9 +185,9 @@ async def bench_latency(kubeconfig: str, client: Client, ns: str, rate: float, d
         return None
 
     measuring = False
-    ctl = ProbedController(f"bench-latency-{int(rate)}", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile,
-                           record_events=False)
-    ctl.arrived = {}
+    probe = ArrivalProbe()
+    ctl = probed(Controller(f"bench-latency-{int(rate)}", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile,
+                            record_events=False), probe)
     stop = asyncio.Event()
     async with SharedCache(client) as cache, asyncio.TaskGroup() as tg:
         await ctl.start(tg, cache, timeout=60)

@@ -11,7 +11,6 @@ discovery; objects are plain dicts in and out (any `Mapping` is accepted in). Na
 from __future__ import annotations
 
 import builtins
-import copy
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -156,7 +155,8 @@ class Client:
         them without wrapping the client. Closing the derived client leaves the connections open:
         they belong to the original.
         """
-        derived = copy.copy(self)
+        derived = object.__new__(type(self))
+        derived.__dict__.update(self.__dict__)
         derived.write_hooks = (*self.write_hooks, hook)
         derived._owns_transport = False
         return derived

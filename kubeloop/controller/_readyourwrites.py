@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections import OrderedDict
@@ -369,19 +370,23 @@ class ReadYourWrites:
 
     # ------------------------------------------------------------------ writes (the client hook)
 
-    def hook(self, cluster: str, owner: Hashable | None) -> WriteHook:
-        """A `kubeloop.client.WriteHook` recording the writes of ``owner``'s reconcile on ``cluster``."""
+    def hook(self, cluster: str, owner: Callable[[], Hashable | None]) -> WriteHook:
+        """A `kubeloop.client.WriteHook` recording the writes made on ``cluster``.
+
+        ``owner()`` names the request whose reconcile is writing (the runtime reads it from the
+        reconcile's context variable, so one hooked client per cluster serves every reconcile).
+        """
 
         def before(target: WriteRequest) -> WriteDone | None:
             if target.dry_run or target.subresource not in (None, "status"):
                 return None  # nothing changes / another object (a Scale) comes back
             res = target.resource
             if res is None or not target.name:
-                return lambda result: self._record_after(cluster, owner, target, result)
+                return functools.partial(self._record_after, cluster, owner(), target)
             key: ObjectKey = (cluster, res.group, res.kind, target.namespace, target.name)
             cached = self._cached(key)
             tracker = self.tracker
-            w = tracker.begin(key, tracker.prior_rv(key, _rv_of(cached)), owner=owner, uid=_uid_of(cached))
+            w = tracker.begin(key, tracker.prior_rv(key, _rv_of(cached)), owner=owner(), uid=_uid_of(cached))
 
             def done(result: dict[str, Any] | None) -> None:
                 if result is None:

@@ -36,6 +36,12 @@ class ControllerError(RuntimeError):
     """A controller could not start (bad configuration, caches that never synced)."""
 
 
+def _current_owner() -> Request | None:
+    """The request whose reconcile runs in this task: the owner of the writes it makes."""
+    current = current_request.get()
+    return current[1] if current is not None else None
+
+
 def _rv(obj: Mapping[str, Any] | None) -> str | None:
     if obj is None:
         return None
@@ -60,6 +66,7 @@ class ControllerRuntime:
         self.sources = SourceSet(spec.name)
         self.view: RuntimeView | None = None
         self.clients: dict[str, Client] = {}
+        self.tracked: dict[str, Client] = {}
         self.ready = asyncio.Event()
         self.stopping = asyncio.Event()
         self.done = asyncio.Event()
@@ -83,6 +90,7 @@ class ControllerRuntime:
             raise ControllerError(f"{self.name}: the cache has no cluster to run on")
         try:
             self.clients = {c: (clients or {}).get(c) or cache.client(c) for c in clusters}
+            self.tracked = {}
         except KeyError as exc:
             raise ControllerError(f"{self.name}: {exc.args[0]}") from None
         self.spec = spec
@@ -272,13 +280,15 @@ class ControllerRuntime:
             finally:
                 queue.done(req)
 
-    def _context(self, req: Request, rid: str) -> Context:
-        view = self.view
-        assert view is not None
-        client = self.client(req.cluster)
-        if self.ryw is not None:
-            client = client.with_write_hook(self.ryw.hook(req.cluster, req))
-        return Context(view, req, client, rid)
+    def tracked_client(self, cluster: str) -> Client:
+        """The client a reconcile on ``cluster`` writes through: with the read-your-writes hook (one per run)."""
+        client = self.tracked.get(cluster)
+        if client is None:
+            client = self.client(cluster)
+            if self.ryw is not None:
+                client = client.with_write_hook(self.ryw.hook(cluster, _current_owner))
+            self.tracked[cluster] = client
+        return client
 
     async def _process(self, req: Request, priority: int) -> None:
         m = self.metrics
@@ -290,7 +300,8 @@ class ControllerRuntime:
         try:
             if self.ryw is not None:
                 await self.ryw.wait(req)
-            ctx = self._context(req, rid)
+            assert self.view is not None
+            ctx = Context(self.view, req, self.tracked_client(req.cluster), rid)
             result = await self._reconcile(req, priority, ctx)
             if result is not None:
                 self._requeue(req, priority, result)

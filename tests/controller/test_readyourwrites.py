@@ -221,7 +221,7 @@ def ryw_with_cache(cached: Mapping[str, Any] | None = None) -> tuple[ReadYourWri
 def test_hook_tracks_a_named_write_from_before_it_is_sent() -> None:
     ryw, _ = ryw_with_cache(obj("5"))
     got, d = deliveries()
-    done = ryw.hook("default", "req")(write("patch"))
+    done = ryw.hook("default", lambda: "req")(write("patch"))
     assert done is not None and ryw.tracker.tracks(K)  # events of K are held from now on
     done(obj("7"))
     assert ryw.read(K) == obj("7") and [w.rv for w in ryw.tracker.pending("req")] == ["7"]  # cache still at 5
@@ -232,7 +232,7 @@ def test_hook_tracks_a_named_write_from_before_it_is_sent() -> None:
 def test_hook_releases_held_events_when_the_write_fails() -> None:
     ryw, _ = ryw_with_cache(obj("5"))
     got, d = deliveries()
-    done = ryw.hook("default", "req")(write("update", method="PUT"))
+    done = ryw.hook("default", lambda: "req")(write("update", method="PUT"))
     assert done is not None
     ryw.tracker.on_event(K, "5", "6", d("other"))
     done(None)
@@ -241,13 +241,13 @@ def test_hook_releases_held_events_when_the_write_fails() -> None:
 
 def test_hook_ignores_dry_runs_and_other_subresources() -> None:
     ryw, _ = ryw_with_cache()
-    assert ryw.hook("default", "req")(write("create", dry_run=True)) is None
-    assert ryw.hook("default", "req")(write("update", subresource="scale")) is None
+    assert ryw.hook("default", lambda: "req")(write("create", dry_run=True)) is None
+    assert ryw.hook("default", lambda: "req")(write("update", subresource="scale")) is None
 
 
 def test_hook_records_writes_known_only_from_the_answer() -> None:
     ryw, caches = ryw_with_cache()
-    hook = ryw.hook("default", "req")
+    hook = ryw.hook("default", lambda: "req")
     got, d = deliveries()
     done = hook(write("request", "", method="POST", resource=None))  # request_json: no key before the call
     assert done is not None
