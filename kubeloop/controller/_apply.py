@@ -147,9 +147,3 @@ def can_skip(
     if remembered.resource_version and meta.get("resourceVersion") == remembered.resource_version:
         return True
     return is_full_object(live) and desired_contained(live, desired)
-
-
-def rv_uid(obj: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
-    """(resourceVersion, uid) of an object, None when absent."""
-    meta = (obj or {}).get("metadata") or {}
-    return meta.get("resourceVersion") or None, meta.get("uid") or None

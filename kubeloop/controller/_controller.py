@@ -39,6 +39,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kubeloop.cache.index import IndexFunc
 from kubeloop.cache.reader import CacheReader
@@ -116,11 +117,14 @@ class Controller:
         """The frozen specification (replaced by each builder call)."""
         return self._spec
 
-    def _with_source(self, source: SourceSpec) -> Controller:
+    def _replace(self, **changes: Any) -> Controller:
         if self._runtime.running:
-            raise ControllerError(f"{self.name}: cannot add a source while running")
-        self._spec = dataclasses.replace(self._spec, sources=(*self._spec.sources, source))
+            raise ControllerError(f"{self.name}: cannot change a running controller; build it before run()")
+        self._spec = dataclasses.replace(self._spec, **changes)
         return self
+
+    def _with_source(self, source: SourceSpec) -> Controller:
+        return self._replace(sources=(*self._spec.sources, source))
 
     def owns(self, resource: str, *, predicates: Predicates = None, match_every_owner: bool = False,
              metadata_only: bool = True, namespace: str | None = None,
@@ -151,8 +155,7 @@ class Controller:
 
     def index(self, name: str, fn: IndexFunc) -> Controller:
         """Add an index to the primary's cache (for ``watches`` map functions: ``requests_from_index``)."""
-        self._spec = dataclasses.replace(self._spec, indexes=(*self._spec.indexes, (name, fn)))
-        return self
+        return self._replace(indexes=(*self._spec.indexes, (name, fn)))
 
     @property
     def name(self) -> str:

@@ -78,11 +78,18 @@ def rv_at_least(a: str | None, b: str | None) -> bool:
     return ia is not None and ib is not None and ia >= ib
 
 
-def _rv_of(obj: Mapping[str, Any] | None) -> str | None:
+def rv_of(obj: Mapping[str, Any] | None) -> str | None:
+    """An object's resourceVersion (None: no object, or none set)."""
     if obj is None:
         return None
     meta = obj.get("metadata")
     return (meta.get("resourceVersion") or None) if isinstance(meta, Mapping) else None
+
+
+def uid_of(obj: Mapping[str, Any] | None) -> str | None:
+    """An object's uid (None: no object, or none set)."""
+    meta = (obj or {}).get("metadata")
+    return (meta.get("uid") or None) if isinstance(meta, Mapping) else None
 
 
 def _discard(index: dict[Any, list[Write]], key: Hashable, w: Write) -> None:
@@ -275,7 +282,7 @@ class WriteTracker:
                 if cached is not None and w.uid and (cached.get("metadata") or {}).get("uid") == w.uid:
                     return None
                 return cached
-            if cached is None or rv_newer(w.rv, _rv_of(cached)):
+            if cached is None or rv_newer(w.rv, rv_of(cached)):
                 return w.obj
             return cached
         return cached
@@ -318,11 +325,6 @@ class CachedObjects(Protocol):
     def observable(self, key: ObjectKey, obj: Mapping[str, Any] | None) -> bool:
         """True if some cache of the controller would show ``obj`` written at ``key``."""
         ...
-
-
-def _uid_of(obj: Mapping[str, Any] | None) -> str | None:
-    meta = (obj or {}).get("metadata")
-    return (meta.get("uid") or None) if isinstance(meta, Mapping) else None
 
 
 def _written_objects(target: WriteRequest, result: Mapping[str, Any]) -> Iterator[tuple[ObjectKey, Mapping[str, Any]]]:
@@ -386,7 +388,7 @@ class ReadYourWrites:
             key: ObjectKey = (cluster, res.group, res.kind, target.namespace, target.name)
             cached = self._cached(key)
             tracker = self.tracker
-            w = tracker.begin(key, tracker.prior_rv(key, _rv_of(cached)), owner=owner(), uid=_uid_of(cached))
+            w = tracker.begin(key, tracker.prior_rv(key, rv_of(cached)), owner=owner(), uid=uid_of(cached))
 
             def done(result: dict[str, Any] | None) -> None:
                 if result is None:
@@ -407,8 +409,8 @@ class ReadYourWrites:
         for (_, group, kind, ns, name), obj in _written_objects(target, result):
             key: ObjectKey = (cluster, group, kind, ns, name)
             cached = self._cached(key)
-            w = tracker.begin(key, tracker.prior_rv(key, _rv_of(cached)), owner=owner,
-                              uid=_uid_of(obj) or _uid_of(cached))
+            w = tracker.begin(key, tracker.prior_rv(key, rv_of(cached)), owner=owner,
+                              uid=uid_of(obj) or uid_of(cached))
             gone = target.method == "DELETE" and not (obj.get("metadata") or {}).get("deletionTimestamp")
             tracker.finish(w, None if gone else obj)
 
@@ -426,7 +428,7 @@ class ReadYourWrites:
         for w in tracker.pending(owner):
             if caches is None or not caches.observable(w.key, w.obj):
                 continue
-            if rv_at_least(_rv_of(caches.cached(w.key)), w.rv):
+            if rv_at_least(rv_of(caches.cached(w.key)), w.rv):
                 tracker.on_observed(w.key, w.rv)
                 continue
             out.append(w)

@@ -12,7 +12,6 @@ import functools
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any
 
 from kubeloop.cache.events import ADDED, DELETED, RESYNC, Event
 from kubeloop.cache.shared import SharedCache
@@ -23,7 +22,7 @@ from kubeloop.controller._context import Context
 from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._handlers import PrimaryKind
 from kubeloop.controller._logs import current_request, next_reconcile_id
-from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites
+from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites, rv_of
 from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._scope import RuntimeView
 from kubeloop.controller._sources import BoundSource, SourceSet
@@ -40,12 +39,6 @@ def _current_owner() -> Request | None:
     """The request whose reconcile runs in this task: the owner of the writes it makes."""
     current = current_request.get()
     return current[1] if current is not None else None
-
-
-def _rv(obj: Mapping[str, Any] | None) -> str | None:
-    if obj is None:
-        return None
-    return (obj.get("metadata") or {}).get("resourceVersion") or None
 
 
 class ControllerRuntime:
@@ -236,8 +229,8 @@ class ControllerRuntime:
         if ryw is not None:
             key: ObjectKey = (ev.cluster, src.group, src.kind, ev.namespace, ev.name)
             if ryw.tracker.tracks(key):
-                old_rv = _rv(ev.old) if ev.type != ADDED else None
-                new_rv = _rv(ev.new) if ev.type != DELETED else None
+                old_rv = rv_of(ev.old) if ev.type != ADDED else None
+                new_rv = rv_of(ev.new) if ev.type != DELETED else None
                 ryw.tracker.on_event(key, old_rv, new_rv, lambda: self.dispatch(src.spec, src.primary, ev))
                 return
         self.dispatch(src.spec, src.primary, ev)

@@ -7,7 +7,7 @@ and whether an informer of the controller could ever show a write.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +53,7 @@ class SourceSet:
         self._by_resource.setdefault((src.cluster, src.spec.resource), src)
         self._by_gk.setdefault((src.cluster, src.group, src.kind), []).append(src)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[BoundSource]:
         return iter(self.sources)
 
     def primaries(self, cluster: str | None = None) -> list[BoundSource]:
