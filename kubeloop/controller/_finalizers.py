@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from kubeloop.client import NotFound
 
 if TYPE_CHECKING:
-    from kubeloop.controller.context import Context
+    from kubeloop.controller._context import Context
 
 Cleanup = Callable[[Mapping[str, Any]], Awaitable[None]]
 
