@@ -118,7 +118,7 @@ async def _watch(client: Client, resource: str, kind: str, narrator: Narrator, r
 
 def traced(controller: Controller, narrator: Narrator) -> Controller:
     """Print every reconcile of ``controller`` as it starts."""
-    inner = controller.reconcile_fn
+    inner = controller.spec.reconcile
 
     async def reconcile(req: Request, ctx: Context) -> Result | None:
         narrator.reconciles += 1

@@ -159,21 +159,8 @@ class Controller:
 
     @property
     def name(self) -> str:
+        """The controller's name (the spec's; also names its metrics, logger and queue)."""
         return self._spec.name
-
-    @property
-    def for_resource(self) -> str:
-        """The primary resource, as given to ``for_``."""
-        return self._spec.primary.resource
-
-    @property
-    def reconcile_fn(self) -> ReconcileFn:
-        """The reconcile function (to wrap it, build ``Controller.from_spec(replace(spec, reconcile=...))``)."""
-        return self._spec.reconcile
-
-    @property
-    def field_manager(self) -> str:
-        return self._spec.field_manager
 
     @property
     def clusters(self) -> list[str] | None:
@@ -284,5 +271,5 @@ class Controller:
         await self._runtime.run(self._spec, cache, clients)
 
     def __repr__(self) -> str:
-        return (f"Controller({self.name}, for={self.for_resource}, sources={len(self._spec.sources)}, "
+        return (f"Controller({self.name}, for={self._spec.primary.resource}, sources={len(self._spec.sources)}, "
                 f"ready={self.ready})")
