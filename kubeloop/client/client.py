@@ -222,17 +222,21 @@ class Client:
                      content_type: str | None) -> dict[str, Any]:
         """Send one write, calling the write hooks around it (the single place every write goes through)."""
         hooks = self.write_hooks
-        done = [d for hook in hooks if (d := hook(target)) is not None] if hooks else None
-        if not done:
+        if not hooks:
             _, data = await self.transport.request(target.method, target.path, params=params, body=body,
                                                    content_type=content_type)
             return _loads(data)
+        done: list[WriteDone] = []
         try:
+            for hook in hooks:
+                d = hook(target)
+                if d is not None:
+                    done.append(d)
             _, data = await self.transport.request(target.method, target.path, params=params, body=body,
                                                    content_type=content_type)
             result = _loads(data)
         except BaseException:
-            for d in done:
+            for d in done:  # a failed (or cancelled) write: the hooks that began hear it ended
                 d(None)
             raise
         for d in done:
@@ -438,8 +442,9 @@ class Client:
                      field_manager: str | None = None, field_validation: str | None = None) -> dict[str, Any]:
         """POST a new object (its namespace: `metadata.namespace`, else `namespace`, else the default)."""
         res = await self.resolve(ResourceRef.of(obj))
-        target = WriteRequest("create", "POST", res.path(ns := self._object_target(res, obj, namespace)), res,
-                              ns or "", str(_meta(obj).get("name") or ""), None, dry_run)
+        ns = self._object_target(res, obj, namespace)
+        target = WriteRequest("create", "POST", res.path(ns), res, ns or "", str(_meta(obj).get("name") or ""),
+                              None, dry_run)
         return await self._write(
             target, params=self._write_params(dry_run, field_manager, field_validation=field_validation),
             body=dumps(obj), content_type="application/json")
