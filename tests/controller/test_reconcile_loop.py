@@ -246,6 +246,8 @@ async def test_enqueue_all_and_from_another_thread(client: Client, cache: Shared
     for name in ("p", "q"):
         await client.create(cm(name), namespace=ns)
     async with running(ctl, cache):
+        with pytest.raises(ControllerError, match="running"):
+            ctl.owns("v1/Secret")  # the spec is fixed while it runs
         await eventually(lambda: sorted(runs) == ["p", "q"])
         assert ctl.enqueue_all() == 2
         await eventually(lambda: len(runs) == 4)
