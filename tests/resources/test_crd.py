@@ -337,3 +337,22 @@ def test_printer_columns_and_deprecation() -> None:
     assert v["deprecated"] is True and v["deprecationWarning"] == "use v1"
     assert v["additionalPrinterColumns"] == [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
                                               "description": "how old", "priority": 1}]
+
+
+def test_enums_and_list_lengths() -> None:
+    import enum
+
+    class Color(enum.StrEnum):
+        red = "red"
+        blue = "blue"
+
+    class Spec(Model):
+        color: Color = Color.red
+        names: list[str] = Field(default_factory=list, min_length=1, max_length=3)
+
+    class Paint(CustomResource, group="e.example.com", version="v1"):
+        spec: Spec
+
+    props = spec_schema(crd(Paint), 0)["properties"]
+    assert props["color"] == {"enum": ["red", "blue"], "type": "string", "default": "red"}
+    assert props["names"] == {"items": {"type": "string"}, "maxItems": 3, "minItems": 1, "type": "array"}
