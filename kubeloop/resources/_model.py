@@ -307,8 +307,22 @@ def _declare(cls: type, parent: ResourceInfo | None, kwargs: dict[str, Any]) -> 
     for col in info.printer_columns:
         if not isinstance(col, PrinterColumn):
             problems.append(f"printer_columns must hold PrinterColumn(...), not {col!r}")
-    if info.scale is not None and not isinstance(info.scale, Scale):
-        problems.append(f"scale must be a Scale(...) or None, not {info.scale!r}")
+        elif not col.json_path.startswith(".") or col.type not in ("integer", "number", "string", "boolean", "date"):
+            problems.append(f"printer column {col.name!r}: json_path must start with '.' (like '.spec.replicas') "
+                            "and type be integer, number, string, boolean or date")
+    if info.scale is not None:
+        if not isinstance(info.scale, Scale):
+            problems.append(f"scale must be a Scale(...) or None, not {info.scale!r}")
+        else:
+            # what the API server requires of the scale subresource's paths
+            sc = info.scale
+            if not sc.spec_replicas_path.startswith(".spec."):
+                problems.append(f"scale spec_replicas_path {sc.spec_replicas_path!r} must be under .spec")
+            if not sc.status_replicas_path.startswith(".status."):
+                problems.append(f"scale status_replicas_path {sc.status_replicas_path!r} must be under .status")
+            if sc.label_selector_path and not sc.label_selector_path.startswith((".spec.", ".status.")):
+                problems.append(f"scale label_selector_path {sc.label_selector_path!r} must be under .spec or "
+                                ".status")
     if problems:
         raise TypeError(f"{cls.__name__}: " + "; ".join(problems))
     return info

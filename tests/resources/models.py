@@ -52,8 +52,9 @@ class WebAppStatus(Model):
     conditions: Annotated[list[Condition], ListMap("type")] = []
 
 
-def webapp_models(group: str) -> tuple[type[CustomResource], type[CustomResource]]:
-    """`WebApp` v1 (served, not stored) and v2 (the storage version, with a `message` field)."""
+def webapp_models(group: str) -> tuple[Any, Any]:
+    """`WebApp` v1 (served, not stored) and v2 (the storage version, with a `message` field); typed
+    as Any because the classes are made at run time (the group is random per test)."""
 
     class WebApp(CustomResource, group=group, version="v1", short_names=["wa"], categories=["all"],
                  printer_columns=[PrinterColumn("Image", ".spec.image"),

@@ -19,6 +19,7 @@ from kubeloop.resources import (
     Model,
     PrinterColumn,
     ResourceValidationError,
+    Scale,
     SchemaError,
     check_structural,
     crd,
@@ -249,6 +250,13 @@ def test_bad_declarations_fail_at_class_definition() -> None:
     with pytest.raises(TypeError, match="list or tuple"):
         class Str(CustomResource, group="x.example.com", version="v1", short_names="x"):
             pass
+    with pytest.raises(TypeError, match=r"must be under \.status"):
+        class BadScale(CustomResource, group="x.example.com", version="v1", scale=Scale(".spec.n", ".n")):
+            pass
+    with pytest.raises(TypeError, match="json_path must start with"):
+        class BadColumn(CustomResource, group="x.example.com", version="v1",
+                        printer_columns=[PrinterColumn("N", "spec.n")]):
+            pass
     with pytest.raises(TypeError, match="expected a CustomResource subclass"):
         crd(CustomResource)  # the abstract base has no CRD
     with pytest.raises(SchemaError, match="status=True needs a `status` field"):
@@ -303,9 +311,9 @@ def test_from_object_is_validated_and_frozen() -> None:
     with pytest.raises(ResourceValidationError, match="kind is 'Other'"):
         v1.from_object({**obj, "kind": "Other"})
     with pytest.raises(ResourceValidationError, match="needs a Kubernetes object"):
-        v1.from_object([obj])  # type: ignore[arg-type]
+        v1.from_object([obj])
     with pytest.raises(ValueError, match="frozen"):
-        app.spec.replicas = 4  # type: ignore[misc]
+        app.spec.replicas = 4
 
 
 def test_from_object_reads_read_only_views() -> None:

@@ -8,6 +8,7 @@ import asyncio
 import secrets
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -33,7 +34,7 @@ async def _served(client: Client, ref: str, namespace: str) -> None:
 
 
 @pytest.fixture
-async def webapps(client: Client, namespace: str) -> AsyncIterator[tuple[type, type]]:
+async def webapps(client: Client, namespace: str) -> AsyncIterator[tuple[Any, Any]]:
     group = f"kl{secrets.token_hex(3)}.example.com"
     v1, v2 = webapp_models(group)
     await client.create(crd(v1, v2))
@@ -46,7 +47,7 @@ async def webapps(client: Client, namespace: str) -> AsyncIterator[tuple[type, t
 
 
 async def test_defaults_are_applied_and_object_reads_back_typed(
-        client: Client, namespace: str, webapps: tuple[type, type]) -> None:
+        client: Client, namespace: str, webapps: tuple[Any, Any]) -> None:
     v1, v2 = webapps
     created = await client.create({"apiVersion": v2.__resource__.api_version, "kind": "WebApp",
                                    "metadata": {"name": "shop"},
@@ -65,7 +66,7 @@ async def test_defaults_are_applied_and_object_reads_back_typed(
     assert app.spec.ports[0].container_port == 80 and app.spec.resources.cpu == "100m"
     assert app.message == "hello" and app.status is None
     with pytest.raises(ValidationError):
-        app.spec = app.spec  # type: ignore[misc]  # frozen: a typed object is read-only like the cache
+        app.spec = app.spec  # frozen: a typed object is read-only like the cache
     # the same object served at v1 reads as the v1 model, not as v2
     old = await client.get(v1.resource(), "shop", namespace=namespace)
     assert v1.from_object(old).spec.image == "nginx:1.25"
@@ -73,7 +74,7 @@ async def test_defaults_are_applied_and_object_reads_back_typed(
         v2.from_object(old)
 
 
-async def test_unknown_fields_are_pruned(client: Client, namespace: str, webapps: tuple[type, type]) -> None:
+async def test_unknown_fields_are_pruned(client: Client, namespace: str, webapps: tuple[Any, Any]) -> None:
     _, v2 = webapps
     created = await client.create({"apiVersion": v2.__resource__.api_version, "kind": "WebApp",
                                    "metadata": {"name": "pruned"},
@@ -97,7 +98,7 @@ async def test_unknown_fields_are_pruned(client: Client, namespace: str, webapps
     ({"replicas": 1}, "spec.image"),
 ])
 async def test_invalid_instances_are_rejected_with_422(
-        client: Client, namespace: str, webapps: tuple[type, type], spec: dict, field: str) -> None:
+        client: Client, namespace: str, webapps: tuple[Any, Any], spec: dict, field: str) -> None:
     _, v2 = webapps
     with pytest.raises(Invalid) as err:
         await client.create({"apiVersion": v2.__resource__.api_version, "kind": "WebApp",
@@ -107,7 +108,7 @@ async def test_invalid_instances_are_rejected_with_422(
 
 
 async def test_status_through_the_subresource_and_typed_conditions(
-        client: Client, namespace: str, webapps: tuple[type, type]) -> None:
+        client: Client, namespace: str, webapps: tuple[Any, Any]) -> None:
     _, v2 = webapps
     app = v2(metadata={"name": "st"}, spec={"image": "nginx", "replicas": 2})
     created = await client.create(app.to_object(), namespace=namespace)
@@ -133,7 +134,7 @@ async def test_status_through_the_subresource_and_typed_conditions(
 
 
 async def test_typed_object_written_back_is_unchanged(
-        client: Client, namespace: str, webapps: tuple[type, type]) -> None:
+        client: Client, namespace: str, webapps: tuple[Any, Any]) -> None:
     _, v2 = webapps
     created = await client.create(v2(metadata={"name": "rt"}, spec={"image": "nginx"}).to_object(),
                                   namespace=namespace)
