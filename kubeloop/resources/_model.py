@@ -277,6 +277,9 @@ def _declare(cls: type, parent: ResourceInfo | None, kwargs: dict[str, Any]) -> 
         kind_changed = "kind" in kwargs and kwargs["kind"] != parent.kind
         base = {k: v for k, v in parent.__dict__.items() if not (kind_changed and k in (
             "plural", "singular", "list_kind"))}
+        if kwargs.get("version", parent.version) != parent.version:
+            # a new version inherits the shape (columns, subresources), not the parent's role
+            base.update(storage=None, served=True, deprecated=False)
         merged = {**base, **kwargs}
     elif not kwargs:
         return None  # an abstract base for several resources: no CRD of its own
@@ -298,9 +301,9 @@ def _declare(cls: type, parent: ResourceInfo | None, kwargs: dict[str, Any]) -> 
         problems.append(f"version {info.version!r} must look like v1, v2beta1 or v1alpha2")
     if not _KIND.match(info.kind):
         problems.append(f"kind {info.kind!r} must be CamelCase, like 'WebApp'")
-    for what in ("plural", "singular", *(f"short name {s!r}" for s in info.short_names)):
-        value = getattr(info, what) if what in ("plural", "singular") else what.split("'")[1]
-        if not _DNS_LABEL.match(value):
+    labels = [("plural", info.plural), ("singular", info.singular), *(("short name", s) for s in info.short_names)]
+    for what, value in labels:
+        if not isinstance(value, str) or not _DNS_LABEL.match(value):
             problems.append(f"{what} {value!r} must be a lowercase DNS label")
     if info.scope not in ("Namespaced", "Cluster"):
         problems.append(f"scope must be 'Namespaced' or 'Cluster', not {info.scope!r}")

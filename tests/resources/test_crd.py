@@ -187,6 +187,11 @@ def test_storage_version_rules() -> None:
     with pytest.raises(SchemaError, match="more than once"):
         crd(A, A)
 
+    class E(C, version="v5"):  # a newer version does not inherit the parent's storage role
+        pass
+
+    assert [v["storage"] for v in crd(C, E)["spec"]["versions"]] == [True, False]
+
     class Other(CustomResource, group="s.example.com", version="v9", kind="Other"):
         spec: dict[str, Any] = {}
 
