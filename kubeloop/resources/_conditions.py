@@ -24,8 +24,8 @@ __all__ = [
 ConditionStatus = Literal["True", "False", "Unknown"]
 
 #: metav1.Condition's validation (the API server rejects anything else with 422)
-_REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
-_TYPE = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+CONDITION_REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+CONDITION_TYPE = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
                    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$")
 _STATUSES = ("True", "False", "Unknown")
 
@@ -104,10 +104,10 @@ def set_condition(
         status = "True" if status else "False"
     if status not in _STATUSES:
         raise ConditionError(f"condition status must be one of True, False, Unknown; got {status!r}")
-    if not isinstance(type, str) or len(type) > 316 or not _TYPE.match(type):
+    if not isinstance(type, str) or len(type) > 316 or not CONDITION_TYPE.match(type):
         raise ConditionError(f"condition type {type!r} must be a (optionally prefixed) name like 'Ready' or "
                              "'example.com/Synced'")
-    if not isinstance(reason, str) or len(reason) > 1024 or not _REASON.match(reason):
+    if not isinstance(reason, str) or len(reason) > 1024 or not CONDITION_REASON.match(reason):
         raise ConditionError(f"condition reason {reason!r} must be CamelCase: a letter, then letters, digits, "
                              "'_', ',' or ':' (at most 1024 characters), e.g. 'MinimumReplicasAvailable'")
     if len(message) > 32768:

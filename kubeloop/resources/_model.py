@@ -21,6 +21,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     GetJsonSchemaHandler,
     PlainSerializer,
     SerializerFunctionWrapHandler,
@@ -32,6 +33,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from ._conditions import CONDITION_REASON, CONDITION_TYPE
 from ._structural import SchemaError
 from ._time import format_micro_time, format_time
 
@@ -140,12 +142,13 @@ class Condition(Model):
 
     # Python readers: use `Annotated[list[Condition], ListMap("type")]` under `status.conditions`,
     # and write conditions with `set_condition` on the status dict you send.
-    type: str
+    # the constraints of metav1.Condition (as controller-gen emits them), shared with set_condition
+    type: str = Field(max_length=316, pattern=CONDITION_TYPE.pattern)
     status: Literal["True", "False", "Unknown"]
     last_transition_time: Time
-    reason: str
-    message: str = ""
-    observed_generation: int | None = None
+    reason: str = Field(min_length=1, max_length=1024, pattern=CONDITION_REASON.pattern)
+    message: str = Field("", max_length=32768)
+    observed_generation: int | None = Field(None, ge=0)
 
 
 class ObjectMeta(Model):
