@@ -1,0 +1,89 @@
+"""Typed custom resources (models -> CRDs) and the helpers operators need: status conditions,
+Kubernetes time formats, object and owner references.
+
+The helpers are plain functions with no dependency. The typed layer (`CustomResource`, `crd`, ...)
+needs pydantic (`pip install 'kubeloop[resources]'`) and is imported only when first used, so
+`import kubeloop` and the helpers stay as fast as before.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._conditions import (
+    ConditionError,
+    find_condition,
+    is_condition_false,
+    is_condition_true,
+    remove_condition,
+    set_condition,
+)
+from ._refs import (
+    AlreadyOwnedError,
+    IncompleteObjectError,
+    InvalidOwnerError,
+    controller_of,
+    is_owned_by,
+    object_reference,
+    owner_reference,
+    set_controller_reference,
+    set_owner_reference,
+)
+from ._structural import SchemaError, check_structural, structural_problems
+from ._time import TimeFormatError, format_micro_time, format_time, now, parse_time
+
+if TYPE_CHECKING:
+    from ._crd import crd, crd_yaml
+    from ._model import (
+        Atomic,
+        Condition,
+        CustomResource,
+        IntOrString,
+        ListMap,
+        ListSet,
+        MicroTime,
+        Model,
+        ObjectMeta,
+        PreserveUnknownFields,
+        PrinterColumn,
+        ResourceInfo,
+        ResourceValidationError,
+        Scale,
+        Time,
+    )
+
+#: names of the typed layer, imported on first use (they need pydantic)
+_LAZY = {
+    "crd": "._crd", "crd_yaml": "._crd",
+    **{name: "._model" for name in (
+        "Atomic", "Condition", "CustomResource", "IntOrString", "ListMap", "ListSet", "MicroTime", "Model",
+        "ObjectMeta", "PreserveUnknownFields", "PrinterColumn", "ResourceInfo", "ResourceValidationError", "Scale",
+        "Time",
+    )},
+}
+
+__all__ = [
+    "AlreadyOwnedError", "Atomic", "Condition", "ConditionError", "CustomResource", "IncompleteObjectError",
+    "IntOrString", "InvalidOwnerError", "ListMap", "ListSet", "MicroTime", "Model", "ObjectMeta", "PreserveUnknownFields",
+    "PrinterColumn", "ResourceInfo", "ResourceValidationError", "Scale", "SchemaError", "Time", "TimeFormatError",
+    "check_structural", "controller_of", "crd", "crd_yaml", "find_condition", "format_micro_time",
+    "format_time", "is_condition_false", "is_condition_true", "is_owned_by", "now", "object_reference",
+    "owner_reference", "parse_time", "remove_condition", "set_condition", "set_controller_reference",
+    "set_owner_reference", "structural_problems",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kubeloop.resources' has no attribute {name!r}")
+    try:
+        mod = importlib.import_module(module, __name__)
+    except ModuleNotFoundError as e:
+        if e.name and e.name.split(".")[0] in ("pydantic", "pydantic_core"):
+            raise ImportError(f"kubeloop.resources.{name} needs pydantic 2: pip install 'kubeloop[resources]'") from e
+        raise
+    value = getattr(mod, name)
+    globals()[name] = value
+    return value
