@@ -22,7 +22,6 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
@@ -39,7 +38,7 @@ from kubeloop.cache.index import (
     owner_uid_index,
     unpack,
 )
-from kubeloop.client.selectors import FieldSelector, LabelSelector
+from kubeloop.meta import FieldSelector, LabelSelector, as_field_selector, as_label_selector
 
 __all__ = ["Change", "Key", "ReplaceResult", "Store"]
 
@@ -158,16 +157,6 @@ class ReplaceResult:
 
     def __len__(self) -> int:
         return len(self.added) + len(self.modified) + len(self.deleted)
-
-
-@lru_cache(maxsize=256)
-def _parse_labels(text: str) -> LabelSelector:
-    return LabelSelector.parse(text)
-
-
-@lru_cache(maxsize=256)
-def _parse_fields(text: str) -> FieldSelector:
-    return FieldSelector.parse(text)
 
 
 def field_value(obj: Mapping[str, Any], path: str) -> str:
@@ -588,13 +577,11 @@ class Store:
         label_selector: LabelSelector | str | None,
         field_selector: FieldSelector | str | None,
     ) -> Iterator[_Entry]:
-        lsel = _parse_labels(label_selector) if isinstance(label_selector, str) else label_selector
-        fsel = _parse_fields(field_selector) if isinstance(field_selector, str) else field_selector
-        if lsel is not None and lsel.empty:
-            lsel = None
+        lsel: LabelSelector | None = as_label_selector(label_selector) or None
+        fsel = as_field_selector(field_selector)
         cheap: list[Any] = []
         costly: list[Any] = []
-        if fsel is not None:
+        if fsel:
             for r in fsel.requirements:
                 (cheap if r.field in ("metadata.name", "metadata.namespace") else costly).append(r)
             pinned = fsel.equals_value("metadata.namespace")

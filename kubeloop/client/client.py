@@ -22,12 +22,12 @@ from kubeloop.client.events import WatchEvent
 from kubeloop.client.mapper import RESTMapper
 from kubeloop.client.objects import ObjectList, Page, dumps
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
-from kubeloop.client.selectors import FieldSelector, LabelSelector
 from kubeloop.client.transport import Transport, TransportOptions
 from kubeloop.client.watch import WatchStream
 from kubeloop.config.autodetect import load_config
 from kubeloop.config.cluster import ClusterConfig
 from kubeloop.config.incluster import load_in_cluster
+from kubeloop.meta import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
 
 ALL_NAMESPACES = ""
 """Pass as `namespace=` to list or watch across all namespaces."""
@@ -43,34 +43,20 @@ ACCEPT_JSON = "application/json"
 ACCEPT_META = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 ACCEPT_META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
-LabelSelectorLike = str | Mapping[str, str] | LabelSelector
-FieldSelectorLike = str | Mapping[str, str] | FieldSelector
-
-
 def format_label_selector(selector: LabelSelectorLike | None) -> str | None:
-    """A label selector as the query string wants it: str as is, a Mapping as `k=v,...`, else `str()`."""
-    if selector is None:
-        return None
-    if isinstance(selector, str):
+    """A label selector as the query string wants it: text as is (the server validates it), a Mapping
+    in canonical form (:func:`kubeloop.meta.as_label_selector`), anything else as its ``str()``."""
+    if selector is None or isinstance(selector, str):
         return selector
-    if isinstance(selector, Mapping):
-        return ",".join(f"{k}={v}" for k, v in selector.items())
-    return str(selector)  # LabelSelector from kubeloop.client.selectors
-
-
-def _escape_field(value: str) -> str:
-    return str(value).replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+    return str(as_label_selector(selector) if isinstance(selector, Mapping) else selector)
 
 
 def format_field_selector(selector: FieldSelectorLike | None) -> str | None:
-    """A field selector: str as is, a Mapping as `k=v,...` (values escaped), else `str()`."""
-    if selector is None:
-        return None
-    if isinstance(selector, str):
+    """A field selector as the query string wants it: text as is, a Mapping in canonical form (values
+    escaped), anything else as its ``str()``."""
+    if selector is None or isinstance(selector, str):
         return selector
-    if isinstance(selector, Mapping):
-        return ",".join(f"{k}={_escape_field(v)}" for k, v in selector.items())
-    return str(selector)  # FieldSelector from kubeloop.client.selectors
+    return str(as_field_selector(selector) if isinstance(selector, Mapping) else selector)
 
 
 def _loads(data: bytes) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from kubeloop.cache import (
     thaw,
 )
 from kubeloop.cache.index import owner_ref_index, owner_uid_index
-from kubeloop.client.selectors import LabelSelector
+from kubeloop.meta import LabelSelector
 
 CODECS = ["zlib", "json", "dict"]
 
@@ -110,7 +110,7 @@ def check(store: Store, model: Model, fns: dict[str, Any], rng: random.Random) -
     fsel = rng.choice(["spec.nodeName=n1", "metadata.name=o1", "metadata.namespace=a,spec.nodeName!=n2",
                        "spec.unschedulable=true"])
     from kubeloop.cache.store import field_value
-    from kubeloop.client.selectors import FieldSelector
+    from kubeloop.meta import FieldSelector
 
     parsed = FieldSelector.parse(fsel)
     want_f = {k for k, o in model.objs.items()

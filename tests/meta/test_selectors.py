@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubeloop.client.selectors import (
+from kubeloop.meta import (
     FieldRequirement,
     FieldSelector,
     LabelSelector,

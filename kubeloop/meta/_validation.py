@@ -1,7 +1,7 @@
 """Names and label rules of Kubernetes (apimachinery `util/validation`), with the real messages.
 
-One copy for the whole package: the client validates selectors with it before sending them, and
-the emulator validates objects with it, both answering exactly what kube-apiserver would answer.
+One copy for the whole package: selectors validate label keys and values with it, and the
+emulator validates objects with it, both answering exactly what kube-apiserver would answer.
 Each `is_*` returns the list of reasons the value is invalid (empty when valid).
 """
 
@@ -9,6 +9,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+__all__ = [
+    "CONFIG_KEY_MSG",
+    "DNS1035_LABEL_MSG",
+    "DNS1123_LABEL_MSG",
+    "DNS1123_SUBDOMAIN_MSG",
+    "LABEL_VALUE_MSG",
+    "QUALIFIED_NAME_MSG",
+    "QUALIFIED_NAME_SLASH_MSG",
+    "config_key_ok",
+    "config_keys_ok",
+    "is_config_key",
+    "is_dns1035_label",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_label_value",
+    "is_qualified_name",
+]
 
 DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + "(\\." + DNS1123_LABEL_FMT + ")*"

@@ -1,0 +1,57 @@
+"""Kubernetes object vocabulary: selectors, name rules, object accessors, resourceVersions, events.
+
+The leaf of the package: it imports nothing of kubeloop, so every layer (client, watch, cache,
+queue, controller, manager and the emulator) shares one definition of each concept.
+Internal modules are private (``_name.py``); the public names are exported here.
+"""
+
+from kubeloop.meta._coerce import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
+from kubeloop.meta._errors import SelectorError
+from kubeloop.meta._fields import FieldRequirement, FieldSelector, escape_field_value
+from kubeloop.meta._labels import LabelSelector
+from kubeloop.meta._requirement import Requirement
+from kubeloop.meta._validation import (
+    CONFIG_KEY_MSG,
+    DNS1035_LABEL_MSG,
+    DNS1123_LABEL_MSG,
+    DNS1123_SUBDOMAIN_MSG,
+    LABEL_VALUE_MSG,
+    QUALIFIED_NAME_MSG,
+    QUALIFIED_NAME_SLASH_MSG,
+    config_key_ok,
+    config_keys_ok,
+    is_config_key,
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_label_value,
+    is_qualified_name,
+)
+
+__all__ = [
+    "CONFIG_KEY_MSG",
+    "DNS1035_LABEL_MSG",
+    "DNS1123_LABEL_MSG",
+    "DNS1123_SUBDOMAIN_MSG",
+    "LABEL_VALUE_MSG",
+    "QUALIFIED_NAME_MSG",
+    "QUALIFIED_NAME_SLASH_MSG",
+    "FieldRequirement",
+    "FieldSelector",
+    "FieldSelectorLike",
+    "LabelSelector",
+    "LabelSelectorLike",
+    "Requirement",
+    "SelectorError",
+    "as_field_selector",
+    "as_label_selector",
+    "config_key_ok",
+    "config_keys_ok",
+    "escape_field_value",
+    "is_config_key",
+    "is_dns1035_label",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_label_value",
+    "is_qualified_name",
+]
