@@ -38,7 +38,7 @@ from kubeloop.cache.index import (
     owner_uid_index,
     unpack,
 )
-from kubeloop.meta import FieldSelector, LabelSelector, as_field_selector, as_label_selector
+from kubeloop.meta import FieldSelector, LabelSelector, as_field_selector, as_label_selector, pack_rv
 
 __all__ = ["Change", "Key", "ReplaceResult", "Store"]
 
@@ -48,13 +48,6 @@ Key = tuple[str, str]
 _intern = sys.intern
 _monotonic = time.monotonic
 _list = list  # `Store.list` shadows the builtin in annotations
-
-
-def _pack_rv(rv: str) -> str | int:
-    """A canonical decimal resourceVersion as an int (28 bytes instead of ~55); others as is."""
-    if rv.isascii() and rv.isdigit() and len(rv) < 19 and (rv[0] != "0" or rv == "0"):
-        return int(rv)
-    return rv
 
 
 def _pack_uid(uid: str) -> str | bytes:
@@ -85,7 +78,7 @@ class _Entry:
     namespace: str
     name: str
     uid: str | bytes  # see _pack_uid
-    rv: str | int  # see _pack_rv
+    rv: str | int  # see kubeloop.meta.pack_rv
     labels: tuple[str, ...]  # flat (k1, v1, k2, v2, ...), interned and shared between objects
     ikeys: tuple[Keys, ...]  # the object's keys in each index, in index order (packed)
     data: Any
@@ -187,7 +180,7 @@ class _Prepared:
         self.namespace: str = _intern(md.get("namespace") or "")
         self.uid = _pack_uid(md.get("uid") or "")
         self.rv_text: str = md.get("resourceVersion") or ""
-        self.rv = _pack_rv(self.rv_text)
+        self.rv = pack_rv(self.rv_text)
         self.labels = store._intern_labels(md.get("labels"))
         self.ikeys = store._index_keys(obj, md)  # the all-empty tuple is shared
         self.data: Any = None
@@ -371,7 +364,7 @@ class Store:
         if isinstance(md, dict):
             e = self._entry(md.get("namespace") or "", md.get("name") or "")
             rv = md.get("resourceVersion") or ""
-            if e is not None and rv and _pack_rv(rv) == e.rv:
+            if e is not None and rv and pack_rv(rv) == e.rv:
                 view = self._view(e)
                 self.resource_version = rv
                 return Change(e.namespace, e.name, view, old=view)
@@ -406,7 +399,7 @@ class Store:
         # ---- commit: nothing below can fail
         e = _Entry()
         rv_text: str = md.get("resourceVersion") or ""
-        e.namespace, e.name, e.uid, e.rv = namespace, name, _pack_uid(md.get("uid") or ""), _pack_rv(rv_text)
+        e.namespace, e.name, e.uid, e.rv = namespace, name, _pack_uid(md.get("uid") or ""), pack_rv(rv_text)
         e.labels, e.ikeys, e.data = self._intern_labels(md.get("labels")), ikeys, data
         if bucket is None:
             bucket = self._by_ns[namespace] = {}
@@ -496,7 +489,7 @@ class Store:
             if isinstance(md, dict):
                 e = self._entry(md.get("namespace") or "", md.get("name") or "")
                 rv = md.get("resourceVersion") or ""
-                if e is not None and rv and _pack_rv(rv) == e.rv:
+                if e is not None and rv and pack_rv(rv) == e.rv:
                     prepared[(e.namespace, e.name)] = e
                     continue
             p = self._prepare(obj)

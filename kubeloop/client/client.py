@@ -27,7 +27,14 @@ from kubeloop.client.watch import WatchStream
 from kubeloop.config.autodetect import load_config
 from kubeloop.config.cluster import ClusterConfig
 from kubeloop.config.incluster import load_in_cluster
-from kubeloop.meta import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
+from kubeloop.meta import (
+    FieldSelectorLike,
+    LabelSelectorLike,
+    as_field_selector,
+    as_label_selector,
+    name_of,
+    namespace_of,
+)
 
 ALL_NAMESPACES = ""
 """Pass as `namespace=` to list or watch across all namespaces."""
@@ -76,11 +83,6 @@ def _selector_params(label_selector: LabelSelectorLike | None,
     if fs:
         params["fieldSelector"] = fs
     return params
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    m = obj.get("metadata")
-    return m if isinstance(m, Mapping) else {}
 
 
 class Client:
@@ -164,7 +166,7 @@ class Client:
         return namespace
 
     def _object_target(self, res: ApiResource, obj: Mapping[str, Any], namespace: str | None) -> str | None:
-        obj_ns = _meta(obj).get("namespace")
+        obj_ns = namespace_of(obj)
         if res.namespaced and obj_ns and namespace and obj_ns != namespace:
             raise ValueError(f"object namespace {obj_ns!r} differs from namespace={namespace!r}")
         return self._namespace(res, obj_ns or namespace)
@@ -185,10 +187,10 @@ class Client:
 
     @staticmethod
     def _name_of(obj: Mapping[str, Any]) -> str:
-        name = _meta(obj).get("name")
-        if not name:
+        name = name_of(obj)
+        if name is None:
             raise ValueError("object has no metadata.name")
-        return str(name)
+        return name
 
     # -- reads ----------------------------------------------------------------------------------
 

@@ -53,7 +53,7 @@ from kubeloop.controller.context import Context
 from kubeloop.controller.events import EventRecorder
 from kubeloop.controller.logs import current_request, next_reconcile_id
 from kubeloop.controller.predicates import Predicate, PredicateFn
-from kubeloop.controller.readyourwrites import ObjectKey, Write, WriteTracker, rv_at_least
+from kubeloop.controller.readyourwrites import ObjectKey, Write, WriteTracker
 from kubeloop.controller.request import Request, Result, TerminalError
 from kubeloop.controller.sources import (
     MapFn,
@@ -63,6 +63,7 @@ from kubeloop.controller.sources import (
     owner_requests,
 )
 from kubeloop.controller.tracked_client import TrackedClient
+from kubeloop.meta import resource_version_of, rv_at_least
 from kubeloop.metrics import READ_YOUR_WRITES_WAITS, ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, RateLimiter, WorkQueue
 
@@ -74,12 +75,6 @@ Predicates = Iterable[Predicate | PredicateFn] | Predicate | PredicateFn | None
 
 class ControllerError(RuntimeError):
     """A controller could not start (bad configuration, caches that never synced)."""
-
-
-def _rv(obj: Mapping[str, Any] | None) -> str | None:
-    if obj is None:
-        return None
-    return (obj.get("metadata") or {}).get("resourceVersion") or None
 
 
 @dataclass(eq=False)
@@ -460,8 +455,8 @@ class Controller:
         if tracker is not None:
             key: ObjectKey = (ev.cluster, src.group, src.kind, ev.namespace, ev.name)
             if key in tracker._keys:
-                old_rv = _rv(ev.old) if ev.type != ADDED else None
-                new_rv = _rv(ev.new) if ev.type != DELETED else None
+                old_rv = resource_version_of(ev.old) if ev.type != ADDED else None
+                new_rv = resource_version_of(ev.new) if ev.type != DELETED else None
                 tracker.on_event(key, old_rv, new_rv, lambda: self._dispatch(src, ev))
                 return
         self._dispatch(src, ev)
@@ -550,7 +545,7 @@ class Controller:
         for w in pending:
             if not self._observable(w):
                 continue
-            if rv_at_least(_rv(self._cached(w.key)), w.rv):
+            if rv_at_least(resource_version_of(self._cached(w.key)), w.rv):
                 tracker.on_observed(w.key, w.rv)
                 continue
             outstanding.append(w)

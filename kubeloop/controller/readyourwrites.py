@@ -34,45 +34,14 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubeloop.meta import resource_version_of, rv_at_least, rv_newer
+
 ObjectKey = tuple[str, str, str, str, str]
 """(cluster, group, kind, namespace, name): one object, whatever version or informer shows it."""
 
 DEFAULT_TTL = 30.0
 
 Deliver = Callable[[], None]
-
-
-def rv_int(rv: str | None) -> int | None:
-    """A resourceVersion as an int, or None if it is missing or not a decimal number."""
-    if rv and rv.isdigit():
-        return int(rv)
-    return None
-
-
-def rv_newer(a: str | None, b: str | None) -> bool:
-    """True if resourceVersion ``a`` is known to be newer than ``b`` (``b`` None: absent)."""
-    ia = rv_int(a)
-    if ia is None:
-        return False
-    if b is None:
-        return True
-    ib = rv_int(b)
-    return ib is not None and ia > ib
-
-
-def rv_at_least(a: str | None, b: str | None) -> bool:
-    """True if resourceVersion ``a`` is known to be the same as or newer than ``b``."""
-    if a is not None and a == b:
-        return True
-    ia, ib = rv_int(a), rv_int(b)
-    return ia is not None and ib is not None and ia >= ib
-
-
-def _rv_of(obj: Mapping[str, Any] | None) -> str | None:
-    if obj is None:
-        return None
-    meta = obj.get("metadata")
-    return (meta.get("resourceVersion") or None) if isinstance(meta, Mapping) else None
 
 
 def _discard(index: dict[Any, list[Write]], key: Hashable, w: Write) -> None:
@@ -261,7 +230,7 @@ class WriteTracker:
                 if cached is not None and w.uid and (cached.get("metadata") or {}).get("uid") == w.uid:
                     return None
                 return cached
-            if cached is None or rv_newer(w.rv, _rv_of(cached)):
+            if cached is None or rv_newer(w.rv, resource_version_of(cached)):
                 return w.obj
             return cached
         return cached

@@ -14,16 +14,10 @@ from typing import Any
 from kubeloop.client import Client, ResourceRef
 from kubeloop.client.resources import ResourceLike
 from kubeloop.controller.readyourwrites import ObjectKey, WriteTracker
+from kubeloop.meta import name_of, namespace_of, resource_version_of, uid_of
 
 CacheLookup = Callable[[ObjectKey], Mapping[str, Any] | None]
 """key -> the cached object (None: not cached, or no cache for that kind)."""
-
-
-def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    if obj is None:
-        return {}
-    m = obj.get("metadata")
-    return m if isinstance(m, Mapping) else {}
 
 
 class TrackedClient:
@@ -56,16 +50,16 @@ class TrackedClient:
         return (self.cluster, res.group, res.kind, ns, name)
 
     async def _key_of(self, obj: Mapping[str, Any], namespace: str | None) -> ObjectKey:
-        return await self.object_key(ResourceRef.of(obj), str(_meta(obj).get("name") or ""),
-                                     _meta(obj).get("namespace") or namespace)
+        return await self.object_key(ResourceRef.of(obj), name_of(obj) or "",
+                                     namespace_of(obj) or namespace)
 
     async def _tracked(self, key: ObjectKey, call: Any, *, dry_run: bool = False, uid: str | None = None) -> Any:
         tracker = self.tracker
         if tracker is None or dry_run or not key[4]:
             return await call
         cached = self._lookup(key)
-        prior = tracker.prior_rv(key, _meta(cached).get("resourceVersion") or None)
-        w = tracker.begin(key, prior, owner=self.owner, uid=uid or _meta(cached).get("uid"))
+        prior = tracker.prior_rv(key, resource_version_of(cached))
+        w = tracker.begin(key, prior, owner=self.owner, uid=uid or uid_of(cached))
         try:
             result = await call
         except BaseException:
@@ -79,7 +73,7 @@ class TrackedClient:
     async def create(self, obj: Mapping[str, Any], *, namespace: str | None = None, dry_run: bool = False,
                      **kwargs: Any) -> dict[str, Any]:
         """POST a new object (recorded)."""
-        if not _meta(obj).get("name"):  # generateName: the key is known only afterwards
+        if not name_of(obj):  # generateName: the key is known only afterwards
             return await self.client.create(obj, namespace=namespace, dry_run=dry_run, **kwargs)
         key = await self._key_of(obj, namespace)
         return await self._tracked(key, self.client.create(obj, namespace=namespace, dry_run=dry_run, **kwargs),

@@ -9,7 +9,18 @@ from kubeloop.meta._coerce import FieldSelectorLike, LabelSelectorLike, as_field
 from kubeloop.meta._errors import SelectorError
 from kubeloop.meta._fields import FieldRequirement, FieldSelector, escape_field_value
 from kubeloop.meta._labels import LabelSelector
+from kubeloop.meta._object import (
+    annotations_of,
+    labels_of,
+    metadata_of,
+    name_of,
+    namespace_of,
+    owner_references_of,
+    resource_version_of,
+    uid_of,
+)
 from kubeloop.meta._requirement import Requirement
+from kubeloop.meta._rv import pack_rv, rv_at_least, rv_int, rv_newer
 from kubeloop.meta._validation import (
     CONFIG_KEY_MSG,
     DNS1035_LABEL_MSG,
@@ -43,6 +54,7 @@ __all__ = [
     "LabelSelectorLike",
     "Requirement",
     "SelectorError",
+    "annotations_of",
     "as_field_selector",
     "as_label_selector",
     "config_key_ok",
@@ -54,4 +66,15 @@ __all__ = [
     "is_dns1123_subdomain",
     "is_label_value",
     "is_qualified_name",
+    "labels_of",
+    "metadata_of",
+    "name_of",
+    "namespace_of",
+    "owner_references_of",
+    "pack_rv",
+    "resource_version_of",
+    "rv_at_least",
+    "rv_int",
+    "rv_newer",
+    "uid_of",
 ]
