@@ -9,7 +9,7 @@ shared cache.
 """
 
 from kubeloop.cache.codec import Codec, DictCodec, JsonCodec, ZlibDictCodec
-from kubeloop.cache.events import ADDED, DELETED, MODIFIED, RESYNC, Event
+from kubeloop.cache.events import Event
 from kubeloop.cache.frozen import FrozenDict, FrozenList, ReadOnlyError, freeze, json_default, thaw
 from kubeloop.cache.index import NAMESPACE_INDEX, OWNER_INDEX, OWNER_REF_INDEX, owner_ref_key
 from kubeloop.cache.informer import Informer, InformerNotReady
@@ -22,15 +22,11 @@ from kubeloop.cache.subscription import Subscription, SubscriptionClosed
 from kubeloop.cache.transform import DEFAULT, compose, drop_annotations, drop_fields, strip_managed_fields
 
 __all__ = [
-    "ADDED",
     "DEFAULT",
     "DEFAULT_CLUSTER",
-    "DELETED",
-    "MODIFIED",
     "NAMESPACE_INDEX",
     "OWNER_INDEX",
     "OWNER_REF_INDEX",
-    "RESYNC",
     "CacheReader",
     "Change",
     "ClientSource",

@@ -38,7 +38,17 @@ from kubeloop.cache.index import (
     owner_uid_index,
     unpack,
 )
-from kubeloop.meta import FieldSelector, LabelSelector, as_field_selector, as_label_selector, pack_rv
+from kubeloop.meta import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    EventType,
+    FieldSelector,
+    LabelSelector,
+    as_field_selector,
+    as_label_selector,
+    pack_rv,
+)
 
 __all__ = ["Change", "Key", "ReplaceResult", "Store"]
 
@@ -128,13 +138,13 @@ class Change:
         return self._old
 
     @property
-    def kind(self) -> str:
-        """``"added"``, ``"modified"`` or ``"deleted"``."""
+    def kind(self) -> EventType:
+        """``ADDED``, ``MODIFIED`` or ``DELETED``."""
         if self.new is None:
-            return "deleted"
+            return DELETED
         if self._old is None and self._codec is None:
-            return "added"
-        return "modified"
+            return ADDED
+        return MODIFIED
 
     def __repr__(self) -> str:
         return f"Change({self.kind} {self.namespace}/{self.name})"
@@ -508,7 +518,7 @@ class Store:
         for item in prepared.values():
             if isinstance(item, _Prepared):
                 c = self._commit(item)
-                (result.added if c.kind == "added" else result.modified).append(c)
+                (result.added if c.kind == ADDED else result.modified).append(c)
         self.resource_version = resource_version or self.resource_version
         return result
 

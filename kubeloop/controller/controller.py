@@ -42,7 +42,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.cache.events import ADDED, DELETED, MODIFIED, RESYNC, Event
+from kubeloop.cache.events import Event
 from kubeloop.cache.index import IndexFunc
 from kubeloop.cache.shared import InformerHandle, SharedCache
 from kubeloop.cache.subscription import Subscription, SubscriptionClosed
@@ -63,7 +63,7 @@ from kubeloop.controller.sources import (
     owner_requests,
 )
 from kubeloop.controller.tracked_client import TrackedClient
-from kubeloop.meta import resource_version_of, rv_at_least
+from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC, resource_version_of, rv_at_least
 from kubeloop.metrics import READ_YOUR_WRITES_WAITS, ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, RateLimiter, WorkQueue
 

@@ -7,6 +7,16 @@ Internal modules are private (``_name.py``); the public names are exported here.
 
 from kubeloop.meta._coerce import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
 from kubeloop.meta._errors import SelectorError
+from kubeloop.meta._events import (
+    ADDED,
+    BOOKMARK,
+    DELETED,
+    ERROR,
+    MODIFIED,
+    RESYNC,
+    WATCH_EVENT_TYPES,
+    EventType,
+)
 from kubeloop.meta._fields import FieldRequirement, FieldSelector, escape_field_value
 from kubeloop.meta._labels import LabelSelector
 from kubeloop.meta._object import (
@@ -40,13 +50,21 @@ from kubeloop.meta._validation import (
 )
 
 __all__ = [
+    "ADDED",
+    "BOOKMARK",
     "CONFIG_KEY_MSG",
+    "DELETED",
     "DNS1035_LABEL_MSG",
     "DNS1123_LABEL_MSG",
     "DNS1123_SUBDOMAIN_MSG",
+    "ERROR",
     "LABEL_VALUE_MSG",
+    "MODIFIED",
     "QUALIFIED_NAME_MSG",
     "QUALIFIED_NAME_SLASH_MSG",
+    "RESYNC",
+    "WATCH_EVENT_TYPES",
+    "EventType",
     "FieldRequirement",
     "FieldSelector",
     "FieldSelectorLike",

@@ -45,22 +45,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.meta import resource_version_of, rv_int
+from kubeloop.meta import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, resource_version_of, rv_int
 from kubeloop.watch.actions import Action, List, Sleep, Watch
 from kubeloop.watch.backoff import Backoff
 from kubeloop.watch.config import ListSemantic, WatchConfig
 from kubeloop.watch.errors import ErrorKind, WatchError, classify_status
 from kubeloop.watch.events import INIT, Apply, Delete, InitApply, InitDone, WatchEvent
-from kubeloop.watch.source import (
-    ADDED,
-    BOOKMARK,
-    CONNECTED,
-    DELETED,
-    ERROR,
-    INITIAL_EVENTS_END,
-    MODIFIED,
-    ListPage,
-)
+from kubeloop.watch.source import CONNECTED, INITIAL_EVENTS_END, ListPage
 
 NOT_OLDER_THAN = "NotOlderThan"
 

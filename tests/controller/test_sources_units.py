@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 
-from kubeloop.cache.events import ADDED, DELETED, MODIFIED, Event
+from kubeloop.cache.events import Event
 from kubeloop.cache.frozen import freeze
 from kubeloop.controller import Controller, Request, Result, generation_changed
 from kubeloop.controller.controller import _Source
 from kubeloop.controller.logs import RequestContextFilter, current_request, request_logger
 from kubeloop.controller.sources import SourceSpec, combine_predicates, mapped_requests, owner_requests
+from kubeloop.meta import ADDED, DELETED, MODIFIED
 from kubeloop.queue import LOW_PRIORITY
 
 
