@@ -15,7 +15,7 @@ from kubeloop.cache.index import NAMESPACE_INDEX, OWNER_INDEX, OWNER_REF_INDEX, 
 from kubeloop.cache.informer import Informer, InformerNotReady
 from kubeloop.cache.reader import CacheReader
 from kubeloop.cache.scope import Scope
-from kubeloop.cache.shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
+from kubeloop.cache.shared import InformerHandle, SharedCache
 from kubeloop.cache.source import ClientSource
 from kubeloop.cache.store import Change, ReplaceResult, Store
 from kubeloop.cache.subscription import Subscription, SubscriptionClosed
@@ -23,7 +23,6 @@ from kubeloop.cache.transform import DEFAULT, compose, drop_annotations, drop_fi
 
 __all__ = [
     "DEFAULT",
-    "DEFAULT_CLUSTER",
     "NAMESPACE_INDEX",
     "OWNER_INDEX",
     "OWNER_REF_INDEX",

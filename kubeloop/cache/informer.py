@@ -51,7 +51,7 @@ from kubeloop.cache.reader import CacheReader
 from kubeloop.cache.store import Store
 from kubeloop.cache.subscription import Predicate, Sink, Subscription
 from kubeloop.cache.transform import DEFAULT, Filter, Transform
-from kubeloop.meta import ADDED, DELETED, MODIFIED
+from kubeloop.meta import ADDED, DEFAULT_CLUSTER, DELETED, MODIFIED
 from kubeloop.watch.config import WatchConfig
 from kubeloop.watch.events import Apply, Delete, Init, InitApply, InitDone
 from kubeloop.watch.machine import WatchState
@@ -90,7 +90,7 @@ class Informer:
         self,
         source: WatchSource,
         *,
-        cluster: str = "default",
+        cluster: str = DEFAULT_CLUSTER,
         resource: str = "",
         transform: Transform | None = DEFAULT,
         filter: Filter | None = None,

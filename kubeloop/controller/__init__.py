@@ -31,11 +31,10 @@ from kubeloop.controller.predicates import (
     predicate,
     resource_version_changed,
 )
-from kubeloop.controller.request import DEFAULT_CLUSTER, Request, Result, TerminalError
+from kubeloop.controller.request import Request, Result, TerminalError
 from kubeloop.controller.sources import SourceSpec
 
 __all__ = [
-    "DEFAULT_CLUSTER",
     "AlreadyOwnedError",
     "Context",
     "Controller",

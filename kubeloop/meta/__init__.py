@@ -5,6 +5,7 @@ queue, controller, manager and the emulator) shares one definition of each conce
 Internal modules are private (``_name.py``); the public names are exported here.
 """
 
+from kubeloop.meta._cluster import DEFAULT_CLUSTER
 from kubeloop.meta._coerce import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
 from kubeloop.meta._errors import SelectorError
 from kubeloop.meta._events import (
@@ -53,6 +54,7 @@ __all__ = [
     "ADDED",
     "BOOKMARK",
     "CONFIG_KEY_MSG",
+    "DEFAULT_CLUSTER",
     "DELETED",
     "DNS1035_LABEL_MSG",
     "DNS1123_LABEL_MSG",
