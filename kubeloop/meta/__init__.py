@@ -32,6 +32,7 @@ from kubeloop.meta._object import (
 )
 from kubeloop.meta._requirement import Requirement
 from kubeloop.meta._rv import pack_rv, rv_at_least, rv_int, rv_newer
+from kubeloop.meta._token_bucket import TokenBucket
 from kubeloop.meta._validation import (
     CONFIG_KEY_MSG,
     DNS1035_LABEL_MSG,
@@ -74,6 +75,7 @@ __all__ = [
     "LabelSelectorLike",
     "Requirement",
     "SelectorError",
+    "TokenBucket",
     "annotations_of",
     "as_field_selector",
     "as_label_selector",
