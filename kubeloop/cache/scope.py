@@ -33,20 +33,12 @@ _EMPTY_FIELDS = FieldSelector()
 
 def combine_labels(a: LabelSelector | None, b: LabelSelector | None) -> LabelSelector | None:
     """The conjunction of two label selectors (None stands for "everything")."""
-    if a is None or a.empty:
-        return b
-    if b is None or b.empty:
-        return a
-    return LabelSelector([*a.requirements, *b.requirements])
+    return b if a is None or a.empty else a if b is None else a & b
 
 
 def combine_fields(a: FieldSelector | None, b: FieldSelector | None) -> FieldSelector | None:
     """The conjunction of two field selectors (None stands for "everything")."""
-    if a is None or a.empty:
-        return b
-    if b is None or b.empty:
-        return a
-    return FieldSelector([*a.requirements, *b.requirements])
+    return b if a is None or a.empty else a if b is None else a & b
 
 
 def _name(fn: Any) -> str:

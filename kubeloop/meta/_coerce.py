@@ -8,48 +8,41 @@ field equivalents) and goes through here, so the rules are the same everywhere: 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from functools import lru_cache
+from typing import Any, TypeVar, cast
 
 from kubeloop.meta._fields import FieldSelector
 from kubeloop.meta._labels import LabelSelector
+from kubeloop.meta._selector import Selector
 
 __all__ = ["FieldSelectorLike", "LabelSelectorLike", "as_field_selector", "as_label_selector"]
 
 LabelSelectorLike = LabelSelector | str | Mapping[str, str]
 FieldSelectorLike = FieldSelector | str | Mapping[str, str]
 
-_EMPTY_LABELS = LabelSelector()
-_EMPTY_FIELDS = FieldSelector()
+S = TypeVar("S", bound=Selector[Any])
 
 
-@lru_cache(maxsize=256)
-def _parse_labels(text: str) -> LabelSelector:
-    return LabelSelector.parse(text)
+@lru_cache(maxsize=512)
+def _parsed(cls: Hashable, text: str) -> Selector[Any]:
+    """The parse of ``text`` by selector class ``cls``, cached: the same few strings recur."""
+    return cast(type[Selector[Any]], cls).parse(text)
 
 
-@lru_cache(maxsize=256)
-def _parse_fields(text: str) -> FieldSelector:
-    return FieldSelector.parse(text)
+def _coerce(cls: type[S], selector: S | str | Mapping[str, str] | None) -> S:
+    if isinstance(selector, cls):
+        return selector
+    if selector is None or isinstance(selector, str):
+        return cast(S, _parsed(cast(Hashable, cls), selector or ""))
+    return cls.from_mapping(cast(Mapping[str, str], selector))
 
 
 def as_label_selector(selector: LabelSelectorLike | None) -> LabelSelector:
     """``selector`` as a parsed :class:`LabelSelector`; raises :class:`SelectorError` if invalid."""
-    if selector is None:
-        return _EMPTY_LABELS
-    if isinstance(selector, LabelSelector):
-        return selector
-    if isinstance(selector, str):
-        return _parse_labels(selector)
-    return LabelSelector.from_labels(selector)
+    return _coerce(LabelSelector, selector)
 
 
 def as_field_selector(selector: FieldSelectorLike | None) -> FieldSelector:
     """``selector`` as a parsed :class:`FieldSelector`; raises :class:`SelectorError` if invalid."""
-    if selector is None:
-        return _EMPTY_FIELDS
-    if isinstance(selector, FieldSelector):
-        return selector
-    if isinstance(selector, str):
-        return _parse_fields(selector)
-    return FieldSelector.from_fields(selector)
+    return _coerce(FieldSelector, selector)

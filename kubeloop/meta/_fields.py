@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kubeloop.meta._errors import SelectorError
+from kubeloop.meta._selector import Selector
 from kubeloop.meta._subset import fields_imply
 
 __all__ = ["FieldRequirement", "FieldSelector", "escape_field_value"]
@@ -82,12 +83,10 @@ class FieldRequirement:
         return f"{self.field}{self.operator}{escape_field_value(self.value)}"
 
 
-class FieldSelector:
+class FieldSelector(Selector[FieldRequirement]):
     """A parsed field selector: a conjunction of :class:`FieldRequirement`."""
 
-    __slots__ = ("requirements",)
-
-    requirements: tuple[FieldRequirement, ...]
+    __slots__ = ()
 
     def __init__(self, requirements: Iterable[FieldRequirement] = ()) -> None:
         self.requirements = tuple(sorted(set(requirements), key=lambda r: (r.field, r.operator, r.value)))
@@ -113,17 +112,7 @@ class FieldSelector:
         """The selector requiring every one of these fields to have exactly this value."""
         return cls(FieldRequirement(k, "=", v) for k, v in fields.items())
 
-    def matches(self, fields: Mapping[str, str]) -> bool:
-        """Whether an object whose selectable fields are ``fields`` is selected."""
-        for r in self.requirements:
-            if not r.matches(fields):
-                return False
-        return True
-
-    @property
-    def empty(self) -> bool:
-        """True for the selector that matches everything."""
-        return not self.requirements
+    from_mapping = from_fields
 
     @property
     def fields(self) -> frozenset[str]:
@@ -153,27 +142,5 @@ class FieldSelector:
                 return r.value
         return None
 
-    def implies(self, broader: FieldSelector | str) -> bool:
-        """True only if every object this selector matches is matched by ``broader``."""
-        if isinstance(broader, str):
-            broader = FieldSelector.parse(broader)
+    def _implies(self, broader: FieldSelector) -> bool:
         return fields_imply(self.requirements, broader.requirements)
-
-    is_subset_of = implies
-
-    def __str__(self) -> str:
-        return ",".join(str(r) for r in self.requirements)
-
-    def __repr__(self) -> str:
-        return f"FieldSelector({str(self)!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, FieldSelector):
-            return NotImplemented
-        return self.requirements == other.requirements
-
-    def __hash__(self) -> int:
-        return hash(self.requirements)
-
-    def __bool__(self) -> bool:
-        return bool(self.requirements)

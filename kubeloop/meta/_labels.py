@@ -8,21 +8,20 @@ from typing import Any
 from kubeloop.meta._errors import SelectorError
 from kubeloop.meta._parser import parse_requirements
 from kubeloop.meta._requirement import DOES_NOT_EXIST, EQUALS, EXISTS, IN, NOT_IN, Requirement
+from kubeloop.meta._selector import Selector
 from kubeloop.meta._subset import labels_imply
 
 __all__ = ["LabelSelector"]
 
 
-class LabelSelector:
+class LabelSelector(Selector[Requirement]):
     """A parsed label selector: a conjunction of :class:`Requirement` sorted by key.
 
     The empty selector matches everything. Equality is by canonical requirements, so
     ``LabelSelector.parse(str(sel)) == sel``.
     """
 
-    __slots__ = ("_by_key", "_text", "requirements")
-
-    requirements: tuple[Requirement, ...]
+    __slots__ = ("_by_key", "_text")
 
     def __init__(self, requirements: Iterable[Requirement] = ()) -> None:
         reqs = sorted(set(requirements), key=lambda r: (r.key, r.operator, r.values))
@@ -56,17 +55,7 @@ class LabelSelector:
         """The selector matching exactly the objects that carry all these labels."""
         return cls(Requirement.new(k, EQUALS, [v]) for k, v in labels.items())
 
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        """Whether an object with these labels is selected."""
-        for r in self.requirements:
-            if not r.matches(labels):
-                return False
-        return True
-
-    @property
-    def empty(self) -> bool:
-        """True for the selector that matches everything."""
-        return not self.requirements
+    from_mapping = from_labels
 
     def _keys(self) -> dict[str, list[Requirement]]:
         if self._by_key is None:
@@ -76,32 +65,10 @@ class LabelSelector:
             self._by_key = by
         return self._by_key
 
-    def implies(self, broader: LabelSelector | str) -> bool:
-        """True only if every label set this selector matches is matched by ``broader``.
-
-        Conservative: ``False`` may mean "not provable". Never a false ``True``.
-        """
-        if isinstance(broader, str):
-            broader = LabelSelector.parse(broader)
+    def _implies(self, broader: LabelSelector) -> bool:
         return labels_imply(self._keys(), broader.requirements)
-
-    is_subset_of = implies
 
     def __str__(self) -> str:
         if self._text is None:
             self._text = ",".join(str(r) for r in self.requirements)
         return self._text
-
-    def __repr__(self) -> str:
-        return f"LabelSelector({str(self)!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, LabelSelector):
-            return NotImplemented
-        return self.requirements == other.requirements
-
-    def __hash__(self) -> int:
-        return hash(self.requirements)
-
-    def __bool__(self) -> bool:
-        return bool(self.requirements)

@@ -8,19 +8,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from kubeloop.meta import _requirement as req
 from kubeloop.meta._errors import SelectorError
-from kubeloop.meta._requirement import (
-    DOES_NOT_EXIST,
-    EQUALS,
-    EXISTS,
-    GREATER_THAN,
-    IN,
-    LESS_THAN,
-    NOT_EQUALS,
-    NOT_IN,
-    Requirement,
-    validate_key,
-)
+from kubeloop.meta._requirement import Requirement
 
 __all__ = ["parse_requirements"]
 
@@ -121,23 +111,23 @@ class _Parser:
         op: str | None = None
         tok, lit = self._take(True)
         if tok == _T_NOTEXIST:
-            op = DOES_NOT_EXIST
+            op = req.DOES_NOT_EXIST
             tok, lit = self._take(True)
         if tok != _T_ID:
             raise SelectorError(f"found '{lit}', expected: identifier")
-        validate_key(lit)
+        req.validate_key(lit)
         key = lit
         if self._peek(True)[0] in (_T_EOS, _T_COMMA) and op is None:
-            op = EXISTS
+            op = req.EXISTS
         if op is not None:
             return Requirement.new(key, op, ())
         tok, lit = self._take(False)
-        ops = {_T_IN: IN, _T_EQ: EQUALS, _T_DEQ: EQUALS, _T_GT: GREATER_THAN, _T_LT: LESS_THAN,
-               _T_NOTIN: NOT_IN, _T_NEQ: NOT_EQUALS}
+        ops = {_T_IN: req.IN, _T_EQ: req.EQUALS, _T_DEQ: req.EQUALS, _T_GT: req.GREATER_THAN, _T_LT: req.LESS_THAN,
+               _T_NOTIN: req.NOT_IN, _T_NEQ: req.NOT_EQUALS}
         if tok not in ops:
             raise SelectorError(f"found '{lit}', expected: in, notin, =, ==, !=, gt, lt")
         op = ops[tok]
-        values = self._values() if op in (IN, NOT_IN) else self._exact_value()
+        values = self._values() if op in (req.IN, req.NOT_IN) else self._exact_value()
         return Requirement.new(key, op, values)
 
     def _values(self) -> list[str]:

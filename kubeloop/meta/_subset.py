@@ -54,16 +54,12 @@ class _KeyDomain:
                 self.excluded |= set(r.values)
             elif r.operator == DOES_NOT_EXIST:
                 present_possible = False
-            elif r.operator == GREATER_THAN:
+            elif r.operator in (GREATER_THAN, LESS_THAN):
                 n = parse_int64(r.values[0]) if r.values else None
                 if n is None:
                     present_possible = False
-                else:
+                elif r.operator == GREATER_THAN:
                     self.lo = n if self.lo is None else max(self.lo, n)
-            elif r.operator == LESS_THAN:
-                n = parse_int64(r.values[0]) if r.values else None
-                if n is None:
-                    present_possible = False
                 else:
                     self.hi = n if self.hi is None else min(self.hi, n)
         if not present_possible:
