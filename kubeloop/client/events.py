@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from kubeloop.client.errors import ApiError, MalformedWatchLine, error_from_status
-from kubeloop.meta import ERROR, WATCH_EVENT_TYPES
+from kubeloop.meta import ERROR, WATCH_EVENT_TYPES, resource_version_of
 
 
 class WatchEvent:
@@ -24,8 +24,7 @@ class WatchEvent:
     @property
     def resource_version(self) -> str | None:
         """`metadata.resourceVersion` of the object (bookmarks carry only this)."""
-        meta = self.object.get("metadata")
-        return meta.get("resourceVersion") if isinstance(meta, dict) else None
+        return resource_version_of(self.object)
 
     def error(self) -> ApiError | None:
         """For an ERROR event, the typed `ApiError` its Status stands for (e.g. `Gone` for 410)."""

@@ -34,7 +34,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop.meta import resource_version_of, rv_at_least, rv_newer
+from kubeloop.meta import resource_version_of, rv_at_least, rv_newer, uid_of
 
 ObjectKey = tuple[str, str, str, str, str]
 """(cluster, group, kind, namespace, name): one object, whatever version or informer shows it."""
@@ -227,7 +227,7 @@ class WriteTracker:
             if w.in_flight:
                 continue
             if w.deleted:
-                if cached is not None and w.uid and (cached.get("metadata") or {}).get("uid") == w.uid:
+                if cached is not None and w.uid and uid_of(cached) == w.uid:
                     return None
                 return cached
             if cached is None or rv_newer(w.rv, resource_version_of(cached)):
