@@ -9,28 +9,23 @@ shared cache.
 """
 
 from kubeloop.cache.codec import Codec, DictCodec, JsonCodec, ZlibDictCodec
-from kubeloop.cache.events import ADDED, DELETED, MODIFIED, RESYNC, Event
+from kubeloop.cache.events import Event
 from kubeloop.cache.frozen import FrozenDict, FrozenList, ReadOnlyError, freeze, json_default, thaw
 from kubeloop.cache.index import NAMESPACE_INDEX, OWNER_INDEX, OWNER_REF_INDEX, owner_ref_key
 from kubeloop.cache.informer import Informer, InformerNotReady
 from kubeloop.cache.reader import CacheReader
 from kubeloop.cache.scope import Scope
-from kubeloop.cache.shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
+from kubeloop.cache.shared import InformerHandle, SharedCache
 from kubeloop.cache.source import ClientSource
 from kubeloop.cache.store import Change, ReplaceResult, Store
 from kubeloop.cache.subscription import Subscription, SubscriptionClosed
 from kubeloop.cache.transform import DEFAULT, compose, drop_annotations, drop_fields, strip_managed_fields
 
 __all__ = [
-    "ADDED",
     "DEFAULT",
-    "DEFAULT_CLUSTER",
-    "DELETED",
-    "MODIFIED",
     "NAMESPACE_INDEX",
     "OWNER_INDEX",
     "OWNER_REF_INDEX",
-    "RESYNC",
     "CacheReader",
     "Change",
     "ClientSource",

@@ -12,18 +12,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kubeloop.meta import ADDED, DELETED
+
 if TYPE_CHECKING:
     from kubeloop.cache.frozen import FrozenDict
     from kubeloop.cache.store import Change, Store
 
-__all__ = ["ADDED", "DELETED", "MODIFIED", "RESYNC", "Event"]
+__all__ = ["Event"]
 
-ADDED = "added"
-MODIFIED = "modified"
-DELETED = "deleted"
-RESYNC = "resync"
-"""Sent alone when a subscriber's queue overflowed: events were dropped, the current state follows
-(`initial=True` adds for everything in scope, deletes for what vanished meanwhile)."""
+# Event types are `kubeloop.meta.EventType`: ADDED, MODIFIED, DELETED, and RESYNC, sent alone when
+# a subscriber's queue overflowed: events were dropped, the current state follows (`initial=True`
+# adds for everything in scope, deletes for what vanished meanwhile).
 
 
 class Event:

@@ -45,12 +45,13 @@ from types import TracebackType
 from typing import Any
 
 from kubeloop.cache.codec import Codec
-from kubeloop.cache.events import ADDED, DELETED, MODIFIED, Event
+from kubeloop.cache.events import Event
 from kubeloop.cache.index import IndexFunc
 from kubeloop.cache.reader import CacheReader
 from kubeloop.cache.store import Store
 from kubeloop.cache.subscription import Predicate, Sink, Subscription
 from kubeloop.cache.transform import DEFAULT, Filter, Transform
+from kubeloop.meta import ADDED, DEFAULT_CLUSTER, DELETED, MODIFIED
 from kubeloop.watch.config import WatchConfig
 from kubeloop.watch.events import Apply, Delete, Init, InitApply, InitDone
 from kubeloop.watch.machine import WatchState
@@ -89,7 +90,7 @@ class Informer:
         self,
         source: WatchSource,
         *,
-        cluster: str = "default",
+        cluster: str = DEFAULT_CLUSTER,
         resource: str = "",
         transform: Transform | None = DEFAULT,
         filter: Filter | None = None,
@@ -463,9 +464,9 @@ class Informer:
         if self._compact_timer is None and store.deferred_writes:
             self._schedule_compaction(self.compact_delay)
         kind = change.kind
-        self._emit(Event(ADDED if kind == "added" else MODIFIED, self.cluster, self.resource,
+        self._emit(Event(kind, self.cluster, self.resource,
                          change.namespace, change.name, change.new,
-                         change=change if kind != "added" else None))
+                         change=change if kind != ADDED else None))
 
     def _delete(self, obj: dict[str, Any]) -> None:
         md = obj.get("metadata")

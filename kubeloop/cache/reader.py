@@ -13,20 +13,12 @@ from typing import Any
 
 from kubeloop.cache.frozen import FrozenDict
 from kubeloop.cache.scope import Predicate, combine_fields, combine_labels
-from kubeloop.cache.store import Key, Store, _parse_fields, _parse_labels
-from kubeloop.client.selectors import FieldSelector, LabelSelector
+from kubeloop.cache.store import Key, Store
+from kubeloop.meta import FieldSelector, LabelSelector, as_field_selector, as_label_selector
 
 __all__ = ["CacheReader"]
 
 _list = list
-
-
-def _lsel(s: LabelSelector | str | None) -> LabelSelector | None:
-    return _parse_labels(s) if isinstance(s, str) else s
-
-
-def _fsel(s: FieldSelector | str | None) -> FieldSelector | None:
-    return _parse_fields(s) if isinstance(s, str) else s
 
 
 class _Fixed:
@@ -108,8 +100,8 @@ class CacheReader:
         ok, ns = self._ns(namespace)
         if not ok:
             return []
-        views = self._store.list(ns, combine_labels(self._labels, _lsel(label_selector)),
-                                 combine_fields(self._fields, _fsel(field_selector)))
+        views = self._store.list(ns, combine_labels(self._labels, as_label_selector(label_selector)),
+                                 combine_fields(self._fields, as_field_selector(field_selector)))
         pred = self._pred
         return [v for v in views if pred(v)]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from kubeloop.cache.store import field_value
 from kubeloop.cache.transform import Filter, Transform
-from kubeloop.client.selectors import FieldSelector, LabelSelector
+from kubeloop.meta import FieldSelector, LabelSelector, as_field_selector, as_label_selector
 
 __all__ = ["Predicate", "Scope", "combine_fields", "combine_labels"]
 
@@ -31,42 +31,14 @@ _EMPTY_LABELS = LabelSelector()
 _EMPTY_FIELDS = FieldSelector()
 
 
-def _labels(selector: LabelSelector | str | Mapping[str, str] | None) -> LabelSelector:
-    if selector is None:
-        return _EMPTY_LABELS
-    if isinstance(selector, LabelSelector):
-        return selector
-    if isinstance(selector, Mapping):
-        return LabelSelector.from_labels(selector)
-    return LabelSelector.parse(selector)
-
-
-def _fields(selector: FieldSelector | str | Mapping[str, str] | None) -> FieldSelector:
-    if selector is None:
-        return _EMPTY_FIELDS
-    if isinstance(selector, FieldSelector):
-        return selector
-    if isinstance(selector, Mapping):
-        return FieldSelector.from_fields(selector)
-    return FieldSelector.parse(selector)
-
-
 def combine_labels(a: LabelSelector | None, b: LabelSelector | None) -> LabelSelector | None:
     """The conjunction of two label selectors (None stands for "everything")."""
-    if a is None or a.empty:
-        return b
-    if b is None or b.empty:
-        return a
-    return LabelSelector([*a.requirements, *b.requirements])
+    return b if a is None or a.empty else a if b is None else a & b
 
 
 def combine_fields(a: FieldSelector | None, b: FieldSelector | None) -> FieldSelector | None:
     """The conjunction of two field selectors (None stands for "everything")."""
-    if a is None or a.empty:
-        return b
-    if b is None or b.empty:
-        return a
-    return FieldSelector([*a.requirements, *b.requirements])
+    return b if a is None or a.empty else a if b is None else a & b
 
 
 def _name(fn: Any) -> str:
@@ -105,7 +77,7 @@ class Scope:
         filter: Filter | None = None,
     ) -> Scope:
         """Build a scope from user-style arguments (selectors as text, mappings or parsed)."""
-        return cls(cluster, resource, namespace or None, _labels(label_selector), _fields(field_selector),
+        return cls(cluster, resource, namespace or None, as_label_selector(label_selector), as_field_selector(field_selector),
                    metadata_only, transform, filter)
 
     def covers(self, narrow: Scope) -> bool:

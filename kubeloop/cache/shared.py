@@ -42,15 +42,13 @@ from kubeloop.cache.subscription import Sink, Subscription
 from kubeloop.cache.transform import DEFAULT, Filter, Transform
 from kubeloop.client.client import Client
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
-from kubeloop.client.selectors import FieldSelector, LabelSelector
+from kubeloop.meta import DEFAULT_CLUSTER, FieldSelector, LabelSelector
 from kubeloop.watch.config import WatchConfig
 from kubeloop.watch.machine import WatchState
 
-__all__ = ["DEFAULT_CLUSTER", "InformerHandle", "SharedCache"]
+__all__ = ["InformerHandle", "SharedCache"]
 
 log = logging.getLogger("kubeloop.cache")
-
-DEFAULT_CLUSTER = "default"
 
 _list = list
 

@@ -22,7 +22,6 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
@@ -39,7 +38,17 @@ from kubeloop.cache.index import (
     owner_uid_index,
     unpack,
 )
-from kubeloop.client.selectors import FieldSelector, LabelSelector
+from kubeloop.meta import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    EventType,
+    FieldSelector,
+    LabelSelector,
+    as_field_selector,
+    as_label_selector,
+    pack_rv,
+)
 
 __all__ = ["Change", "Key", "ReplaceResult", "Store"]
 
@@ -49,13 +58,6 @@ Key = tuple[str, str]
 _intern = sys.intern
 _monotonic = time.monotonic
 _list = list  # `Store.list` shadows the builtin in annotations
-
-
-def _pack_rv(rv: str) -> str | int:
-    """A canonical decimal resourceVersion as an int (28 bytes instead of ~55); others as is."""
-    if rv.isascii() and rv.isdigit() and len(rv) < 19 and (rv[0] != "0" or rv == "0"):
-        return int(rv)
-    return rv
 
 
 def _pack_uid(uid: str) -> str | bytes:
@@ -86,7 +88,7 @@ class _Entry:
     namespace: str
     name: str
     uid: str | bytes  # see _pack_uid
-    rv: str | int  # see _pack_rv
+    rv: str | int  # see kubeloop.meta.pack_rv
     labels: tuple[str, ...]  # flat (k1, v1, k2, v2, ...), interned and shared between objects
     ikeys: tuple[Keys, ...]  # the object's keys in each index, in index order (packed)
     data: Any
@@ -136,13 +138,13 @@ class Change:
         return self._old
 
     @property
-    def kind(self) -> str:
-        """``"added"``, ``"modified"`` or ``"deleted"``."""
+    def kind(self) -> EventType:
+        """``ADDED``, ``MODIFIED`` or ``DELETED``."""
         if self.new is None:
-            return "deleted"
+            return DELETED
         if self._old is None and self._codec is None:
-            return "added"
-        return "modified"
+            return ADDED
+        return MODIFIED
 
     def __repr__(self) -> str:
         return f"Change({self.kind} {self.namespace}/{self.name})"
@@ -158,16 +160,6 @@ class ReplaceResult:
 
     def __len__(self) -> int:
         return len(self.added) + len(self.modified) + len(self.deleted)
-
-
-@lru_cache(maxsize=256)
-def _parse_labels(text: str) -> LabelSelector:
-    return LabelSelector.parse(text)
-
-
-@lru_cache(maxsize=256)
-def _parse_fields(text: str) -> FieldSelector:
-    return FieldSelector.parse(text)
 
 
 def field_value(obj: Mapping[str, Any], path: str) -> str:
@@ -198,7 +190,7 @@ class _Prepared:
         self.namespace: str = _intern(md.get("namespace") or "")
         self.uid = _pack_uid(md.get("uid") or "")
         self.rv_text: str = md.get("resourceVersion") or ""
-        self.rv = _pack_rv(self.rv_text)
+        self.rv = pack_rv(self.rv_text)
         self.labels = store._intern_labels(md.get("labels"))
         self.ikeys = store._index_keys(obj, md)  # the all-empty tuple is shared
         self.data: Any = None
@@ -382,7 +374,7 @@ class Store:
         if isinstance(md, dict):
             e = self._entry(md.get("namespace") or "", md.get("name") or "")
             rv = md.get("resourceVersion") or ""
-            if e is not None and rv and _pack_rv(rv) == e.rv:
+            if e is not None and rv and pack_rv(rv) == e.rv:
                 view = self._view(e)
                 self.resource_version = rv
                 return Change(e.namespace, e.name, view, old=view)
@@ -417,7 +409,7 @@ class Store:
         # ---- commit: nothing below can fail
         e = _Entry()
         rv_text: str = md.get("resourceVersion") or ""
-        e.namespace, e.name, e.uid, e.rv = namespace, name, _pack_uid(md.get("uid") or ""), _pack_rv(rv_text)
+        e.namespace, e.name, e.uid, e.rv = namespace, name, _pack_uid(md.get("uid") or ""), pack_rv(rv_text)
         e.labels, e.ikeys, e.data = self._intern_labels(md.get("labels")), ikeys, data
         if bucket is None:
             bucket = self._by_ns[namespace] = {}
@@ -507,7 +499,7 @@ class Store:
             if isinstance(md, dict):
                 e = self._entry(md.get("namespace") or "", md.get("name") or "")
                 rv = md.get("resourceVersion") or ""
-                if e is not None and rv and _pack_rv(rv) == e.rv:
+                if e is not None and rv and pack_rv(rv) == e.rv:
                     prepared[(e.namespace, e.name)] = e
                     continue
             p = self._prepare(obj)
@@ -526,7 +518,7 @@ class Store:
         for item in prepared.values():
             if isinstance(item, _Prepared):
                 c = self._commit(item)
-                (result.added if c.kind == "added" else result.modified).append(c)
+                (result.added if c.kind == ADDED else result.modified).append(c)
         self.resource_version = resource_version or self.resource_version
         return result
 
@@ -588,13 +580,11 @@ class Store:
         label_selector: LabelSelector | str | None,
         field_selector: FieldSelector | str | None,
     ) -> Iterator[_Entry]:
-        lsel = _parse_labels(label_selector) if isinstance(label_selector, str) else label_selector
-        fsel = _parse_fields(field_selector) if isinstance(field_selector, str) else field_selector
-        if lsel is not None and lsel.empty:
-            lsel = None
+        lsel: LabelSelector | None = as_label_selector(label_selector) or None
+        fsel = as_field_selector(field_selector)
         cheap: list[Any] = []
         costly: list[Any] = []
-        if fsel is not None:
+        if fsel:
             for r in fsel.requirements:
                 (cheap if r.field in ("metadata.name", "metadata.namespace") else costly).append(r)
             pinned = fsel.equals_value("metadata.namespace")

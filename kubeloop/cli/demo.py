@@ -26,6 +26,7 @@ import click
 from kubeloop.client import Client, NotFound
 from kubeloop.controller import Context, Controller, Request, Result
 from kubeloop.manager import Manager
+from kubeloop.meta import ADDED, DELETED, MODIFIED
 from kubeloop.testing import APIServer
 
 NS = "demo"
@@ -71,10 +72,10 @@ class Narrator:
 def _summary(kind: str, etype: str, obj: Mapping[str, Any], prev: Mapping[str, Any] | None) -> str | None:
     meta = obj.get("metadata") or {}
     name = f"{meta.get('namespace')}/{meta.get('name')}"
-    if etype == "ADDED":
+    if etype == ADDED:
         extra = f" (replicas {obj['spec'].get('replicas')})" if kind == "Deployment" else ""
         return f"+ {kind} {name} created{extra}"
-    if etype == "DELETED":
+    if etype == DELETED:
         return f"- {kind} {name} deleted"
     if prev is None:
         return None
@@ -99,16 +100,16 @@ async def _watch(client: Client, resource: str, kind: str, narrator: Narrator, r
     async with client.watch(resource, namespace=NS, resource_version=listed.resource_version) as stream:
         ready.set()
         async for ev in stream:
-            if ev.type not in ("ADDED", "MODIFIED", "DELETED"):
+            if ev.type not in (ADDED, MODIFIED, DELETED):
                 continue
             name = ev.object["metadata"]["name"]
             line = _summary(kind, ev.type, ev.object, last.get(name))
-            if ev.type == "DELETED":
+            if ev.type == DELETED:
                 last.pop(name, None)
                 narrator.deleted.add((kind, name))
             else:
                 last[name] = ev.object
-                if ev.type == "ADDED" and (kind, name) in narrator.deleted:
+                if ev.type == ADDED and (kind, name) in narrator.deleted:
                     narrator.deleted.discard((kind, name))
                     narrator.repaired.append(f"{kind}/{name}")
                     line = f"{line} (repaired)" if line else line

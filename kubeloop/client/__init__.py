@@ -44,7 +44,6 @@ from kubeloop.client.events import WatchEvent
 from kubeloop.client.objects import ObjectList, Page, dumps
 from kubeloop.client.resources import ApiResource, ResourceRef
 from kubeloop.client.retry import RetryPolicy
-from kubeloop.client.selectors import FieldSelector, LabelSelector
 from kubeloop.client.watch import WatchConnectionLost, WatchStream
 
 __all__ = [
@@ -57,13 +56,11 @@ __all__ = [
     "ClientConnectionError",
     "Conflict",
     "Expired",
-    "FieldSelector",
     "Forbidden",
     "Gone",
     "InternalError",
     "Invalid",
     "KubeloopClientError",
-    "LabelSelector",
     "MalformedWatchLine",
     "MethodNotAllowed",
     "NotAcceptable",

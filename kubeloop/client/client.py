@@ -23,12 +23,19 @@ from kubeloop.client.events import WatchEvent
 from kubeloop.client.mapper import RESTMapper
 from kubeloop.client.objects import ObjectList, Page, dumps
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
-from kubeloop.client.selectors import FieldSelector, LabelSelector
 from kubeloop.client.transport import Transport, TransportOptions
 from kubeloop.client.watch import WatchStream
 from kubeloop.config.autodetect import load_config
 from kubeloop.config.cluster import ClusterConfig
 from kubeloop.config.incluster import load_in_cluster
+from kubeloop.meta import (
+    FieldSelectorLike,
+    LabelSelectorLike,
+    as_field_selector,
+    as_label_selector,
+    name_of,
+    namespace_of,
+)
 
 ALL_NAMESPACES = ""
 """Pass as `namespace=` to list or watch across all namespaces."""
@@ -44,34 +51,20 @@ ACCEPT_JSON = "application/json"
 ACCEPT_META = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 ACCEPT_META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
-LabelSelectorLike = str | Mapping[str, str] | LabelSelector
-FieldSelectorLike = str | Mapping[str, str] | FieldSelector
-
-
 def format_label_selector(selector: LabelSelectorLike | None) -> str | None:
-    """A label selector as the query string wants it: str as is, a Mapping as `k=v,...`, else `str()`."""
-    if selector is None:
-        return None
-    if isinstance(selector, str):
+    """A label selector as the query string wants it: text as is (the server validates it), a Mapping
+    in canonical form (:func:`kubeloop.meta.as_label_selector`), anything else as its ``str()``."""
+    if selector is None or isinstance(selector, str):
         return selector
-    if isinstance(selector, Mapping):
-        return ",".join(f"{k}={v}" for k, v in selector.items())
-    return str(selector)  # LabelSelector from kubeloop.client.selectors
-
-
-def _escape_field(value: str) -> str:
-    return str(value).replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+    return str(as_label_selector(selector) if isinstance(selector, Mapping) else selector)
 
 
 def format_field_selector(selector: FieldSelectorLike | None) -> str | None:
-    """A field selector: str as is, a Mapping as `k=v,...` (values escaped), else `str()`."""
-    if selector is None:
-        return None
-    if isinstance(selector, str):
+    """A field selector as the query string wants it: text as is, a Mapping in canonical form (values
+    escaped), anything else as its ``str()``."""
+    if selector is None or isinstance(selector, str):
         return selector
-    if isinstance(selector, Mapping):
-        return ",".join(f"{k}={_escape_field(v)}" for k, v in selector.items())
-    return str(selector)  # FieldSelector from kubeloop.client.selectors
+    return str(as_field_selector(selector) if isinstance(selector, Mapping) else selector)
 
 
 def _loads(data: bytes) -> dict[str, Any]:
@@ -91,11 +84,6 @@ def _selector_params(label_selector: LabelSelectorLike | None,
     if fs:
         params["fieldSelector"] = fs
     return params
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    m = obj.get("metadata")
-    return m if isinstance(m, Mapping) else {}
 
 
 WriteVerb = Literal["create", "update", "patch", "delete", "deletecollection", "request"]
@@ -262,7 +250,7 @@ class Client:
         return namespace
 
     def _object_target(self, res: ApiResource, obj: Mapping[str, Any], namespace: str | None) -> str | None:
-        obj_ns = _meta(obj).get("namespace")
+        obj_ns = namespace_of(obj)
         if res.namespaced and obj_ns and namespace and obj_ns != namespace:
             raise ValueError(f"object namespace {obj_ns!r} differs from namespace={namespace!r}")
         return self._namespace(res, obj_ns or namespace)
@@ -283,10 +271,10 @@ class Client:
 
     @staticmethod
     def _name_of(obj: Mapping[str, Any]) -> str:
-        name = _meta(obj).get("name")
-        if not name:
+        name = name_of(obj)
+        if name is None:
             raise ValueError("object has no metadata.name")
-        return str(name)
+        return name
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -443,7 +431,7 @@ class Client:
         """POST a new object (its namespace: `metadata.namespace`, else `namespace`, else the default)."""
         res = await self.resolve(ResourceRef.of(obj))
         ns = self._object_target(res, obj, namespace)
-        target = WriteRequest("create", "POST", res.path(ns), res, ns or "", str(_meta(obj).get("name") or ""),
+        target = WriteRequest("create", "POST", res.path(ns), res, ns or "", name_of(obj) or "",
                               None, dry_run)
         return await self._write(
             target, params=self._write_params(dry_run, field_manager, field_validation=field_validation),

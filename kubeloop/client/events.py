@@ -7,8 +7,7 @@ from typing import Any
 import orjson
 
 from kubeloop.client.errors import ApiError, MalformedWatchLine, error_from_status
-
-EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"})
+from kubeloop.meta import ERROR, WATCH_EVENT_TYPES, resource_version_of
 
 
 class WatchEvent:
@@ -25,12 +24,11 @@ class WatchEvent:
     @property
     def resource_version(self) -> str | None:
         """`metadata.resourceVersion` of the object (bookmarks carry only this)."""
-        meta = self.object.get("metadata")
-        return meta.get("resourceVersion") if isinstance(meta, dict) else None
+        return resource_version_of(self.object)
 
     def error(self) -> ApiError | None:
         """For an ERROR event, the typed `ApiError` its Status stands for (e.g. `Gone` for 410)."""
-        if self.type != "ERROR":
+        if self.type != ERROR:
             return None
         return error_from_status(self.object, code=500)
 
@@ -54,6 +52,6 @@ def decode_event(line: bytes) -> WatchEvent:
         raise MalformedWatchLine(f"invalid JSON in watch stream ({exc})", line) from None
     except (KeyError, TypeError):
         raise MalformedWatchLine("watch line is not an event with type and object", line) from None
-    if type(etype) is str and etype in EVENT_TYPES and type(obj) is dict:
+    if type(etype) is str and etype in WATCH_EVENT_TYPES and type(obj) is dict:
         return WatchEvent(etype, obj, line)
     raise MalformedWatchLine(f"watch event has an unknown type {etype!r} or a non-object payload", line)

@@ -1,4 +1,4 @@
-"""Result types of list calls, JSON encoding of any Mapping, and tiny metadata helpers.
+"""Result types of list calls, JSON encoding of any Mapping.
 
 Objects stay plain JSON-shaped dicts: no model layer. Objects handed *to* the client may be any
 `Mapping` (e.g. the read-only views of the cache); they are serialized through a `default=` hook.
@@ -54,32 +54,3 @@ class ObjectList:
 
     def __len__(self) -> int:
         return len(self.items)
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    m = obj.get("metadata")
-    return m if isinstance(m, Mapping) else {}
-
-
-def name_of(obj: Mapping[str, Any]) -> str | None:
-    return _meta(obj).get("name")
-
-
-def namespace_of(obj: Mapping[str, Any]) -> str | None:
-    return _meta(obj).get("namespace")
-
-
-def resource_version_of(obj: Mapping[str, Any]) -> str | None:
-    return _meta(obj).get("resourceVersion")
-
-
-def uid_of(obj: Mapping[str, Any]) -> str | None:
-    return _meta(obj).get("uid")
-
-
-def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return _meta(obj).get("labels") or {}
-
-
-def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return _meta(obj).get("annotations") or {}

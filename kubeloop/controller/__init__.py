@@ -45,13 +45,12 @@ from kubeloop.controller._predicates import (
     predicate,
     resource_version_changed,
 )
-from kubeloop.controller._request import DEFAULT_CLUSTER, Request, Result, TerminalError
+from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._runtime import ControllerError
 from kubeloop.controller._scope import OverlayReader
 from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec
 
 __all__ = [
-    "DEFAULT_CLUSTER",
     "AlreadyOwnedError",
     "Context",
     "Controller",

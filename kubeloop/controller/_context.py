@@ -25,10 +25,10 @@ from kubeloop.client import Client, ResourceRef
 from kubeloop.controller._apply import Applied, can_skip, fingerprint
 from kubeloop.controller._logs import RequestLogger, request_logger
 from kubeloop.controller._ownership import set_controller_reference
-from kubeloop.controller._readyourwrites import rv_of, uid_of
 from kubeloop.controller._request import Request
 from kubeloop.controller._scope import OverlayReader, RuntimeView
 from kubeloop.controller._status import status_apply_body, status_contains, status_patch_body
+from kubeloop.meta import resource_version_of, uid_of
 
 
 class Context:
@@ -129,7 +129,7 @@ class Context:
         except BaseException:
             rt.applied.forget(memory_key)
             raise
-        rt.applied.put(memory_key, Applied(fp, rv_of(result), uid_of(result)))
+        rt.applied.put(memory_key, Applied(fp, resource_version_of(result), uid_of(result)))
         return result
 
     def _status_target(self, obj: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubeloop.client import Client, KubeloopClientError, NotFound
+from kubeloop.meta import TokenBucket
 from kubeloop.metrics import EVENTS_DROPPED
 
 log = logging.getLogger("kubeloop.controller.events")
@@ -97,7 +98,7 @@ class EventRecorder:
         self.series_ttl = series_ttl
         self._clock = clock
         self._series: OrderedDict[EventKey, _Series] = OrderedDict()
-        self._buckets: dict[Any, tuple[float, float]] = {}
+        self._buckets: dict[Any, TokenBucket] = {}
         self._wake: asyncio.Event | None = None
         self._closed = False
         self.posted = 0
@@ -132,14 +133,13 @@ class EventRecorder:
     def _allow(self, cluster: str, ref: Mapping[str, Any]) -> bool:
         key = (cluster, ref.get("uid") or (ref.get("kind"), ref.get("namespace"), ref.get("name")))
         now = self._clock()
-        tokens, last = self._buckets.get(key, (float(SPAM_BURST), now))
-        tokens = min(float(SPAM_BURST), tokens + (now - last) / SPAM_REFILL)
-        if tokens < 1.0:
-            self._buckets[key] = (tokens, now)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = TokenBucket(1.0 / SPAM_REFILL, SPAM_BURST, now)
+        if not bucket.try_take(now):
             return False
-        self._buckets[key] = (tokens - 1.0, now)
         if len(self._buckets) > 10_000:  # forget the fullest (idle) buckets
-            for k in [k for k, (t, _) in self._buckets.items() if t >= SPAM_BURST - 1][:5000]:
+            for k in [k for k, b in self._buckets.items() if b.available(now) >= SPAM_BURST - 1][:5000]:
                 del self._buckets[k]
         return True
 

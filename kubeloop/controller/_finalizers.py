@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kubeloop.client import NotFound
+from kubeloop.meta import metadata_of, name_of, namespace_of
 
 if TYPE_CHECKING:
     from kubeloop.controller._context import Context
@@ -33,22 +34,21 @@ Cleanup = Callable[[Mapping[str, Any]], Awaitable[None]]
 
 def has_finalizer(obj: Mapping[str, Any], name: str) -> bool:
     """True if ``obj`` lists finalizer ``name``."""
-    return name in ((obj.get("metadata") or {}).get("finalizers") or ())
+    return name in (metadata_of(obj).get("finalizers") or ())
 
 
 def is_deleting(obj: Mapping[str, Any]) -> bool:
     """True if ``obj`` has a deletionTimestamp."""
-    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+    return bool(metadata_of(obj).get("deletionTimestamp"))
 
 
 def _ref(obj: Mapping[str, Any]) -> tuple[str, str, str | None]:
-    meta = obj.get("metadata") or {}
-    return f"{obj.get('apiVersion')}/{obj.get('kind')}", str(meta.get("name")), meta.get("namespace") or None
+    return f"{obj.get('apiVersion')}/{obj.get('kind')}", str(name_of(obj)), namespace_of(obj)
 
 
 async def add_finalizer(ctx: Context, obj: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     """Add finalizer ``name`` to ``obj`` (guarded by its resourceVersion); returns the updated object."""
-    meta = obj.get("metadata") or {}
+    meta = metadata_of(obj)
     finalizers = [*list(meta.get("finalizers") or ()), name]
     resource, obj_name, namespace = _ref(obj)
     patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta.get("resourceVersion")}}
@@ -57,7 +57,7 @@ async def add_finalizer(ctx: Context, obj: Mapping[str, Any], name: str) -> Mapp
 
 async def remove_finalizer(ctx: Context, obj: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
     """Remove finalizer ``name`` (a JSON patch testing the entry first); None if the object is gone."""
-    finalizers = list((obj.get("metadata") or {}).get("finalizers") or ())
+    finalizers = list(metadata_of(obj).get("finalizers") or ())
     if name not in finalizers:
         return obj
     i = finalizers.index(name)

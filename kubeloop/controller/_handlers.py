@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from kubeloop.cache.events import DELETED, MODIFIED, Event
+from kubeloop.cache.events import Event
 from kubeloop.controller._request import Request
+from kubeloop.meta import DELETED, MODIFIED
 
 MapResult = Iterable[Request | tuple[str, str] | str] | Request | None
 MapFn = Callable[[Mapping[str, Any]], MapResult]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from kubeloop.meta import namespace_of, owner_references_of
+
 
 class AlreadyOwnedError(ValueError):
     """The object already has a different controller owner."""
@@ -37,7 +39,7 @@ def set_controller_reference(owner: Mapping[str, Any], obj: MutableMapping[str, 
     cross-namespace owners).
     """
     ref = owner_reference(owner)
-    owner_ns = (owner.get("metadata") or {}).get("namespace")
+    owner_ns = namespace_of(owner)
     meta = obj.setdefault("metadata", {})
     if owner_ns and meta.get("namespace") and owner_ns != meta["namespace"]:
         raise ValueError(f"cross-namespace owner references are not allowed: owner in {owner_ns!r}, "
@@ -55,7 +57,7 @@ def set_controller_reference(owner: Mapping[str, Any], obj: MutableMapping[str, 
 
 def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The ownerReference marked `controller: true`, if any."""
-    for r in (obj.get("metadata") or {}).get("ownerReferences") or ():
+    for r in owner_references_of(obj):
         if r.get("controller"):
             return r
     return None

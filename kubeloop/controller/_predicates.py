@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubeloop.meta import metadata_of
+
 Obj = Mapping[str, Any]
 PredicateFn = Callable[[Obj | None, Obj | None], bool]
 
@@ -55,19 +57,13 @@ def predicate(fn: PredicateFn) -> Predicate:
     return Predicate(fn)
 
 
-def _meta(obj: Obj | None) -> Mapping[str, Any]:
-    if obj is None:
-        return {}
-    return obj.get("metadata") or {}
-
-
 def _on_update(field: Callable[[Mapping[str, Any]], Any], name: str) -> Predicate:
     """Creations and deletions pass; an update passes when `field(metadata)` differs."""
 
     def check(old: Obj | None, new: Obj | None) -> bool:
         if old is None or new is None:
             return True
-        return bool(field(_meta(old)) != field(_meta(new)))
+        return bool(field(metadata_of(old)) != field(metadata_of(new)))
 
     return Predicate(check, name)
 
@@ -82,7 +78,7 @@ finalizers_changed = _on_update(lambda m: m.get("finalizers") or [], "finalizers
 @predicate
 def deleting(old: Obj | None, new: Obj | None) -> bool:
     """The object (after the change) is being deleted: `deletionTimestamp` is set."""
-    return new is not None and bool(_meta(new).get("deletionTimestamp"))
+    return new is not None and bool(metadata_of(new).get("deletionTimestamp"))
 
 
 @predicate

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubeloop.client import WriteDone, WriteHook, WriteRequest
+from kubeloop.meta import resource_version_of, rv_at_least, rv_newer, uid_of
 from kubeloop.metrics import READ_YOUR_WRITES_WAITS
 
 ObjectKey = tuple[str, str, str, str, str]
@@ -50,46 +51,6 @@ ObjectKey = tuple[str, str, str, str, str]
 DEFAULT_TTL = 30.0
 
 Deliver = Callable[[], None]
-
-
-def rv_int(rv: str | None) -> int | None:
-    """A resourceVersion as an int, or None if it is missing or not a decimal number."""
-    if rv and rv.isdigit():
-        return int(rv)
-    return None
-
-
-def rv_newer(a: str | None, b: str | None) -> bool:
-    """True if resourceVersion ``a`` is known to be newer than ``b`` (``b`` None: absent)."""
-    ia = rv_int(a)
-    if ia is None:
-        return False
-    if b is None:
-        return True
-    ib = rv_int(b)
-    return ib is not None and ia > ib
-
-
-def rv_at_least(a: str | None, b: str | None) -> bool:
-    """True if resourceVersion ``a`` is known to be the same as or newer than ``b``."""
-    if a is not None and a == b:
-        return True
-    ia, ib = rv_int(a), rv_int(b)
-    return ia is not None and ib is not None and ia >= ib
-
-
-def rv_of(obj: Mapping[str, Any] | None) -> str | None:
-    """An object's resourceVersion (None: no object, or none set)."""
-    if obj is None:
-        return None
-    meta = obj.get("metadata")
-    return (meta.get("resourceVersion") or None) if isinstance(meta, Mapping) else None
-
-
-def uid_of(obj: Mapping[str, Any] | None) -> str | None:
-    """An object's uid (None: no object, or none set)."""
-    meta = (obj or {}).get("metadata")
-    return (meta.get("uid") or None) if isinstance(meta, Mapping) else None
 
 
 def _discard(index: dict[Any, list[Write]], key: Hashable, w: Write) -> None:
@@ -279,10 +240,10 @@ class WriteTracker:
             if w.in_flight:
                 continue
             if w.deleted:
-                if cached is not None and w.uid and (cached.get("metadata") or {}).get("uid") == w.uid:
+                if cached is not None and w.uid and uid_of(cached) == w.uid:
                     return None
                 return cached
-            if cached is None or rv_newer(w.rv, rv_of(cached)):
+            if cached is None or rv_newer(w.rv, resource_version_of(cached)):
                 return w.obj
             return cached
         return cached
@@ -388,7 +349,7 @@ class ReadYourWrites:
             key: ObjectKey = (cluster, res.group, res.kind, target.namespace, target.name)
             cached = self._cached(key)
             tracker = self.tracker
-            w = tracker.begin(key, tracker.prior_rv(key, rv_of(cached)), owner=owner(), uid=uid_of(cached))
+            w = tracker.begin(key, tracker.prior_rv(key, resource_version_of(cached)), owner=owner(), uid=uid_of(cached))
 
             def done(result: dict[str, Any] | None) -> None:
                 if result is None:
@@ -409,7 +370,7 @@ class ReadYourWrites:
         for (_, group, kind, ns, name), obj in _written_objects(target, result):
             key: ObjectKey = (cluster, group, kind, ns, name)
             cached = self._cached(key)
-            w = tracker.begin(key, tracker.prior_rv(key, rv_of(cached)), owner=owner,
+            w = tracker.begin(key, tracker.prior_rv(key, resource_version_of(cached)), owner=owner,
                               uid=uid_of(obj) or uid_of(cached))
             gone = target.method == "DELETE" and not (obj.get("metadata") or {}).get("deletionTimestamp")
             tracker.finish(w, None if gone else obj)
@@ -428,7 +389,7 @@ class ReadYourWrites:
         for w in tracker.pending(owner):
             if caches is None or not caches.observable(w.key, w.obj):
                 continue
-            if rv_at_least(rv_of(caches.cached(w.key)), w.rv):
+            if rv_at_least(resource_version_of(caches.cached(w.key)), w.rv):
                 tracker.on_observed(w.key, w.rv)
                 continue
             out.append(w)

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-DEFAULT_CLUSTER = "default"
-"""The cluster name used when a controller runs on a single cluster."""
+from kubeloop.meta import DEFAULT_CLUSTER, name_of, namespace_of
 
 
 class Request(NamedTuple):
@@ -28,8 +27,7 @@ class Request(NamedTuple):
     @classmethod
     def of(cls, obj: Mapping[str, Any], cluster: str = DEFAULT_CLUSTER) -> Request:
         """The request for an object (its metadata.namespace and metadata.name)."""
-        meta = obj.get("metadata") or {}
-        return cls(cluster, meta.get("namespace") or "", meta.get("name") or "")
+        return cls(cluster, namespace_of(obj) or "", name_of(obj) or "")
 
     def __str__(self) -> str:
         where = f"{self.namespace}/{self.name}" if self.namespace else self.name

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Mapping
 
-from kubeloop.cache.events import ADDED, DELETED, RESYNC, Event
+from kubeloop.cache.events import Event
 from kubeloop.cache.shared import SharedCache
 from kubeloop.cache.subscription import SubscriptionClosed
 from kubeloop.client import Client, ResourceRef
@@ -22,11 +22,12 @@ from kubeloop.controller._context import Context
 from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._handlers import PrimaryKind
 from kubeloop.controller._logs import current_request, next_reconcile_id
-from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites, rv_of
+from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites
 from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._scope import RuntimeView
 from kubeloop.controller._sources import BoundSource, SourceSet
 from kubeloop.controller._spec import ControllerSpec, SourceSpec
+from kubeloop.meta import ADDED, DELETED, RESYNC, resource_version_of
 from kubeloop.metrics import ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, WorkQueue
 
@@ -229,8 +230,8 @@ class ControllerRuntime:
         if ryw is not None:
             key: ObjectKey = (ev.cluster, src.group, src.kind, ev.namespace, ev.name)
             if ryw.tracker.tracks(key):
-                old_rv = rv_of(ev.old) if ev.type != ADDED else None
-                new_rv = rv_of(ev.new) if ev.type != DELETED else None
+                old_rv = resource_version_of(ev.old) if ev.type != ADDED else None
+                new_rv = resource_version_of(ev.new) if ev.type != DELETED else None
                 ryw.tracker.on_event(key, old_rv, new_rv, lambda: self.dispatch(src.spec, src.primary, ev))
                 return
         self.dispatch(src.spec, src.primary, ev)

@@ -15,11 +15,11 @@ from kubeloop.cache.frozen import FrozenDict, freeze
 from kubeloop.cache.reader import CacheReader
 from kubeloop.cache.shared import SharedCache
 from kubeloop.cache.store import Key
-from kubeloop.client import FieldSelector, LabelSelector
 from kubeloop.controller._apply import AppliedMemory
 from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites
 from kubeloop.controller._sources import SourceSet
+from kubeloop.meta import FieldSelector, LabelSelector
 from kubeloop.metrics import ControllerMetrics
 
 _list = list

@@ -16,7 +16,8 @@ from typing import Any
 
 from kubeloop.cache.index import IndexFunc
 from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
+from kubeloop.cache.shared import InformerHandle, SharedCache
+from kubeloop.meta import DEFAULT_CLUSTER
 
 __all__ = ["SharedInformer"]
 

@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import Any
 
 from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
+from kubeloop.cache.shared import InformerHandle, SharedCache
 from kubeloop.cache.transform import DEFAULT, Transform
 from kubeloop.client import ApiError, Client, KubeloopClientError, Unauthorized
 from kubeloop.config import load_config
@@ -43,6 +43,7 @@ from kubeloop.manager.leader import LeaderElector
 from kubeloop.manager.lease import LeaderElection
 from kubeloop.manager.probes import ProbeServer
 from kubeloop.manager.signals import ShutdownSignals
+from kubeloop.meta import DEFAULT_CLUSTER
 
 __all__ = ["Manager", "ManagerError", "Runnable"]
 

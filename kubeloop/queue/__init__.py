@@ -31,10 +31,10 @@ A worker loop::
 from kubeloop.queue.core import DEFAULT_PRIORITY, DEFAULT_STARVATION_EVERY, LOW_PRIORITY, WorkQueueCore
 from kubeloop.queue.errors import QueueShutDown
 from kubeloop.queue.rate_limit import (
+    BucketRateLimiter,
     ItemExponentialBackoff,
     MaxOf,
     RateLimiter,
-    TokenBucket,
     default_rate_limiter,
 )
 from kubeloop.queue.workqueue import WorkQueue
@@ -43,11 +43,11 @@ __all__ = [
     "DEFAULT_PRIORITY",
     "DEFAULT_STARVATION_EVERY",
     "LOW_PRIORITY",
+    "BucketRateLimiter",
     "ItemExponentialBackoff",
     "MaxOf",
     "QueueShutDown",
     "RateLimiter",
-    "TokenBucket",
     "WorkQueue",
     "WorkQueueCore",
     "default_rate_limiter",

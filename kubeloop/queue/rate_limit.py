@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Protocol
 
+from kubeloop.meta import TokenBucket
+
 
 class RateLimiter(Protocol):
     """Decides the retry delay of a key; ``forget`` resets it after a success."""
@@ -53,30 +55,19 @@ class ItemExponentialBackoff:
         return self._failures.get(key, 0)
 
 
-class TokenBucket:
-    """One bucket shared by all keys: ``qps`` refill, ``burst`` capacity (client-go: 10 qps, 100 burst).
+class BucketRateLimiter:
+    """One :class:`~kubeloop.meta.TokenBucket` shared by all keys (client-go: 10 qps, 100 burst).
 
-    Like Go's ``rate.Limiter.Reserve``, every call takes a token, possibly
-    going into debt; the returned delay is when that token will exist.
+    Every failure takes a token, possibly going into debt; the delay is when that token will exist.
     """
 
-    __slots__ = ("_last", "_tokens", "burst", "qps")
+    __slots__ = ("bucket",)
 
     def __init__(self, qps: float = 10.0, burst: int = 100) -> None:
-        if qps <= 0 or burst < 1:
-            raise ValueError("token bucket needs qps > 0 and burst >= 1")
-        self.qps = qps
-        self.burst = burst
-        self._tokens = float(burst)
-        self._last: float | None = None
+        self.bucket = TokenBucket(qps, burst)
 
     def when(self, key: Hashable, now: float) -> float:
-        if self._last is not None and now > self._last:
-            self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
-        if self._last is None or now > self._last:
-            self._last = now
-        self._tokens -= 1.0
-        return 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+        return self.bucket.reserve(now)
 
     def forget(self, key: Hashable) -> None:
         """The bucket is not per key: nothing to forget."""
@@ -121,4 +112,4 @@ def default_rate_limiter(
     per_key = ItemExponentialBackoff(base, cap)
     if bucket_qps is None:
         return per_key
-    return MaxOf(per_key, TokenBucket(bucket_qps, bucket_burst))
+    return MaxOf(per_key, BucketRateLimiter(bucket_qps, bucket_burst))

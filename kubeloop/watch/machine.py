@@ -45,21 +45,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubeloop.meta import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, resource_version_of, rv_int
 from kubeloop.watch.actions import Action, List, Sleep, Watch
 from kubeloop.watch.backoff import Backoff
 from kubeloop.watch.config import ListSemantic, WatchConfig
 from kubeloop.watch.errors import ErrorKind, WatchError, classify_status
 from kubeloop.watch.events import INIT, Apply, Delete, InitApply, InitDone, WatchEvent
-from kubeloop.watch.source import (
-    ADDED,
-    BOOKMARK,
-    CONNECTED,
-    DELETED,
-    ERROR,
-    INITIAL_EVENTS_END,
-    MODIFIED,
-    ListPage,
-)
+from kubeloop.watch.source import CONNECTED, INITIAL_EVENTS_END, ListPage
 
 NOT_OLDER_THAN = "NotOlderThan"
 
@@ -114,22 +106,6 @@ _RETRY_SAME_PAGE = frozenset(
 )
 
 
-def resource_version_of(obj: Any) -> str | None:
-    """`metadata.resourceVersion` of a decoded object (a mapping), or None."""
-    if type(obj) is dict:  # the hot path: orjson gives plain dicts
-        meta = obj.get("metadata")
-        if type(meta) is dict:
-            rv = meta.get("resourceVersion")
-            return rv if type(rv) is str and rv else None
-    if isinstance(obj, Mapping):
-        meta = obj.get("metadata")
-        if isinstance(meta, Mapping):
-            rv = meta.get("resourceVersion")
-            if isinstance(rv, str) and rv:
-                return rv
-    return None
-
-
 def is_initial_events_end(obj: Any) -> bool:
     """True for the BOOKMARK that ends a streaming list's initial events."""
     if isinstance(obj, Mapping):
@@ -139,13 +115,6 @@ def is_initial_events_end(obj: Any) -> bool:
             if isinstance(annotations, Mapping):
                 return annotations.get(INITIAL_EVENTS_END) == "true"
     return False
-
-
-def _as_int(rv: str) -> int | None:
-    try:
-        return int(rv)
-    except ValueError:
-        return None
 
 
 class WatchMachine:
@@ -386,10 +355,7 @@ class WatchMachine:
             return self._initial_event(event_type, obj, now, resource_version)
         rv = resource_version if resource_version is not None else resource_version_of(obj)
         if rv is not None:
-            try:
-                n: int | None = int(rv)
-            except ValueError:
-                n = None
+            n = rv_int(rv)
             if n is not None:
                 current = self._rv_int
                 if current is not None and n <= current:
@@ -520,7 +486,7 @@ class WatchMachine:
 
     def _finish_cycle(self, resource_version: str) -> InitDone:
         self._rv = resource_version
-        self._rv_int = _as_int(resource_version)
+        self._rv_int = rv_int(resource_version)
         self._relist_quorum = False
         self._consecutive_list_gone = 0
         self._cycle_started = False

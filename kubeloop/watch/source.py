@@ -12,13 +12,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-ADDED = "ADDED"
-MODIFIED = "MODIFIED"
-DELETED = "DELETED"
-BOOKMARK = "BOOKMARK"
-ERROR = "ERROR"
 CONNECTED = "CONNECTED"
-"""Optional, not a Kubernetes event type: a source may yield `RawEvent(CONNECTED, None)` once the
+"""Optional, not a Kubernetes event type (those are `kubeloop.meta.EventType`): a source may yield `RawEvent(CONNECTED, None)` once the
 server has answered 200 to the watch, so the watcher leaves an error state (e.g. FORBIDDEN) at once
 instead of at the first real event."""
 

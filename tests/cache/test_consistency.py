@@ -10,8 +10,9 @@ import contextlib
 import random
 from typing import Any
 
-from kubeloop.cache import ADDED, DELETED, MODIFIED, RESYNC, SharedCache
+from kubeloop.cache import SharedCache
 from kubeloop.client import ApiError, Client
+from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
 
 from .informer_support import CM, FAST, client, cm, eventually, ns
 

@@ -10,11 +10,7 @@ from typing import Any
 import pytest
 
 from kubeloop.cache import (
-    ADDED,
-    DELETED,
-    MODIFIED,
     OWNER_INDEX,
-    RESYNC,
     ClientSource,
     Informer,
     InformerNotReady,
@@ -22,6 +18,7 @@ from kubeloop.cache import (
     thaw,
 )
 from kubeloop.client import Client
+from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
 
 from .informer_support import CM, FAST, client, cm, collect, eventually, names, ns
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from kubeloop.cache import ADDED, DELETED, MODIFIED, RESYNC, Event, Store, Subscription, SubscriptionClosed
+from kubeloop.cache import Event, Store, Subscription, SubscriptionClosed
+from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
 
 
 def obj(name: str, rv: int, **labels: str) -> dict[str, Any]:
@@ -27,7 +28,7 @@ class Feed:
 
     def put(self, name: str, rv: int, **labels: str) -> None:
         ch = self.store.apply(obj(name, rv, **labels))
-        t = ADDED if ch.kind == "added" else MODIFIED
+        t = ch.kind
         ev = Event(t, "c1", "core/v1/configmaps", "ns", name, ch.new, change=ch if t == MODIFIED else None)
         for s in self.subs:
             s._offer(ev)

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from kubeloop.cache import ADDED, DELETED, MODIFIED, SharedCache, drop_fields
+from kubeloop.cache import SharedCache, drop_fields
 from kubeloop.client import Client
+from kubeloop.meta import ADDED, DELETED, MODIFIED
 
 from .informer_support import CM, FAST, client, cm, collect, eventually, names, ns, open_watches
 

@@ -19,7 +19,7 @@ from kubeloop.cache import (
     thaw,
 )
 from kubeloop.cache.index import owner_ref_index, owner_uid_index
-from kubeloop.client.selectors import LabelSelector
+from kubeloop.meta import ADDED, DELETED, MODIFIED, LabelSelector
 
 CODECS = ["zlib", "json", "dict"]
 
@@ -110,7 +110,7 @@ def check(store: Store, model: Model, fns: dict[str, Any], rng: random.Random) -
     fsel = rng.choice(["spec.nodeName=n1", "metadata.name=o1", "metadata.namespace=a,spec.nodeName!=n2",
                        "spec.unschedulable=true"])
     from kubeloop.cache.store import field_value
-    from kubeloop.client.selectors import FieldSelector
+    from kubeloop.meta import FieldSelector
 
     parsed = FieldSelector.parse(fsel)
     want_f = {k for k, o in model.objs.items()
@@ -136,7 +136,7 @@ def test_random_churn_matches_model(codec: str, seed: int) -> None:
             prev = model.objs.get(key)
             change = store.apply(thaw(o))
             assert change.key == key and change.new == o
-            assert change.kind == ("added" if prev is None else "modified")
+            assert change.kind == (ADDED if prev is None else MODIFIED)
             assert change.old == prev
             model.objs[key] = o
             assert store.resource_version == str(rv)
@@ -161,7 +161,7 @@ def test_random_churn_matches_model(codec: str, seed: int) -> None:
             assert {c.key for c in result.deleted} == set(model.objs) - set(new_model)
             assert {c.key for c in result.added} == set(new_model) - set(model.objs)
             for c in result.deleted:
-                assert c.new is None and c.old == model.objs[c.key] and c.kind == "deleted"
+                assert c.new is None and c.old == model.objs[c.key] and c.kind == DELETED
             for c in result.modified:
                 assert c.old == model.objs[c.key] and c.new == new_model[c.key]
                 assert c.old["metadata"]["resourceVersion"] != c.new["metadata"]["resourceVersion"]
@@ -259,7 +259,7 @@ def test_same_resource_version_is_not_reencoded_and_cluster_scope() -> None:
     data_before = store._by_ns[""]["node-1"].data
     change = store.apply(obj("", "node-1", 7, {"role": "x"}))
     assert store._by_ns[""]["node-1"].data is data_before
-    assert change.old == change.new and change.kind == "modified"
+    assert change.old == change.new and change.kind == MODIFIED
     assert store.get("node-1") == obj("", "node-1", 7, {"role": "x"})
     assert store.keys() == [("", "node-1")] and store.namespaces() == [""]
     assert store.uid_of("node-1") == "uid--node-1"

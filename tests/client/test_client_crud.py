@@ -140,7 +140,7 @@ async def test_label_and_field_selectors(client: Client, ns: str) -> None:
     assert await names(label_selector="app in (db),!tier") == ["c"]
     assert await names(field_selector="metadata.name=c") == ["c"]
     assert await names(field_selector={"metadata.name": "a"}, label_selector="app") == ["a"]
-    from kubeloop.client import FieldSelector, LabelSelector
+    from kubeloop.meta import FieldSelector, LabelSelector
     assert await names(label_selector=LabelSelector.parse("app=web,tier notin (fe)")) == ["b"]
     assert await names(field_selector=FieldSelector.parse("metadata.name!=a"), label_selector="app=web") == ["b"]
 

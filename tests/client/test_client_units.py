@@ -39,7 +39,6 @@ from kubeloop.client.errors import error_from_response
 from kubeloop.client.events import decode_event
 from kubeloop.client.jsonlines import LineSplitter
 from kubeloop.client.mapper import parse_resource_list
-from kubeloop.client.ratelimit import TokenBucket
 from kubeloop.client.retry import (
     RetryPolicy,
     parse_retry_after,
@@ -136,16 +135,6 @@ def test_line_splitter_any_chunking(lines: list[bytes], cuts: list[int]) -> None
         out.extend(s.feed(stream[a:b]))
     assert out == lines
     assert s.flush() is None
-
-
-def test_token_bucket() -> None:
-    tb = TokenBucket(qps=10, burst=3, now=0.0)
-    assert [tb.reserve(0.0) for _ in range(3)] == [0.0, 0.0, 0.0]
-    assert tb.reserve(0.0) == pytest.approx(0.1)
-    assert tb.reserve(0.0) == pytest.approx(0.2)  # reservations queue up behind each other
-    assert tb.reserve(10.0) == 0.0  # refilled (capped at burst)
-    with pytest.raises(ValueError):
-        TokenBucket(qps=0, burst=1)
 
 
 def test_retry_rules() -> None:

@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
-from kubeloop.cache.events import ADDED, DELETED, MODIFIED, Event
+from kubeloop.cache.events import Event
 from kubeloop.cache.frozen import freeze
 from kubeloop.controller import Controller, PrimaryKind, Request, Result, SourceSpec, generation_changed
 from kubeloop.controller._handlers import mapped_requests, owner_requests
 from kubeloop.controller._logs import RequestContextFilter, current_request, request_logger
 from kubeloop.controller._runtime import ControllerRuntime
 from kubeloop.controller._spec import combine_predicates
+from kubeloop.meta import ADDED, DELETED, MODIFIED
 from kubeloop.queue import LOW_PRIORITY
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from kubeloop.queue import ItemExponentialBackoff, MaxOf, TokenBucket, WorkQueueCore, default_rate_limiter
+from kubeloop.queue import (
+    BucketRateLimiter,
+    ItemExponentialBackoff,
+    MaxOf,
+    WorkQueueCore,
+    default_rate_limiter,
+)
 
 
 def test_item_exponential_backoff_defaults() -> None:
@@ -19,7 +25,7 @@ def test_item_exponential_backoff_defaults() -> None:
 
 
 def test_token_bucket_allows_burst_then_spaces_at_qps() -> None:
-    bucket = TokenBucket(qps=10, burst=100)
+    bucket = BucketRateLimiter(qps=10, burst=100)
     assert all(bucket.when(i, 0.0) == 0.0 for i in range(100))
     assert bucket.when("x", 0.0) == pytest.approx(0.1)
     assert bucket.when("y", 0.0) == pytest.approx(0.2)
@@ -29,7 +35,7 @@ def test_token_bucket_allows_burst_then_spaces_at_qps() -> None:
 
 
 def test_token_bucket_refill_is_capped_at_burst() -> None:
-    bucket = TokenBucket(qps=10, burst=2)
+    bucket = BucketRateLimiter(qps=10, burst=2)
     bucket.when("a", 0.0)
     assert bucket.when("b", 1000.0) == 0.0
     assert bucket.when("c", 1000.0) == 0.0
@@ -37,7 +43,7 @@ def test_token_bucket_refill_is_capped_at_burst() -> None:
 
 
 def test_max_of_takes_the_longest_delay() -> None:
-    rl = MaxOf(ItemExponentialBackoff(0.005, 1000.0), TokenBucket(qps=1, burst=1))
+    rl = MaxOf(ItemExponentialBackoff(0.005, 1000.0), BucketRateLimiter(qps=1, burst=1))
     assert rl.when("a", 0.0) == pytest.approx(0.005)  # bucket had a token
     assert rl.when("b", 0.0) == pytest.approx(1.0)  # bucket empty: 1 s beats 5 ms
     assert rl.num_requeues("a") == 1
@@ -57,7 +63,7 @@ def test_default_rate_limiter_optionally_adds_the_bucket() -> None:
 
 def test_invalid_parameters_are_rejected() -> None:
     with pytest.raises(ValueError):
-        TokenBucket(qps=0)
+        BucketRateLimiter(qps=0)
     with pytest.raises(ValueError):
         ItemExponentialBackoff(base=-1)
     with pytest.raises(ValueError):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubeloop.client import validation as kv
+from kubeloop import meta as kv
 from kubeloop.testing.apiserver.errors import StatusError
 from kubeloop.testing.apiserver.kinds import meta as m
 from kubeloop.testing.apiserver.kinds.schema import (

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kubeloop.testing.apiserver.storage import ADDED, DELETED, MODIFIED, Store
+from kubeloop.meta import ADDED, DELETED, MODIFIED
+from kubeloop.testing.apiserver.storage import Store
 
 
 def _cm(name: str, v: str = "1", ns: str = "default") -> dict:

@@ -101,7 +101,7 @@ def apply(info: ResourceInfo, live: Obj | None, config: Obj, manager: str, force
 # ---- selectors -------------------------------------------------------------------------------
 def parse_label_selector(text: str) -> Any:
     """A matcher with `.matches(labels)`; raises 400 BadRequest on bad syntax."""
-    from kubeloop.client.selectors import LabelSelector
+    from kubeloop.meta import LabelSelector
 
     try:
         return LabelSelector.parse(text)
@@ -111,7 +111,7 @@ def parse_label_selector(text: str) -> Any:
 
 def parse_field_selector(text: str) -> Any:
     """A matcher with `.matches(fields)`; raises 400 BadRequest on bad syntax."""
-    from kubeloop.client.selectors import FieldSelector
+    from kubeloop.meta import FieldSelector
 
     try:
         return FieldSelector.parse(text)

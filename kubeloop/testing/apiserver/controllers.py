@@ -21,11 +21,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from kubeloop.meta import ADDED, DELETED, MODIFIED
+
 from .errors import StatusError
 from .objectmeta import now_rfc3339
 from .registry import CRD_FINALIZER, CRDS, Registry
 from .resources import ResourceInfo
-from .storage import ADDED, DELETED, MODIFIED, Bucket, Change, Key, Stored
+from .storage import Bucket, Change, Key, Stored
 
 log = logging.getLogger(__name__)
 

@@ -17,12 +17,14 @@ from typing import Any
 
 import orjson
 
+from kubeloop.meta import ADDED, DELETED, MODIFIED
+
 from . import adapters, errors
 from .catalog import Catalog
 from .errors import StatusError, cause
 from .objectmeta import generate_name, new_uid, now_rfc3339
 from .resources import ResourceInfo, Strategy
-from .storage import ADDED, DELETED, MODIFIED, Bucket, Change, Key, Obj, Store, Stored
+from .storage import Bucket, Change, Key, Obj, Store, Stored
 
 NAMESPACES = ("", "namespaces")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")

@@ -18,12 +18,10 @@ from typing import Any
 
 import orjson
 
+from kubeloop.meta import DELETED
+
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
-
-ADDED = "ADDED"
-MODIFIED = "MODIFIED"
-DELETED = "DELETED"
 
 
 def encode_body(obj: Obj) -> bytes:

@@ -17,7 +17,9 @@ from typing import Any
 
 import orjson
 
-from .storage import ADDED, DELETED, MODIFIED, Change, Obj, Stored
+from kubeloop.meta import ADDED, DELETED, MODIFIED
+
+from .storage import Change, Obj, Stored
 
 #: renders a Stored object (in the watcher's version/rendering) to full JSON bytes
 Render = Callable[[Stored], bytes]

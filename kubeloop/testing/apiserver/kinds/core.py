@@ -9,7 +9,7 @@ import itertools
 import json
 from typing import Any
 
-from kubeloop.client import validation as kv
+from kubeloop import meta as kv
 
 from ..errors import bad_request
 from ..resources import ResourceInfo

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubeloop.client import validation as kv
+from kubeloop import meta as kv
 
 from ..objectmeta import now_rfc3339
 from ..resources import ResourceInfo

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubeloop.client import validation as kv
+from kubeloop import meta as kv
 
 from ..errors import bad_request
 from ..resources import ResourceInfo

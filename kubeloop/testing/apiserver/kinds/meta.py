@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from kubeloop.client.validation import (
+from kubeloop.meta import (
     is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -115,7 +115,7 @@ def immutable_causes(fld: str, new: Any, old: Any) -> list[Cause]:
     return [invalid_cause(fld, new, "field is immutable")]
 
 
-# -- names (the rules themselves are in `kubeloop.client.validation`, shared with the client) ----
+# -- names (the rules themselves are in `kubeloop.meta`, shared with the selectors) ----
 
 def _mask_trailing_dash(name: str) -> str:
     if len(name) > 1 and name.endswith("-"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubeloop.client import validation as kv
+from kubeloop import meta as kv
 
 from . import meta as m
 

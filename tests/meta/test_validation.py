@@ -1,11 +1,11 @@
-"""Kubernetes name and label rules (`kubeloop.client.validation`), shared by selectors and the emulator."""
+"""Kubernetes name and label rules (`kubeloop.meta`), shared by selectors and the emulator."""
 
 from __future__ import annotations
 
 import pytest
 
-from kubeloop.client import validation as kv
-from kubeloop.client.selectors import LabelSelector, SelectorError
+from kubeloop import meta as kv
+from kubeloop.meta import LabelSelector, SelectorError
 
 
 def test_qualified_name_messages() -> None:

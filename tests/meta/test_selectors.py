@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubeloop.client.selectors import (
+from kubeloop.meta import (
     FieldRequirement,
     FieldSelector,
     LabelSelector,
@@ -377,3 +377,18 @@ def test_fuzz_field_parser_never_crashes(text: str) -> None:
     except SelectorError:
         return
     assert FieldSelector.parse(str(sel)) == sel
+
+
+def test_coercion_and_conjunction_are_shared_by_both_kinds() -> None:
+    from kubeloop.meta import as_field_selector, as_label_selector
+
+    assert as_label_selector(None).empty and as_field_selector(None).empty
+    assert as_label_selector({"b": "2", "a": "1"}) == as_label_selector("a=1,b=2") == LabelSelector.parse("b=2,a=1")
+    assert str(as_field_selector({"metadata.name": "a,b"})) == r"metadata.name=a\,b"
+    sel = LabelSelector.parse("a=1")
+    assert as_label_selector(sel) is sel
+    assert str(sel & LabelSelector.parse("b in (x,y)")) == "a=1,b in (x,y)"
+    assert (sel & LabelSelector()) is sel and (LabelSelector() & sel) is sel
+    assert LabelSelector() != FieldSelector() and repr(FieldSelector.parse("x=1")) == "FieldSelector('x=1')"
+    with pytest.raises(SelectorError):
+        as_label_selector({"bad key!": "v"})

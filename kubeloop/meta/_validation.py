@@ -1,7 +1,7 @@
 """Names and label rules of Kubernetes (apimachinery `util/validation`), with the real messages.
 
-One copy for the whole package: the client validates selectors with it before sending them, and
-the emulator validates objects with it, both answering exactly what kube-apiserver would answer.
+One copy for the whole package: selectors validate label keys and values with it, and the
+emulator validates objects with it, both answering exactly what kube-apiserver would answer.
 Each `is_*` returns the list of reasons the value is invalid (empty when valid).
 """
 
@@ -61,29 +61,27 @@ CONFIG_KEY_MSG = (
 )
 
 
-def _max_len(value: str, n: int) -> list[str]:
-    return [f"must be no more than {n} characters"] if len(value) > n else []
+def _format_errors(value: str, max_len: int, pattern: re.Pattern[str], message: str) -> list[str]:
+    """The two checks most rules are made of, in the server's order: length, then format."""
+    errs = [f"must be no more than {max_len} characters"] if len(value) > max_len else []
+    if not pattern.fullmatch(value):
+        errs.append(message)
+    return errs
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
-    errs = _max_len(value, 253)
-    if not _DNS1123_SUBDOMAIN.fullmatch(value):
-        errs.append(DNS1123_SUBDOMAIN_MSG)
-    return errs
+    """`IsDNS1123Subdomain`: most object names (at most 253 characters)."""
+    return _format_errors(value, 253, _DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MSG)
 
 
 def is_dns1123_label(value: str) -> list[str]:
-    errs = _max_len(value, 63)
-    if not _DNS1123_LABEL.fullmatch(value):
-        errs.append(DNS1123_LABEL_MSG)
-    return errs
+    """`IsDNS1123Label`: namespace names and the like (at most 63 characters)."""
+    return _format_errors(value, 63, _DNS1123_LABEL, DNS1123_LABEL_MSG)
 
 
 def is_dns1035_label(value: str) -> list[str]:
-    errs = _max_len(value, 63)
-    if not _DNS1035_LABEL.fullmatch(value):
-        errs.append(DNS1035_LABEL_MSG)
-    return errs
+    """`IsDNS1035Label`: Service names (a letter first, at most 63 characters)."""
+    return _format_errors(value, 63, _DNS1035_LABEL, DNS1035_LABEL_MSG)
 
 
 def is_qualified_name(value: str) -> list[str]:
@@ -114,10 +112,8 @@ def _name_part(name: str) -> list[str]:
 
 
 def is_label_value(value: str) -> list[str]:
-    errs = _max_len(value, 63)
-    if not _LABEL_VALUE.fullmatch(value):
-        errs.append(LABEL_VALUE_MSG)
-    return errs
+    """`IsValidLabelValue`: empty, or a qualified name part (at most 63 characters)."""
+    return _format_errors(value, 63, _LABEL_VALUE, LABEL_VALUE_MSG)
 
 
 def config_key_ok(value: str) -> bool:
@@ -140,9 +136,8 @@ def config_keys_ok(keys: Iterable[str]) -> bool:
 
 
 def is_config_key(value: str) -> list[str]:
-    errs = _max_len(value, 253)
-    if not _CONFIG_KEY.fullmatch(value):
-        errs.append(CONFIG_KEY_MSG)
+    """`IsConfigMapKey`: keys of ConfigMap and Secret data."""
+    errs = _format_errors(value, 253, _CONFIG_KEY, CONFIG_KEY_MSG)
     if value == ".":
         errs.append("must not be '.'")
     elif value == "..":

@@ -1,0 +1,102 @@
+"""Kubernetes object vocabulary: selectors, name rules, object accessors, resourceVersions, events.
+
+The leaf of the package: it imports nothing of kubeloop, so every layer (client, watch, cache,
+queue, controller, manager and the emulator) shares one definition of each concept.
+Internal modules are private (``_name.py``); the public names are exported here.
+"""
+
+from kubeloop.meta._cluster import DEFAULT_CLUSTER
+from kubeloop.meta._coerce import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
+from kubeloop.meta._errors import SelectorError
+from kubeloop.meta._events import (
+    ADDED,
+    BOOKMARK,
+    DELETED,
+    ERROR,
+    MODIFIED,
+    RESYNC,
+    WATCH_EVENT_TYPES,
+    EventType,
+)
+from kubeloop.meta._fields import FieldRequirement, FieldSelector, escape_field_value
+from kubeloop.meta._labels import LabelSelector
+from kubeloop.meta._object import (
+    annotations_of,
+    labels_of,
+    metadata_of,
+    name_of,
+    namespace_of,
+    owner_references_of,
+    resource_version_of,
+    uid_of,
+)
+from kubeloop.meta._requirement import Requirement
+from kubeloop.meta._rv import pack_rv, rv_at_least, rv_int, rv_newer
+from kubeloop.meta._token_bucket import TokenBucket
+from kubeloop.meta._validation import (
+    CONFIG_KEY_MSG,
+    DNS1035_LABEL_MSG,
+    DNS1123_LABEL_MSG,
+    DNS1123_SUBDOMAIN_MSG,
+    LABEL_VALUE_MSG,
+    QUALIFIED_NAME_MSG,
+    QUALIFIED_NAME_SLASH_MSG,
+    config_key_ok,
+    config_keys_ok,
+    is_config_key,
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_label_value,
+    is_qualified_name,
+)
+
+__all__ = [
+    "ADDED",
+    "BOOKMARK",
+    "CONFIG_KEY_MSG",
+    "DEFAULT_CLUSTER",
+    "DELETED",
+    "DNS1035_LABEL_MSG",
+    "DNS1123_LABEL_MSG",
+    "DNS1123_SUBDOMAIN_MSG",
+    "ERROR",
+    "LABEL_VALUE_MSG",
+    "MODIFIED",
+    "QUALIFIED_NAME_MSG",
+    "QUALIFIED_NAME_SLASH_MSG",
+    "RESYNC",
+    "WATCH_EVENT_TYPES",
+    "EventType",
+    "FieldRequirement",
+    "FieldSelector",
+    "FieldSelectorLike",
+    "LabelSelector",
+    "LabelSelectorLike",
+    "Requirement",
+    "SelectorError",
+    "TokenBucket",
+    "annotations_of",
+    "as_field_selector",
+    "as_label_selector",
+    "config_key_ok",
+    "config_keys_ok",
+    "escape_field_value",
+    "is_config_key",
+    "is_dns1035_label",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_label_value",
+    "is_qualified_name",
+    "labels_of",
+    "metadata_of",
+    "name_of",
+    "namespace_of",
+    "owner_references_of",
+    "pack_rv",
+    "resource_version_of",
+    "rv_at_least",
+    "rv_int",
+    "rv_newer",
+    "uid_of",
+]
