@@ -43,8 +43,7 @@ from kubeloop.cache.transform import DEFAULT, Filter, Transform
 from kubeloop.client.client import Client
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.client.selectors import FieldSelector, LabelSelector
-from kubeloop.watch.config import WatchConfig
-from kubeloop.watch.machine import WatchState
+from kubeloop.watch import WatchConfig, WatchState
 
 __all__ = ["DEFAULT_CLUSTER", "InformerHandle", "SharedCache"]
 

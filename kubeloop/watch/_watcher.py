@@ -25,12 +25,12 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from typing import Any, TypeVar
 
-from kubeloop.watch.actions import List, Sleep, Watch
-from kubeloop.watch.config import WatchConfig
-from kubeloop.watch.errors import ErrorKind, WatchError, classify_exception
-from kubeloop.watch.events import WatchEvent
-from kubeloop.watch.machine import WatchCounters, WatchMachine, WatchState
-from kubeloop.watch.source import WatchSource
+from kubeloop.watch._actions import List, Sleep, Watch
+from kubeloop.watch._config import WatchConfig
+from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception
+from kubeloop.watch._events import WatchEvent
+from kubeloop.watch._machine import WatchCounters, WatchMachine, WatchState
+from kubeloop.watch._source import WatchSource
 
 log = logging.getLogger("kubeloop.watch")
 
