@@ -209,3 +209,28 @@ async def test_store_equals_a_fresh_list_after_random_churn_and_faults(client: C
             consumer.cancel()
     assert view(store) == await live(client, ns)
     assert watcher.counters.watches > 1
+
+
+async def test_a_410_after_a_fault_storm_does_not_wait_for_the_grown_backoff(client: Client, ns: str,
+                                                                              apiserver: Any) -> None:
+    """Issue 11 item 11: after a storm of 500s the server is healthy again but the next fresh watch
+    meets a compacted resourceVersion (410). The cache must converge at once, not after the next,
+    fully grown backoff step (5.12 s here)."""
+    faults = apiserver.require_faults()
+    config = WatchConfig(backoff_initial=0.02, backoff_factor=4.0, backoff_max=10.0, backoff_jitter=0.0,
+                         min_watch_duration=0.5, watch_timeout=(30, 30))
+    await client.create(cm("a"), namespace=ns)
+    watcher = Watcher(source_for(client, ns), config)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await converge(events, store, client, ns)
+        await asyncio.sleep(0.6)  # a healthy first watch
+        faults.fail_next(4, 500, resource="configmaps", verbs=("watch",))  # the storm: 0.02+0.08+0.32+1.28 s
+        faults.expire_next_watch("configmaps")  # then the first accepted watch gets a 410
+        started = asyncio.get_running_loop().time()
+        faults.close_watches("configmaps")
+        await client.create(cm("b"), namespace=ns)
+        await converge(events, store, client, ns)
+        elapsed = asyncio.get_running_loop().time() - started
+    assert watcher.counters.relists >= 1 and watcher.last_error is not None
+    assert elapsed < 4.0, elapsed  # 1.7 s of storm; the grown backoff would have added 5.12 s
