@@ -47,7 +47,7 @@ from kubeloop.cache.index import IndexFunc
 from kubeloop.cache.shared import InformerHandle, SharedCache
 from kubeloop.cache.subscription import Subscription, SubscriptionClosed
 from kubeloop.cache.transform import DEFAULT, Transform
-from kubeloop.client import Client, ResourceRef
+from kubeloop.client import Client, ResourceRef, UnknownKind
 from kubeloop.controller.apply import AppliedMemory
 from kubeloop.controller.context import Context
 from kubeloop.controller.events import EventRecorder
@@ -385,6 +385,8 @@ class Controller:
         try:
             api = await self._client(cluster).resolve(resource)
             return api.group, api.kind, api.namespaced
+        except UnknownKind:  # a typo in a built-in group: nothing will ever serve it
+            raise
         except Exception as exc:
             if ref.name[:1].isupper():  # a Kind: good enough until discovery serves it
                 return ref.group, ref.name, True

@@ -234,3 +234,13 @@ async def test_a_410_after_a_fault_storm_does_not_wait_for_the_grown_backoff(cli
         elapsed = asyncio.get_running_loop().time() - started
     assert watcher.counters.relists >= 1 and watcher.last_error is not None
     assert elapsed < 4.0, elapsed  # 1.7 s of storm; the grown backoff would have added 5.12 s
+
+
+async def test_a_misspelt_built_in_kind_fails_at_once_in_the_shared_cache(client: Client) -> None:
+    """Issue 11 item 14: an informer for `v1/ConfigMapp` must not wait for a CRD forever."""
+    from kubeloop.cache.shared import SharedCache
+    from kubeloop.client import UnknownKind
+
+    async with SharedCache(client) as cache:
+        with pytest.raises(UnknownKind, match="ConfigMap"):
+            await asyncio.wait_for(cache.informer_for(resource="v1/ConfigMapp"), 5)
