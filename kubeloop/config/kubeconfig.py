@@ -131,11 +131,15 @@ def _resolve(path_value: str, base: Path) -> Path:
 
 
 def _file_or_data(entry: _Entry, file_key: str, data_key: str, what: str) -> bytes | None:
-    """`<x>-data` (base64) wins over `<x>` (a file path), as in client-go."""
+    """`<x>-data` (base64) wins over `<x>` (a file path), as in client-go.
+
+    Line breaks inside the base64 text are ignored, as Go's decoder does: a CA pasted as a wrapped
+    block (`openssl base64` wraps at 64 columns) works with kubectl, so it must work here.
+    """
     data = entry.value.get(data_key)
     if data:
         try:
-            return base64.b64decode(str(data), validate=True)
+            return base64.b64decode("".join(str(data).split()), validate=True)
         except (binascii.Error, ValueError):
             raise ConfigError(f"{data_key} of {what} is not valid base64", source=str(entry.file)) from None
     file_value = entry.value.get(file_key)
