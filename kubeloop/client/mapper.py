@@ -140,6 +140,6 @@ class RESTMapper:
             names = sorted({r.kind for r in gv.by_name.values()} | set(gv.by_name))
             close = difflib.get_close_matches(ref.name, names, n=3)
             hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
-            raise UnknownKind(f"unknown kind {ref}: {ref.api_version} is a built-in group/version without "
-                              f"{ref.name!r}{hint}; no CRD can add kinds to a built-in group")
+            raise UnknownKind(f"unknown kind {ref}: no such kind in the built-in group/version {ref.api_version}"
+                              f"{hint}; no CRD can add kinds to a built-in group")
         raise UnknownResource(f"unknown resource {ref}: no such kind or resource in this group/version")
