@@ -222,7 +222,7 @@ class Watcher:
             # A stream that can connect explicitly (kubeloop.client's WatchStream) tells us the
             # server accepted the watch before any event: readiness recovers at once.
             if opener is None or await self._open(opener, action, loop):
-                async with aclosing(self._read(iterator, action, loop)) as out:
+                async with aclosing(self._read(iterator, action, loop, accepted=opener is not None)) as out:
                     async for event in out:
                         yield event
             else:
@@ -260,8 +260,8 @@ class Watcher:
         m.on_watch_started(loop.time())
         return True
 
-    async def _read(self, iterator: AsyncIterator[EventLike], action: Watch,
-                    loop: asyncio.AbstractEventLoop) -> AsyncGenerator[WatchEvent, None]:
+    async def _read(self, iterator: AsyncIterator[EventLike], action: Watch, loop: asyncio.AbstractEventLoop,
+                    *, accepted: bool) -> AsyncGenerator[WatchEvent, None]:
         """Feed the stream's events to the machine until it ends, fails, stalls or is closed.
 
         The idle deadline runs from the last progress (an event that moved the resourceVersion, a
@@ -269,6 +269,8 @@ class Watcher:
         only replays stale events is stalled as surely as a silent one, and a slow consumer is not.
         """
         m = self.machine
+        # Until the server accepted the watch (explicit open, or a first event), a failure is a
+        # refused request (logged as such), not a broken stream.
         while True:
             self._reading = True
             try:
@@ -285,8 +287,9 @@ class Watcher:
                 self._report("watch", stream=True)
             except Exception as exc:
                 out = m.on_watch_error(self._classify(exc), loop.time())
-                self._report("watch stream", stream=True)
+                self._report("watch stream" if accepted else "watch", stream=accepted)
             else:
+                accepted = True
                 out = m.on_watch_event(raw.type, raw.object, loop.time(), raw.resource_version)
                 if out:
                     self._reading = False

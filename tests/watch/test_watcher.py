@@ -456,7 +456,7 @@ async def test_broken_streams_are_warnings_rate_limited(caplog: pytest.LogCaptur
 
     source = seeded(1)
     for _ in range(3):
-        source.scripts.append([WatchStreamError("malformed watch line: b'{not json'")])
+        source.scripts.append([RawEvent("BOOKMARK", bookmark(source.api.rv)), WatchStreamError("malformed watch line: b'{not json'")])
     watcher = Watcher(source, FAST, name="configmaps")
     store = Store()
     with caplog.at_level("WARNING", logger="kubeloop.watch"):
@@ -468,3 +468,18 @@ async def test_broken_streams_are_warnings_rate_limited(caplog: pytest.LogCaptur
     warnings = [r for r in caplog.records if r.levelname == "WARNING" and "malformed" in r.getMessage()]
     assert len(warnings) == 1, [r.getMessage() for r in caplog.records]  # rate-limited: 3 breaks, 1 line
     assert "configmaps" in warnings[0].getMessage()
+
+
+async def test_a_refused_watch_request_is_not_a_broken_stream(caplog: pytest.LogCaptureFixture) -> None:
+    source = seeded(1)
+    source.fail_watch.append(ApiFailure(500, "etcd is sad"))
+    watcher = Watcher(source, FAST)
+    store = Store()
+    with caplog.at_level("WARNING", logger="kubeloop.watch"):
+        async with contextlib.aclosing(watcher.events()) as events:
+            await until(events, store, lambda: store.synced)
+            source.api.put("after")
+            source.notify()
+            await until(events, store, lambda: "after" in store.items)
+    assert watcher.counters.errors >= 1
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
