@@ -2,11 +2,11 @@
 
 Internal modules are private (`_name.py`); import everything from `kubeloop.watch`.
 
-- `WatchMachine` (_machine.py): pure state machine whose state is one `Phase` value (`Relist`,
-  `Listing`, `Streaming`, `Rewatch`, `Watching`, `BackingOff`, `Stopped`) carrying its data;
-  inputs in, `List`/`Watch`/`Sleep` actions and `Init`/`InitApply`/`InitDone`/`Apply`/`Delete`
-  events (_events.py) out; `state`, `last_error`,
-  `counters`, `synced`, `resource_version`, `describe()` for metrics and readiness.
+- `WatchMachine` (_machine.py): pure state machine whose state is one `Phase` value (_phases.py:
+  `Relist`, `Listing`, `Streaming`, `Rewatch`, `Watching`, `BackingOff`, `Stopped`) carrying its
+  data; inputs in, `List`/`Watch`/`Sleep` actions and `Init`/`InitApply`/`InitDone`/`Apply`/
+  `Delete` events (_events.py) out; `state`, `last_error`, `counters`, `synced`,
+  `resource_version`, `describe()` for metrics and readiness.
 - `Watcher` (_watcher.py): runs the machine against a `WatchSource` (_source.py) in the consumer's
   own task: `async for event in watcher.events()` or `await watcher.run(callback)`; `stop()`,
   `wake()`.
@@ -20,18 +20,16 @@ from kubeloop.watch._backoff import Backoff
 from kubeloop.watch._config import ListSemantic, WatchConfig
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception, classify_status
 from kubeloop.watch._events import INIT, Apply, Delete, Init, InitApply, InitDone, WatchEvent
-from kubeloop.watch._machine import (
+from kubeloop.watch._machine import ProtocolError, WatchCounters, WatchMachine
+from kubeloop.watch._phases import (
     BackingOff,
     Listing,
     Phase,
-    ProtocolError,
     Relist,
     Rewatch,
     Stopped,
     Streaming,
-    WatchCounters,
     Watching,
-    WatchMachine,
     WatchState,
 )
 from kubeloop.watch._source import CONNECTED, ListPage, RawEvent, WatchSource

@@ -17,7 +17,9 @@ cycle is due), `Listing` (a paginated list in progress), `Streaming` (a streamin
 events), `Rewatch` (a watch from the known resourceVersion is due), `Watching` (a watch is open),
 `BackingOff` (sleeping, then the phase it holds) and `Stopped`. Only what outlives a phase stays on
 the machine: the resourceVersion reached, `synced`, the sticky 403/404 state, the last error, the
-time of the last progress, whether the server streams lists, the backoff and the counters.
+time of the last progress, whether the server streams lists, the backoff and the counters. The
+phases are defined in `_phases`; this module is longer than most because its docstring is the
+protocol's specification and the transitions are easier to check side by side.
 
 Rules (client-go's reflector and kube-runtime's watcher, see DESIGN.md and research notes):
 
@@ -49,17 +51,28 @@ Rules (client-go's reflector and kube-runtime's watcher, see DESIGN.md and resea
 
 from __future__ import annotations
 
-import enum
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from kubeloop.watch._actions import Action, List, Sleep, Watch
 from kubeloop.watch._backoff import Backoff
 from kubeloop.watch._config import ListSemantic, WatchConfig
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_status
 from kubeloop.watch._events import INIT, Apply, Delete, InitApply, InitDone, WatchEvent
+from kubeloop.watch._phases import (
+    STATE_OF,
+    BackingOff,
+    Listing,
+    Phase,
+    Relist,
+    Rewatch,
+    Stopped,
+    Streaming,
+    Watching,
+    WatchState,
+)
 from kubeloop.watch._source import (
     ADDED,
     BOOKMARK,
@@ -72,18 +85,6 @@ from kubeloop.watch._source import (
 )
 
 NOT_OLDER_THAN = "NotOlderThan"
-
-
-class WatchState(enum.Enum):
-    """What the watcher is doing, for metrics and readiness."""
-
-    IDLE = "Idle"  # not started yet
-    LISTING = "Listing"  # a (re)list is in progress (paginated LIST or streaming initial events)
-    WATCHING = "Watching"  # watching (or about to re-watch) from a known resourceVersion
-    BACKING_OFF = "BackingOff"  # waiting after a transient failure
-    WAITING_FOR_RESOURCE = "WaitingForResource"  # 404: the kind is not served (CRD not installed)
-    FORBIDDEN = "Forbidden"  # 403: missing permission; `last_error.message` names it
-    STOPPED = "Stopped"
 
 
 @dataclass(slots=True)
@@ -146,79 +147,6 @@ def _as_int(rv: str) -> int | None:
         return None
 
 
-# ---------------------------------------------------------------------------------------- phases
-
-
-@dataclass(frozen=True, slots=True)
-class Relist:
-    """A list cycle is due: a streaming list when `stream`, else a paginated LIST."""
-
-    stream: bool
-    quorum: bool = False  # after a 410: a consistent read, never the watch cache
-    gone: int = 0  # consecutive 410s on LIST; from the second one on, pause first
-
-
-@dataclass(frozen=True, slots=True)
-class Listing:
-    """A paginated list cycle; `outstanding` while its LIST request is in flight."""
-
-    continue_token: str | None
-    quorum: bool
-    gone: int
-    init_sent: bool
-    outstanding: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Streaming:
-    """A streaming list's WATCH is open; initial events arrive until the end bookmark."""
-
-    quorum: bool
-    init_sent: bool
-    started_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class Rewatch:
-    """A WATCH from the known resourceVersion is due; `resume` when it continues an earlier one."""
-
-    resume: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Watching:
-    """A WATCH is open since `started_at`."""
-
-    started_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class BackingOff:
-    """Sleeping until `until` (machine time), then `then`."""
-
-    until: float
-    then: Relist | Listing | Rewatch
-
-
-@dataclass(frozen=True, slots=True)
-class Stopped:
-    """Stopped for good."""
-
-
-Phase = Relist | Listing | Streaming | Rewatch | Watching | BackingOff | Stopped
-"""Any phase of the machine."""
-
-_STATES: Final[dict[type, WatchState]] = {
-    Relist: WatchState.LISTING,
-    Listing: WatchState.LISTING,
-    Streaming: WatchState.LISTING,
-    Rewatch: WatchState.WATCHING,
-    Watching: WatchState.WATCHING,
-    BackingOff: WatchState.BACKING_OFF,
-    Stopped: WatchState.STOPPED,
-}
-
-
 # ---------------------------------------------------------------------------------------- machine
 
 
@@ -275,7 +203,7 @@ class WatchMachine:
             return self._sticky
         if type(phase) is Relist and not self.counters.lists:
             return WatchState.IDLE
-        return _STATES[type(phase)]
+        return STATE_OF[type(phase)]
 
     @property
     def last_error(self) -> WatchError | None:

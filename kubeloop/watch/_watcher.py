@@ -29,7 +29,8 @@ from kubeloop.watch._actions import List, Sleep, Watch
 from kubeloop.watch._config import WatchConfig
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception
 from kubeloop.watch._events import WatchEvent
-from kubeloop.watch._machine import WatchCounters, WatchMachine, WatchState
+from kubeloop.watch._machine import WatchCounters, WatchMachine
+from kubeloop.watch._phases import WatchState
 from kubeloop.watch._source import EventLike, WatchSource
 
 log = logging.getLogger("kubeloop.watch")
