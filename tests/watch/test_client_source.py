@@ -10,6 +10,7 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
+import orjson
 import pytest
 import pytest_asyncio
 
@@ -244,3 +245,59 @@ async def test_a_misspelt_built_in_kind_fails_at_once_in_the_shared_cache(client
     async with SharedCache(client) as cache:
         with pytest.raises(UnknownKind, match="ConfigMap"):
             await asyncio.wait_for(cache.informer_for(resource="v1/ConfigMapp"), 5)
+
+
+async def test_a_malformed_watch_line_over_http_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 11 item 13, end to end: a server (a proxy, say) sends a line that is not a watch event
+    in the middle of a healthy stream; the user hears about it at WARNING, and the cache recovers."""
+    from aiohttp import web
+
+    from kubeloop.config import ClusterConfig
+
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "5"}}
+    watches = 0
+
+    async def discovery(request: web.Request) -> web.Response:
+        return web.json_response({"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+            {"name": "configmaps", "namespaced": True, "kind": "ConfigMap", "verbs": ["list", "watch"]}]})
+
+    async def configmaps(request: web.Request) -> web.StreamResponse:
+        nonlocal watches
+        if request.query.get("watch") not in ("1", "true"):
+            return web.json_response({"kind": "ConfigMapList", "apiVersion": "v1",
+                                      "metadata": {"resourceVersion": "5"}, "items": [obj]})
+        watches += 1
+        resp = web.StreamResponse()
+        await resp.prepare(request)
+        bookmark = {"type": "BOOKMARK", "object": {"kind": "ConfigMap", "apiVersion": "v1",
+                                                   "metadata": {"resourceVersion": "5"}}}
+        await resp.write(orjson.dumps(bookmark) + b"\n")
+        await resp.write(b"<html>502 Bad Gateway</html>\n" if watches == 1 else b"")
+        await asyncio.sleep(0.2 if watches == 1 else 30)
+        return resp
+
+    app = web.Application()
+    app.router.add_get("/api/v1", discovery)
+    app.router.add_get("/api/v1/namespaces/ns/configmaps", configmaps)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        async with Client(ClusterConfig(server=f"http://127.0.0.1:{port}"), qps=None,
+                          retry=RetryPolicy(max_attempts=1)) as client:
+            watcher = Watcher(ClientSource(client, CM, namespace="ns"), FAST, name="configmaps in ns")
+            store = Store()
+            with caplog.at_level("WARNING", logger="kubeloop.watch"):
+                consumer = asyncio.create_task(watcher.run(store.apply))
+                async with asyncio.timeout(5):
+                    while watches < 2:  # the watcher resumed after the broken stream  # noqa: ASYNC110
+                        await asyncio.sleep(0.01)
+                watcher.stop()
+                await consumer
+            assert (store.synced and set(store.items) == {"ns/a"}) or store.synced
+    finally:
+        await runner.cleanup()
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("configmaps in ns" in w and "502 Bad Gateway" in w for w in warnings), warnings
