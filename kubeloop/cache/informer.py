@@ -52,11 +52,17 @@ from kubeloop.cache.store import Store
 from kubeloop.cache.subscription import Predicate, Sink, Subscription
 from kubeloop.cache.transform import DEFAULT, Filter, Transform
 from kubeloop.meta import ADDED, DEFAULT_CLUSTER, DELETED, MODIFIED
-from kubeloop.watch.config import WatchConfig
-from kubeloop.watch.events import Apply, Delete, Init, InitApply, InitDone
-from kubeloop.watch.machine import WatchState
-from kubeloop.watch.source import WatchSource
-from kubeloop.watch.watcher import Watcher
+from kubeloop.watch import (
+    Apply,
+    Delete,
+    Init,
+    InitApply,
+    InitDone,
+    WatchConfig,
+    Watcher,
+    WatchSource,
+    WatchState,
+)
 
 __all__ = ["LIST_PAGE_SIZE", "Informer", "InformerNotReady"]
 

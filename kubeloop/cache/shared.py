@@ -41,10 +41,10 @@ from kubeloop.cache.source import ClientSource
 from kubeloop.cache.subscription import Sink, Subscription
 from kubeloop.cache.transform import DEFAULT, Filter, Transform
 from kubeloop.client.client import Client
+from kubeloop.client.errors import UnknownKind
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.meta import DEFAULT_CLUSTER, FieldSelector, LabelSelector
-from kubeloop.watch.config import WatchConfig
-from kubeloop.watch.machine import WatchState
+from kubeloop.watch import WatchConfig, WatchState
 
 __all__ = ["InformerHandle", "SharedCache"]
 
@@ -289,6 +289,8 @@ class SharedCache:
         api: ApiResource | None
         try:
             api = await client.resolve(resource)
+        except UnknownKind:  # a typo in a built-in group: nothing will ever serve it
+            raise
         except Exception as exc:  # not served yet (CRD missing), or discovery is down: wait in the informer
             api = None
             log.info("%s: %s is not resolvable yet (%s); its informer will wait for it", cluster, resource, exc)

@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, Callable
 
 from kubeloop.client.client import ALL_NAMESPACES, Client
 from kubeloop.client.resources import ApiResource, ResourceLike
-from kubeloop.watch.source import CONNECTED, ListPage, RawEvent
+from kubeloop.watch import CONNECTED, ListPage, RawEvent
 
 __all__ = ["ClientSource"]
 

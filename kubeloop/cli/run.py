@@ -173,8 +173,14 @@ class JSONFormatter(logging.Formatter):
         return json.dumps(out, default=str)
 
 
+_QUIET_LIBRARIES = ("asyncio", "aiohttp")
+"""Libraries whose INFO/DEBUG lines are noise in an operator's log: WARNING and above only."""
+
+
 def configure_logging(fmt: str = "text", verbose: bool = False) -> None:
-    """Log to stderr as text or JSON; DEBUG with ``verbose`` (INFO otherwise)."""
+    """Log to stderr as text or JSON: INFO (DEBUG with ``verbose``) for every logger, the user's own
+    included (an operator's `logging.info(...)` must show up, not only kubeloop's), except the
+    chatty libraries of `_QUIET_LIBRARIES`."""
     from kubeloop.controller import RequestContextFilter
 
     handler = logging.StreamHandler(sys.stderr)
@@ -189,8 +195,11 @@ def configure_logging(fmt: str = "text", verbose: bool = False) -> None:
     for h in list(root.handlers):
         root.removeHandler(h)
     root.addHandler(handler)
-    root.setLevel(logging.WARNING)
-    logging.getLogger("kubeloop").setLevel(logging.DEBUG if verbose else logging.INFO)
+    level = logging.DEBUG if verbose else logging.INFO
+    root.setLevel(level)
+    logging.getLogger("kubeloop").setLevel(level)
+    for name in _QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 # ---------------------------------------------------------------------- the command

@@ -154,6 +154,11 @@ class UnknownResource(KubeloopClientError, LookupError):
     """The server does not serve the requested kind/resource (checked against fresh discovery)."""
 
 
+class UnknownKind(UnknownResource):
+    """A kind that can never be served: a built-in group/version (no dot in the group) is served and
+    does not have it, and no CRD can add kinds to a built-in group. A typo, so nothing waits for it."""
+
+
 _BY_REASON: dict[str, type[ApiError]] = {
     "BadRequest": BadRequest,
     "Unauthorized": Unauthorized,

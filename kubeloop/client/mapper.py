@@ -2,16 +2,19 @@
 
 One group/version's resource list is fetched the first time a kind in it is used and cached; a miss
 fetches it again (so CRDs created after start-up resolve), and only then is `UnknownResource` raised.
+A kind missing from a served built-in group/version (the core group or a group without a dot, which
+CRDs cannot use) raises `UnknownKind` with the closest names: it is a typo, not a CRD still to come.
 Concurrent lookups of one group/version share a single discovery request.
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kubeloop.client.errors import NotFound, UnknownResource
+from kubeloop.client.errors import NotFound, UnknownKind, UnknownResource
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
 
 Fetch = Callable[[str], Awaitable[dict[str, Any]]]
@@ -129,7 +132,14 @@ class RESTMapper:
             return found
         gv = await self._load(ref.group, ref.version)
         found = gv.find(ref.name) if gv is not None else None
-        if found is None:
-            where = "group/version is not served" if gv is None else "no such kind or resource in this group/version"
-            raise UnknownResource(f"unknown resource {ref}: {where}")
-        return found
+        if found is not None:
+            return found
+        if gv is None:
+            raise UnknownResource(f"unknown resource {ref}: group/version is not served")
+        if "." not in ref.group:
+            names = sorted({r.kind for r in gv.by_name.values()} | set(gv.by_name))
+            close = difflib.get_close_matches(ref.name, names, n=3)
+            hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+            raise UnknownKind(f"unknown kind {ref}: no such kind in the built-in group/version {ref.api_version}"
+                              f"{hint}; no CRD can add kinds to a built-in group")
+        raise UnknownResource(f"unknown resource {ref}: no such kind or resource in this group/version")

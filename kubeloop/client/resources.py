@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+_CORE_VERSION = re.compile(r"v[1-9][0-9]*(?:(?:alpha|beta)[1-9][0-9]*)?")
+"""What a Kubernetes API version looks like (the first part of a core-group ref: "v1")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +26,10 @@ class ResourceRef:
     def parse(cls, text: str) -> ResourceRef:
         parts = text.strip().split("/")
         if len(parts) == 2 and all(parts):
+            if not _CORE_VERSION.fullmatch(parts[0]):
+                # "batch/Job": a group without its version, not the core group's version "batch".
+                raise ValueError(f"resource {text!r} has no version: write 'group/version/Kind' "
+                                 f"(e.g. '{parts[0]}/v1/{parts[1]}'), or 'v1/Kind' for the core group")
             return cls("", parts[0], parts[1])
         if len(parts) == 3 and all(parts):
             return cls(parts[0], parts[1], parts[2])

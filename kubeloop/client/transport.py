@@ -146,6 +146,25 @@ class Transport:
             kw["proxy"] = self.config.proxy_url
         return kw
 
+    async def _request_kwargs_within(self, headers: dict[str, str], limits: aiohttp.ClientTimeout,
+                                     what: str) -> tuple[dict[str, Any], aiohttp.ClientTimeout]:
+        """`_request_kwargs`, with fetching credentials (an exec plugin may hang) counted against
+        the request's timeout (`total`, or `connect` for streams); returns the time left."""
+        budget = limits.total if limits.total is not None else limits.connect
+        if budget is None:
+            return await self._request_kwargs(headers), limits
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            async with asyncio.timeout(budget):
+                kw = await self._request_kwargs(headers)
+        except TimeoutError:
+            raise RequestTimeoutError(f"{what}: timed out after {budget}s fetching credentials") from None
+        if limits.total is None:
+            return kw, limits
+        left = max(limits.total - (loop.time() - started), 0.001)
+        return kw, aiohttp.ClientTimeout(total=left, connect=limits.connect, sock_read=limits.sock_read)
+
     # -- requests -------------------------------------------------------------------------------
 
     async def request(
@@ -209,10 +228,10 @@ class Transport:
             headers = {"Accept": accept}
             if content_type:
                 headers["Content-Type"] = content_type
-            kw = await self._request_kwargs(headers)
+            kw, attempt_timeout = await self._request_kwargs_within(headers, client_timeout, f"{method} {url}")
             connected = True
             try:
-                resp = await session.request(method, url, params=params, data=body, timeout=client_timeout, **kw)
+                resp = await session.request(method, url, params=params, data=body, timeout=attempt_timeout, **kw)
                 if stream and resp.status < 300:
                     return resp
                 try:

@@ -4,7 +4,7 @@ credential plugins, turned into one `ClusterConfig`."""
 from kubeloop.config.autodetect import load_config
 from kubeloop.config.cluster import ClusterConfig
 from kubeloop.config.credentials import Auth, Credentials, StaticAuth, TokenFileAuth
-from kubeloop.config.errors import ConfigError, ExecPluginError
+from kubeloop.config.errors import ConfigError, ExecPluginError, ExecPluginTimeout
 from kubeloop.config.exec_plugin import ExecAuth
 from kubeloop.config.incluster import in_cluster_available, load_in_cluster
 from kubeloop.config.kubeconfig import load_kubeconfig, merge_kubeconfigs
@@ -17,6 +17,7 @@ __all__ = [
     "Credentials",
     "ExecAuth",
     "ExecPluginError",
+    "ExecPluginTimeout",
     "StaticAuth",
     "TokenFileAuth",
     "in_cluster_available",

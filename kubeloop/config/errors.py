@@ -20,3 +20,7 @@ class ConfigError(Exception):
 
 class ExecPluginError(ConfigError):
     """An exec credential plugin failed (not found, non-zero exit, bad output)."""
+
+
+class ExecPluginTimeout(ExecPluginError):
+    """An exec credential plugin did not exit within its timeout (it was killed)."""

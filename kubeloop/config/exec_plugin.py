@@ -3,6 +3,12 @@
 The plugin is run as a subprocess; its stdout is an `ExecCredential` carrying a token or a client
 certificate and, optionally, `expirationTimestamp`. The result is cached until it expires or until the
 server answers 401, and concurrent requests share one run of the plugin.
+
+A plugin that never exits (waiting for a login prompt nobody sees, a hung network call) must not hang
+the program silently: a non-interactive run is killed after `timeout` seconds (`EXEC_TIMEOUT` unless
+given) with `ExecPluginTimeout`, at start-up and at every refresh alike. Interactive runs (a user at a
+terminal) get no deadline. A caller that gives up earlier (the client's request timeout) kills the
+plugin too, so no run is left behind.
 """
 
 from __future__ import annotations
@@ -18,12 +24,14 @@ from typing import Any
 import orjson
 
 from kubeloop.config.credentials import Credentials
-from kubeloop.config.errors import ExecPluginError
+from kubeloop.config.errors import ExecPluginError, ExecPluginTimeout
 
 SUPPORTED_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 # Refresh a little before the plugin says the credential expires, so an in-flight request does not
 # arrive just after expiry.
 EXPIRY_SKEW = 5.0
+EXEC_TIMEOUT = 60.0
+"""Seconds a non-interactive exec plugin may run (cloud CLIs usually answer within a few seconds)."""
 
 
 def parse_timestamp(value: str) -> float:
@@ -44,7 +52,11 @@ class ExecAuth:
         source: str,
         cluster_info: dict[str, Any] | None = None,
         base: Credentials | None = None,
+        timeout: float = EXEC_TIMEOUT,
     ) -> None:
+        if not timeout > 0:
+            raise ValueError(f"exec plugin timeout must be > 0 seconds, got {timeout!r}")
+        self.timeout = timeout
         self.source = source
         self.api_version = str(spec.get("apiVersion") or "")
         if self.api_version not in SUPPORTED_API_VERSIONS:
@@ -98,6 +110,7 @@ class ExecAuth:
         return self._expires_at is None or time.time() < self._expires_at - EXPIRY_SKEW
 
     async def credentials(self) -> Credentials:
+        """The cached credential, or a fresh one from the plugin (raises `ExecPluginError`)."""
         if self._valid():
             assert self._creds is not None
             return self._creds
@@ -108,6 +121,7 @@ class ExecAuth:
             return self._creds
 
     def invalidate(self) -> None:
+        """Forget the cached credential (the server answered 401): the next request reruns the plugin."""
         self._creds = None
 
     async def _run(self) -> None:
@@ -127,13 +141,29 @@ class ExecAuth:
             hint = f" ({self.install_hint})" if self.install_hint else ""
             raise ExecPluginError(f"cannot run exec plugin {self.command!r}: {exc.strerror or exc}{hint}",
                                   source=self.source) from None
-        out, err = await proc.communicate()
+        out, err = await self._communicate(proc, interactive)
         if proc.returncode != 0:
             tail = (err or b"").decode(errors="replace").strip().splitlines()[-1:] or [""]
             raise ExecPluginError(
                 f"exec plugin {self.command!r} exited with code {proc.returncode}"
                 + (f": {tail[0]}" if tail[0] else ""), source=self.source)
         self._creds, self._expires_at = self._parse(out)
+
+    async def _communicate(self, proc: asyncio.subprocess.Process, interactive: bool) -> tuple[bytes, bytes]:
+        """Wait for the plugin's output, killing it on timeout or when the caller gives up."""
+        try:
+            if interactive:
+                return await proc.communicate()
+            async with asyncio.timeout(self.timeout):
+                return await proc.communicate()
+        except TimeoutError:
+            raise ExecPluginTimeout(
+                f"exec plugin {self.command!r} did not exit within {self.timeout:g}s and was killed "
+                "(is it waiting for input, or for a network that does not answer?)", source=self.source) from None
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await asyncio.shield(proc.wait())
 
     def _parse(self, out: bytes) -> tuple[Credentials, float | None]:
         where = f"exec plugin {self.command!r}"

@@ -21,7 +21,7 @@ import yaml
 from kubeloop.config.cluster import ClusterConfig
 from kubeloop.config.credentials import Auth, Credentials, StaticAuth, TokenFileAuth
 from kubeloop.config.errors import ConfigError
-from kubeloop.config.exec_plugin import ExecAuth, cluster_info_for_exec
+from kubeloop.config.exec_plugin import EXEC_TIMEOUT, ExecAuth, cluster_info_for_exec
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -131,11 +131,15 @@ def _resolve(path_value: str, base: Path) -> Path:
 
 
 def _file_or_data(entry: _Entry, file_key: str, data_key: str, what: str) -> bytes | None:
-    """`<x>-data` (base64) wins over `<x>` (a file path), as in client-go."""
+    """`<x>-data` (base64) wins over `<x>` (a file path), as in client-go.
+
+    Line breaks inside the base64 text are ignored, as Go's decoder does: a CA pasted as a wrapped
+    block (`openssl base64` wraps at 64 columns) works with kubectl, so it must work here.
+    """
     data = entry.value.get(data_key)
     if data:
         try:
-            return base64.b64decode(str(data), validate=True)
+            return base64.b64decode("".join(str(data).split()), validate=True)
         except (binascii.Error, ValueError):
             raise ConfigError(f"{data_key} of {what} is not valid base64", source=str(entry.file)) from None
     file_value = entry.value.get(file_key)
@@ -149,7 +153,8 @@ def _file_or_data(entry: _Entry, file_key: str, data_key: str, what: str) -> byt
     return None
 
 
-def _build_auth(user: _Entry, user_name: str, cluster: dict[str, Any], ca: bytes | None) -> Auth:
+def _build_auth(user: _Entry, user_name: str, cluster: dict[str, Any], ca: bytes | None,
+                exec_timeout: float) -> Auth:
     u = user.value
     what = f"user {user_name!r}"
     cert = _file_or_data(user, "client-certificate", "client-certificate-data", what)
@@ -166,7 +171,8 @@ def _build_auth(user: _Entry, user_name: str, cluster: dict[str, Any], ca: bytes
     if u.get("exec"):
         if not isinstance(u["exec"], dict):
             raise ConfigError(f"{what}: exec must be a mapping", source=str(user.file))
-        return ExecAuth(u["exec"], source=str(user.file), cluster_info=cluster_info_for_exec(cluster, ca), base=base)
+        return ExecAuth(u["exec"], source=str(user.file), cluster_info=cluster_info_for_exec(cluster, ca), base=base,
+                        timeout=exec_timeout)
     if u.get("token"):
         return StaticAuth(Credentials(token=str(u["token"]), client_cert=cert, client_key=key))
     if u.get("tokenFile"):
@@ -184,8 +190,11 @@ def load_kubeconfig(
     *,
     context: str | None = None,
     namespace: str | None = None,
+    exec_timeout: float = EXEC_TIMEOUT,
 ) -> ClusterConfig:
     """Load the cluster of `context` (default: the current context) from kubeconfig file(s).
+
+    `exec_timeout`: seconds a non-interactive exec credential plugin may run before it is killed.
 
     Raises `ConfigError` (one line naming the file) if anything is missing or malformed.
     """
@@ -224,7 +233,7 @@ def load_kubeconfig(
         user_entry = merged.users.get(str(user_name))
         if user_entry is None:
             raise ConfigError(f"user {user_name!r} of context {ctx_name!r} not found", source=source)
-        auth = _build_auth(user_entry, str(user_name), cluster, ca)
+        auth = _build_auth(user_entry, str(user_name), cluster, ca, exec_timeout)
     else:
         auth = StaticAuth()
     return ClusterConfig(

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from kubeloop.cache.events import Event
 from kubeloop.cache.shared import SharedCache
 from kubeloop.cache.subscription import SubscriptionClosed
-from kubeloop.client import Client, ResourceRef
+from kubeloop.client import Client, ResourceRef, UnknownKind
 from kubeloop.controller._apply import AppliedMemory
 from kubeloop.controller._context import Context
 from kubeloop.controller._events import EventRecorder
@@ -175,6 +175,8 @@ class ControllerRuntime:
         try:
             api = await self.client(cluster).resolve(resource)
             return PrimaryKind(api.group, api.kind, api.namespaced)
+        except UnknownKind:  # a typo in a built-in group: nothing will ever serve it
+            raise
         except Exception as exc:
             if ref.name[:1].isupper():  # a Kind: good enough until discovery serves it
                 return PrimaryKind(ref.group, ref.name, True)

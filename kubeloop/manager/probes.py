@@ -54,15 +54,17 @@ class ProbeServer:
     # ------------------------------------------------------------------ handlers
 
     async def _healthz(self, request: web.Request) -> web.Response:
-        return self._answer(self._liveness(), request)
+        return self._answer(self._liveness(), request, "unhealthy")
 
     async def _readyz(self, request: web.Request) -> web.Response:
-        return self._answer(self._readiness(), request)
+        return self._answer(self._readiness(), request, "not ready")
 
     @staticmethod
-    def _answer(reasons: list[str], request: web.Request) -> web.Response:
+    def _answer(reasons: list[str], request: web.Request, failing: str) -> web.Response:
+        """200 ``ok``, or 503 with `failing` (what a failed probe means: a liveness failure is not
+        a readiness one, and an operator reading the answer must not be sent the wrong way)."""
         if reasons:
-            return web.Response(status=503, text="not ready:\n" + "".join(f"- {r}\n" for r in reasons))
+            return web.Response(status=503, text=f"{failing}:\n" + "".join(f"- {r}\n" for r in reasons))
         return web.Response(text="ok\n" if "verbose" not in request.query else "ok: all checks passed\n")
 
     async def _metrics(self, request: web.Request) -> web.Response:

@@ -1,29 +1,46 @@
 """kubeloop.watch: the list+watch state machine (sans-IO) and its asyncio driver.
 
-- `WatchMachine` (machine.py): pure state machine; inputs in, `List`/`Watch`/`Sleep` actions and
-  `Init`/`InitApply`/`InitDone`/`Apply`/`Delete` events (events.py) out; `state`, `last_error`,
-  `counters`, `synced`, `resource_version`, `describe()` for metrics and readiness.
-- `Watcher` (watcher.py): runs the machine against a `WatchSource` (source.py) in the consumer's
+Internal modules are private (`_name.py`); import everything from `kubeloop.watch`.
+
+- `WatchMachine` (_machine.py): pure state machine whose state is one `Phase` value (_phases.py:
+  `Relist`, `Listing`, `Streaming`, `Rewatch`, `Watching`, `BackingOff`, `Stopped`) carrying its
+  data; inputs in, `List`/`Watch`/`Sleep` actions and `Init`/`InitApply`/`InitDone`/`Apply`/
+  `Delete` events (_events.py) out; `state`, `last_error`, `counters`, `synced`,
+  `resource_version`, `describe()` for metrics and readiness.
+- `Watcher` (_watcher.py): runs the machine against a `WatchSource` (_source.py) in the consumer's
   own task: `async for event in watcher.events()` or `await watcher.run(callback)`; `stop()`,
   `wake()`.
 - The adapter from `kubeloop.client` to a `WatchSource` is `kubeloop.cache.source.ClientSource`.
-- `Backoff` (backoff.py), `WatchConfig`/`ListSemantic` (config.py), `WatchError`/`ErrorKind`/
-  `classify_exception`/`classify_status` (errors.py).
+- `Backoff` (_backoff.py), `WatchConfig`/`ListSemantic` (_config.py), `WatchError`/`ErrorKind`/
+  `classify_exception`/`classify_status` (_errors.py).
 """
 
-from kubeloop.watch.actions import Action, List, Sleep, Watch
-from kubeloop.watch.backoff import Backoff
-from kubeloop.watch.config import ListSemantic, WatchConfig
-from kubeloop.watch.errors import ErrorKind, WatchError, classify_exception, classify_status
-from kubeloop.watch.events import INIT, Apply, Delete, Init, InitApply, InitDone, WatchEvent
-from kubeloop.watch.machine import ProtocolError, WatchCounters, WatchMachine, WatchState
-from kubeloop.watch.source import ListPage, RawEvent, WatchSource
-from kubeloop.watch.watcher import Watcher
+from kubeloop.watch._actions import Action, List, Sleep, Watch
+from kubeloop.watch._backoff import Backoff
+from kubeloop.watch._config import ListSemantic, WatchConfig
+from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception, classify_status
+from kubeloop.watch._events import INIT, Apply, Delete, Init, InitApply, InitDone, WatchEvent
+from kubeloop.watch._machine import ProtocolError, WatchCounters, WatchMachine
+from kubeloop.watch._phases import (
+    BackingOff,
+    Listing,
+    Phase,
+    Relist,
+    Rewatch,
+    Stopped,
+    Streaming,
+    Watching,
+    WatchState,
+)
+from kubeloop.watch._source import CONNECTED, ListPage, RawEvent, WatchSource
+from kubeloop.watch._watcher import Watcher
 
 __all__ = [
+    "CONNECTED",
     "INIT",
     "Action",
     "Apply",
+    "BackingOff",
     "Backoff",
     "Delete",
     "ErrorKind",
@@ -33,9 +50,15 @@ __all__ = [
     "List",
     "ListPage",
     "ListSemantic",
+    "Listing",
+    "Phase",
     "ProtocolError",
     "RawEvent",
+    "Relist",
+    "Rewatch",
     "Sleep",
+    "Stopped",
+    "Streaming",
     "Watch",
     "WatchConfig",
     "WatchCounters",
@@ -45,6 +68,7 @@ __all__ = [
     "WatchSource",
     "WatchState",
     "Watcher",
+    "Watching",
     "classify_exception",
     "classify_status",
 ]

@@ -147,3 +147,35 @@ async def test_json_logs_shared_port_and_default_lease_name(emulator: Any) -> No
     records = [json.loads(line) for line in err.decode().splitlines() if line.strip()]
     assert records and all({"ts", "level", "logger", "msg"} <= r.keys() for r in records)
     assert any(r["logger"] == "kubeloop.manager.leader" and "became the leader" in r["msg"] for r in records)
+
+
+def test_the_users_own_logging_shows_at_info_and_debug_with_verbose(capsys: Any) -> None:
+    """Issue 11 item 12: `kubeloop run` shows the operator's own log lines, not only kubeloop's."""
+    import logging
+
+    from kubeloop.cli.run import configure_logging
+
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level, logging.getLogger("kubeloop").level)
+    try:
+        configure_logging("text", verbose=False)
+        logging.getLogger("my_operator").info("reconciled %s", "web")
+        logging.info("from the root logger")
+        logging.getLogger("my_operator").debug("hidden detail")
+        logging.getLogger("aiohttp.access").info("GET /healthz")  # library noise stays out
+        configure_logging("text", verbose=True)
+        logging.getLogger("my_operator.sub").debug("shown detail")
+        err = capsys.readouterr().err
+    finally:
+        for h in list(root.handlers):
+            root.removeHandler(h)
+        for h in saved[0]:
+            root.addHandler(h)
+        root.setLevel(saved[1])
+        logging.getLogger("kubeloop").setLevel(saved[2])
+        for name in ("asyncio", "aiohttp"):
+            logging.getLogger(name).setLevel(logging.NOTSET)
+    assert "INFO    my_operator: reconciled web" in err
+    assert "from the root logger" in err
+    assert "hidden detail" not in err and "GET /healthz" not in err
+    assert "DEBUG   my_operator.sub: shown detail" in err

@@ -18,6 +18,7 @@ from kubeloop.client import (
     Invalid,
     NotFound,
     ResourceRef,
+    UnknownKind,
     UnknownResource,
     WriteRequest,
 )
@@ -83,6 +84,17 @@ async def test_object_namespace_must_match_argument(client: Client, ns: str) -> 
     obj["metadata"]["namespace"] = ns
     with pytest.raises(ValueError):
         await client.create(obj, namespace="other")
+
+
+async def test_a_misspelt_built_in_kind_fails_at_once_with_suggestions(client: Client) -> None:
+    """Issue 11 item 14: no CRD can add kinds to a built-in group, so `v1/ConfigMapp` is a typo."""
+    with pytest.raises(UnknownKind, match=r"did you mean 'ConfigMap'.*no CRD can add kinds"):
+        await client.resolve("v1/ConfigMapp")
+    with pytest.raises(UnknownKind, match=r"'Deployment'"):
+        await client.list("apps/v1/Deploymnet", namespace="default")
+    with pytest.raises(UnknownResource) as info:  # a CRD group: the CRD may simply not exist yet
+        await client.resolve("nonexistent.example.com/v1/Thing")
+    assert not isinstance(info.value, UnknownKind)
 
 
 async def test_unknown_kind_is_typed(client: Client) -> None:

@@ -169,6 +169,13 @@ def test_resource_ref() -> None:
     for bad in ("ConfigMap", "a/b/c/d", "/v1/X", ""):
         with pytest.raises(ValueError):
             ResourceRef.parse(bad)
+    assert ResourceRef.parse("v1beta1/Thing") == ResourceRef("", "v1beta1", "Thing")
+
+
+def test_a_resource_without_its_version_says_so() -> None:
+    """Issue 11 item 14: "batch/Job" is a group without a version, not the core group's "batch"."""
+    with pytest.raises(ValueError, match=r"'batch/Job' has no version: .*'batch/v1/Job'"):
+        ResourceRef.parse("batch/Job")
 
 
 def test_parse_resource_list_and_paths() -> None:

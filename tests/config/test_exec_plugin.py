@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime as dt
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kubeloop.config import ExecAuth, ExecPluginError, load_kubeconfig
+from kubeloop.client import Client, RequestTimeoutError, RetryPolicy
+from kubeloop.config import ExecAuth, ExecPluginError, ExecPluginTimeout, load_kubeconfig
+from kubeloop.testing import TestCluster
 
 PLUGIN = r'''
 import json, os, sys, datetime as dt
@@ -22,6 +26,11 @@ with open(state, "a") as fh:
                          "env": os.environ.get("PLUGIN_COLOR")}) + "\n")
 runs = sum(1 for _ in open(state))
 mode = os.environ.get("PLUGIN_MODE", "token")
+if mode == "hang" or (mode == "hang-on-refresh" and runs > 1):
+    with open(state + ".pid", "w") as fh:
+        fh.write(str(os.getpid()))
+    import time
+    time.sleep(3600)
 if mode == "fail":
     print("warning: something", file=sys.stderr)
     print("login required: run `cloud auth login`", file=sys.stderr)
@@ -199,3 +208,48 @@ def test_expiration_timestamp_parsing() -> None:
     when = dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.UTC).timestamp()
     assert parse_timestamp("2030-01-02T03:04:05Z") == when
     assert parse_timestamp("2030-01-02T04:04:05+01:00") == when
+
+
+def _gone(pid_file: Path) -> bool:
+    try:
+        os.kill(int(pid_file.read_text()), 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_exec_plugin_that_never_exits_times_out_at_start_up(tmp_path: Path, plugin: Path) -> None:
+    """Issue 11 item 10: a clear typed error instead of a silent hang; the plugin is killed."""
+    auth = load_kubeconfig(exec_kubeconfig(tmp_path, plugin, env={"PLUGIN_MODE": "hang"}), exec_timeout=0.5).auth
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(ExecPluginTimeout, match=r"did not exit within 0.5s"):
+        await asyncio.wait_for(auth.credentials(), 10)
+    assert loop.time() - started < 5
+    assert _gone(tmp_path / "state.pid")
+
+
+async def test_exec_plugin_that_hangs_on_refresh_times_out(tmp_path: Path, plugin: Path) -> None:
+    env = {"PLUGIN_MODE": "hang-on-refresh", "PLUGIN_TTL": "1"}
+    auth = load_kubeconfig(exec_kubeconfig(tmp_path, plugin, env=env), exec_timeout=0.5).auth
+    assert (await auth.credentials()).token == "token-1"
+    with pytest.raises(ExecPluginTimeout):
+        await asyncio.wait_for(auth.credentials(), 10)  # expired (TTL 1 s < skew): refresh
+    assert _gone(tmp_path / "state.pid")
+
+
+async def test_fetching_credentials_counts_against_the_request_timeout(tmp_path: Path, plugin: Path,
+                                                                        apiserver: TestCluster) -> None:
+    """A request whose exec plugin hangs fails with the request's own timeout, over real HTTP."""
+    path = exec_kubeconfig(tmp_path, plugin, env={"PLUGIN_MODE": "hang"})
+    doc = yaml.safe_load(path.read_text())
+    doc["clusters"][0]["cluster"] = {"server": apiserver.url}
+    path.write_text(yaml.safe_dump(doc))
+    loop = asyncio.get_running_loop()
+    async with Client(load_kubeconfig(path), timeout=1.0, retry=RetryPolicy(max_attempts=1)) as client:
+        started = loop.time()
+        with pytest.raises(RequestTimeoutError, match="fetching credentials"):
+            await asyncio.wait_for(client.list("v1/ConfigMap", namespace="default"), 20)
+        assert loop.time() - started < 5  # not the exec plugin's 60 s
+    await asyncio.sleep(0.2)
+    assert _gone(tmp_path / "state.pid")

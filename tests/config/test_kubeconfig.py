@@ -277,3 +277,13 @@ async def test_secrets_not_in_repr(tmp_path: Path, pki: Any) -> None:
     creds = await cfg.auth.credentials()
     text = repr(cfg) + repr(creds)
     assert "very-secret" not in text and "PRIVATE KEY" not in text
+
+
+def test_base64_ca_split_over_several_lines_is_accepted(tmp_path: Path, pki: Any) -> None:
+    """Issue 11 item 14: a wrapped base64 block (as `openssl base64` writes it) works, as in client-go."""
+    encoded = b64(pki.ca_pem)
+    wrapped = "\n".join(encoded[i:i + 64] for i in range(0, len(encoded), 64)) + "\n"
+    cfg = load_kubeconfig(write(tmp_path / "kc", simple(cluster_extra={"certificate-authority-data": wrapped})))
+    assert cfg.ca_data == pki.ca_pem
+    with pytest.raises(ConfigError, match="not valid base64"):  # still strict about the alphabet
+        load_kubeconfig(write(tmp_path / "kc2", simple(cluster_extra={"certificate-authority-data": "no*base64"})))

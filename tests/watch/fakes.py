@@ -10,8 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop.watch.events import Apply, Delete, Init, InitApply, InitDone, WatchEvent
-from kubeloop.watch.source import ListPage, RawEvent
+from kubeloop.watch import Apply, Delete, Init, InitApply, InitDone, ListPage, RawEvent, WatchEvent
 
 
 class ApiFailure(Exception):

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from kubeloop.watch.backoff import Backoff
+from kubeloop.watch import Backoff
 
 
 def test_delays_double_from_initial_up_to_the_cap_without_jitter() -> None:

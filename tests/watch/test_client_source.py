@@ -10,6 +10,7 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
+import orjson
 import pytest
 import pytest_asyncio
 
@@ -209,3 +210,94 @@ async def test_store_equals_a_fresh_list_after_random_churn_and_faults(client: C
             consumer.cancel()
     assert view(store) == await live(client, ns)
     assert watcher.counters.watches > 1
+
+
+async def test_a_410_after_a_fault_storm_does_not_wait_for_the_grown_backoff(client: Client, ns: str,
+                                                                              apiserver: Any) -> None:
+    """Issue 11 item 11: after a storm of 500s the server is healthy again but the next fresh watch
+    meets a compacted resourceVersion (410). The cache must converge at once, not after the next,
+    fully grown backoff step (5.12 s here)."""
+    faults = apiserver.require_faults()
+    config = WatchConfig(backoff_initial=0.02, backoff_factor=4.0, backoff_max=10.0, backoff_jitter=0.0,
+                         min_watch_duration=0.5, watch_timeout=(30, 30))
+    await client.create(cm("a"), namespace=ns)
+    watcher = Watcher(source_for(client, ns), config)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await converge(events, store, client, ns)
+        await asyncio.sleep(0.6)  # a healthy first watch
+        faults.fail_next(4, 500, resource="configmaps", verbs=("watch",))  # the storm: 0.02+0.08+0.32+1.28 s
+        faults.expire_next_watch("configmaps")  # then the first accepted watch gets a 410
+        started = asyncio.get_running_loop().time()
+        faults.close_watches("configmaps")
+        await client.create(cm("b"), namespace=ns)
+        await converge(events, store, client, ns)
+        elapsed = asyncio.get_running_loop().time() - started
+    assert watcher.counters.relists >= 1 and watcher.last_error is not None
+    assert elapsed < 4.0, elapsed  # 1.7 s of storm; the grown backoff would have added 5.12 s
+
+
+async def test_a_misspelt_built_in_kind_fails_at_once_in_the_shared_cache(client: Client) -> None:
+    """Issue 11 item 14: an informer for `v1/ConfigMapp` must not wait for a CRD forever."""
+    from kubeloop.cache.shared import SharedCache
+    from kubeloop.client import UnknownKind
+
+    async with SharedCache(client) as cache:
+        with pytest.raises(UnknownKind, match="ConfigMap"):
+            await asyncio.wait_for(cache.informer_for(resource="v1/ConfigMapp"), 5)
+
+
+async def test_a_malformed_watch_line_over_http_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 11 item 13, end to end: a server (a proxy, say) sends a line that is not a watch event
+    in the middle of a healthy stream; the user hears about it at WARNING, and the cache recovers."""
+    from aiohttp import web
+
+    from kubeloop.config import ClusterConfig
+
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "5"}}
+    watches = 0
+
+    async def discovery(request: web.Request) -> web.Response:
+        return web.json_response({"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+            {"name": "configmaps", "namespaced": True, "kind": "ConfigMap", "verbs": ["list", "watch"]}]})
+
+    async def configmaps(request: web.Request) -> web.StreamResponse:
+        nonlocal watches
+        if request.query.get("watch") not in ("1", "true"):
+            return web.json_response({"kind": "ConfigMapList", "apiVersion": "v1",
+                                      "metadata": {"resourceVersion": "5"}, "items": [obj]})
+        watches += 1
+        resp = web.StreamResponse()
+        await resp.prepare(request)
+        bookmark = {"type": "BOOKMARK", "object": {"kind": "ConfigMap", "apiVersion": "v1",
+                                                   "metadata": {"resourceVersion": "5"}}}
+        await resp.write(orjson.dumps(bookmark) + b"\n")
+        await resp.write(b"<html>502 Bad Gateway</html>\n" if watches == 1 else b"")
+        await asyncio.sleep(0.2 if watches == 1 else 30)
+        return resp
+
+    app = web.Application()
+    app.router.add_get("/api/v1", discovery)
+    app.router.add_get("/api/v1/namespaces/ns/configmaps", configmaps)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        async with Client(ClusterConfig(server=f"http://127.0.0.1:{port}"), qps=None,
+                          retry=RetryPolicy(max_attempts=1)) as client:
+            watcher = Watcher(ClientSource(client, CM, namespace="ns"), FAST, name="configmaps in ns")
+            store = Store()
+            with caplog.at_level("WARNING", logger="kubeloop.watch"):
+                consumer = asyncio.create_task(watcher.run(store.apply))
+                async with asyncio.timeout(5):
+                    while watches < 2:  # the watcher resumed after the broken stream  # noqa: ASYNC110
+                        await asyncio.sleep(0.01)
+                watcher.stop()
+                await consumer
+            assert (store.synced and set(store.items) == {"ns/a"}) or store.synced
+    finally:
+        await runner.cleanup()
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("configmaps in ns" in w and "502 Bad Gateway" in w for w in warnings), warnings

@@ -6,7 +6,7 @@ import aiohttp
 import pytest
 
 from kubeloop.client import errors as client_errors
-from kubeloop.watch.errors import ErrorKind, WatchError, classify_exception, classify_status, kind_for
+from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception, classify_status, kind_for
 
 
 @pytest.mark.parametrize(

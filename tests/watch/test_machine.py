@@ -9,18 +9,24 @@ import pytest
 from kubeloop.watch import (
     INIT,
     Apply,
+    BackingOff,
     Delete,
     ErrorKind,
     InitApply,
     InitDone,
     List,
+    Listing,
     ListPage,
     ListSemantic,
     ProtocolError,
+    Relist,
+    Rewatch,
     Sleep,
+    Stopped,
     Watch,
     WatchConfig,
     WatchError,
+    Watching,
     WatchMachine,
     WatchState,
 )
@@ -221,7 +227,16 @@ def test_events_not_newer_than_the_current_rv_are_ignored() -> None:
     assert m.on_watch_event("MODIFIED", obj("a", 11), 1.0) == [Apply(obj("a", 11))]
     assert m.on_watch_event("BOOKMARK", bookmark(5), 1.0) == []
     assert m.resource_version == "11"
-    assert m.counters.stale_events == 3
+    assert m.counters.stale_events == 2  # a bookmark is never a stale event (issue 11 item 14)
+
+
+def test_idle_bookmarks_count_as_bookmarks_and_progress_not_as_stale_events() -> None:
+    m = machine()
+    to_watching(m, rv="10")
+    for t in (60.0, 120.0):  # an idle server repeats the current resourceVersion
+        assert m.on_watch_event("BOOKMARK", bookmark(10), t) == []
+    assert (m.counters.bookmarks, m.counters.stale_events) == (2, 0)
+    assert m.last_progress == 120.0
 
 
 def test_non_integer_resource_versions_are_tracked_but_not_compared() -> None:
@@ -319,6 +334,81 @@ def test_410_right_after_a_few_events_still_backs_off() -> None:
     m.on_watch_event("ADDED", obj("a", 11), 0.01)
     m.on_watch_event("ERROR", status(410, "Expired", "gone"), 0.02)
     assert isinstance(m.next_action(0.02), Sleep)
+
+
+def test_410_on_a_fresh_watch_never_grows_the_backoff() -> None:
+    """After a fault storm the backoff is high; a 410 on the next fresh watch must not push it up.
+
+    Issue 11 item 11: 410s pause on a backoff of their own, which starts at `backoff_initial`.
+    """
+    m = machine()
+    to_watching(m, now=0.0)
+    now = 0.0
+    for _ in range(5):  # a storm: 0.8, 1.6, 3.2, 6.4, 12.8
+        m.on_watch_error(TRANSPORT, now)
+        s = m.next_action(now)
+        assert isinstance(s, Sleep)
+        now += s.seconds
+        assert isinstance(m.next_action(now), Watch)
+    attempts = m.backoff.attempts
+    pauses = []
+    for _ in range(3):  # healthy server, but every fresh watch meets a compacted resourceVersion
+        m.on_watch_error(GONE, now + 0.1)
+        s = m.next_action(now + 0.1)
+        assert isinstance(s, Sleep)
+        pauses.append(s.seconds)
+        now += 0.1 + s.seconds
+        assert isinstance(m.next_action(now), List)
+        m.on_list_page(ListPage([], "50"), now)
+        assert isinstance(m.next_action(now), Watch)
+    assert pauses == pytest.approx([0.8, 1.6, 3.2])  # not 25.6
+    assert m.backoff.attempts == attempts
+    m.on_watch_error(TRANSPORT, now)  # the next real failure continues where the storm left off
+    assert m.next_action(now) == Sleep(pytest.approx(25.6))  # type: ignore[arg-type]
+
+
+def test_backoff_resets_once_a_watch_has_been_healthy_for_a_while() -> None:
+    m = machine(healthy_watch_duration=10.0)
+    to_watching(m, now=0.0)
+    now = 0.0
+    for _ in range(5):
+        m.on_watch_error(TRANSPORT, now)
+        s = m.next_action(now)
+        assert isinstance(s, Sleep)
+        now += s.seconds
+        assert isinstance(m.next_action(now), Watch)
+    m.on_watch_event("ADDED", obj("a", 11), now + 1.0)  # progress
+    m.on_watch_error(TRANSPORT, now + 11.0)  # after 10 s of a healthy watch
+    assert m.next_action(now + 11.0) == Sleep(pytest.approx(0.8))  # type: ignore[arg-type]
+
+
+def test_a_watch_without_progress_does_not_reset_the_backoff() -> None:
+    m = machine(healthy_watch_duration=10.0)
+    to_watching(m, now=0.0)
+    m.on_watch_error(TRANSPORT, 0.0)
+    assert isinstance(m.next_action(0.0), Sleep)
+    assert isinstance(m.next_action(1.0), Watch)
+    m.on_watch_event("ADDED", obj("a", 5), 2.0)  # stale replay: no progress
+    m.on_watch_error(TRANSPORT, 20.0)
+    assert m.next_action(20.0) == Sleep(pytest.approx(1.6))  # type: ignore[arg-type]
+
+
+def test_phases_carry_their_data() -> None:
+    m = machine(page_size=1)
+    assert m.phase == Relist(stream=False)
+    m.next_action(0.0)
+    assert m.phase == Listing(None, quorum=False, gone=0, init_sent=False, outstanding=True)
+    m.on_list_page(ListPage([obj("a", 1)], "", continue_token="t1"), 0.0)
+    assert m.phase == Listing("t1", quorum=False, gone=0, init_sent=True, outstanding=False)
+    m.next_action(0.0)
+    m.on_list_page(ListPage([obj("b", 2)], "10"), 0.0)
+    assert m.phase == Rewatch(resume=False)
+    m.next_action(3.0)
+    assert m.phase == Watching(started_at=3.0)
+    m.on_watch_error(TRANSPORT, 4.0)
+    assert m.phase == BackingOff(4.8, Rewatch(resume=True))
+    m.stop()
+    assert m.phase == Stopped()
 
 
 def test_other_error_events_close_the_watch_and_resume_after_backoff() -> None:

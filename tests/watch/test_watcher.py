@@ -411,3 +411,75 @@ async def test_an_accepted_watch_clears_forbidden_before_any_event() -> None:
         await task
     assert len(source.watch_calls) == 2
     assert len(source.list_calls) == 1  # a 403 on the watch does not relist
+
+
+async def test_a_watch_replaying_only_stale_events_is_restarted() -> None:
+    """Issue 11 item 10: bytes are not progress; a stream stuck on old events is a stalled watch."""
+    source = seeded(1)
+
+    class Replaying(FakeSource):
+        replays = 1
+
+        def watch(self, **kw: Any) -> AsyncIterator[RawEvent]:
+            if self.replays:
+                self.replays -= 1
+                self.watch_calls.append(kw)
+                return self._replay()
+            return super().watch(**kw)
+
+        async def _replay(self) -> AsyncIterator[RawEvent]:
+            stale = self.api.objects["o0"]
+            while True:  # the same old object, over and over: never newer than the list
+                yield RawEvent("MODIFIED", stale)
+                await asyncio.sleep(0.05)
+
+    replaying = Replaying(source.api)
+    watcher = Watcher(replaying, WatchConfig(watch_timeout=(1, 1), idle_margin=0.0, backoff_initial=0.01))
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced)
+        replaying.api.put("after")
+        await until(events, store, lambda: "after" in store.items, within=4.0)
+    assert len(replaying.watch_calls) == 2
+    assert watcher.last_error is not None and watcher.last_error.kind is ErrorKind.TIMEOUT
+    assert watcher.counters.stale_events >= 5
+
+
+async def test_broken_streams_are_warnings_rate_limited(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 11 item 13: a malformed line or a cut stream is a WARNING, not a DEBUG line."""
+
+    class MalformedWatchLine(Exception):  # the client's error is a WatchStreamError: a transport error
+        pass
+
+    class WatchStreamError(MalformedWatchLine):
+        pass
+
+    source = seeded(1)
+    for _ in range(3):
+        source.scripts.append([RawEvent("BOOKMARK", bookmark(source.api.rv)), WatchStreamError("malformed watch line: b'{not json'")])
+    watcher = Watcher(source, FAST, name="configmaps")
+    store = Store()
+    with caplog.at_level("WARNING", logger="kubeloop.watch"):
+        async with contextlib.aclosing(watcher.events()) as events:
+            await until(events, store, lambda: store.synced)
+            source.api.put("after")
+            source.notify()
+            await until(events, store, lambda: "after" in store.items)
+    warnings = [r for r in caplog.records if r.levelname == "WARNING" and "malformed" in r.getMessage()]
+    assert len(warnings) == 1, [r.getMessage() for r in caplog.records]  # rate-limited: 3 breaks, 1 line
+    assert "configmaps" in warnings[0].getMessage()
+
+
+async def test_a_refused_watch_request_is_not_a_broken_stream(caplog: pytest.LogCaptureFixture) -> None:
+    source = seeded(1)
+    source.fail_watch.append(ApiFailure(500, "etcd is sad"))
+    watcher = Watcher(source, FAST)
+    store = Store()
+    with caplog.at_level("WARNING", logger="kubeloop.watch"):
+        async with contextlib.aclosing(watcher.events()) as events:
+            await until(events, store, lambda: store.synced)
+            source.api.put("after")
+            source.notify()
+            await until(events, store, lambda: "after" in store.items)
+    assert watcher.counters.errors >= 1
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]

@@ -127,6 +127,7 @@ _TRANSPORT_NAMES = frozenset({
 })
 _NAMED_KINDS = {
     "RequestTimeoutError": ErrorKind.TIMEOUT,  # kubeloop.client
+    "UnknownKind": ErrorKind.REJECTED,  # kubeloop.client: a typo in a built-in group, never served
     "UnknownResource": ErrorKind.NOT_FOUND,  # kubeloop.client: discovery does not know the kind
 }
 

@@ -21,20 +21,24 @@ import asyncio
 import inspect
 import logging
 import random
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import Any, TypeVar
 
-from kubeloop.watch.actions import List, Sleep, Watch
-from kubeloop.watch.config import WatchConfig
-from kubeloop.watch.errors import ErrorKind, WatchError, classify_exception
-from kubeloop.watch.events import WatchEvent
-from kubeloop.watch.machine import WatchCounters, WatchMachine, WatchState
-from kubeloop.watch.source import WatchSource
+from kubeloop.watch._actions import List, Sleep, Watch
+from kubeloop.watch._config import WatchConfig
+from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception
+from kubeloop.watch._events import WatchEvent
+from kubeloop.watch._machine import WatchCounters, WatchMachine
+from kubeloop.watch._phases import WatchState
+from kubeloop.watch._source import EventLike, WatchSource
 
 log = logging.getLogger("kubeloop.watch")
 
 T = TypeVar("T")
+
+WARN_INTERVAL = 60.0
+"""Seconds between two WARNING logs of broken watch streams, per watcher."""
 
 _STOP = "stop"
 _WAKE = "wake"
@@ -76,6 +80,9 @@ class Watcher:
         self._idle_handle: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reported: tuple[WatchState, WatchError | None] | None = None
+        self._pending: list[WatchEvent] = []  # the machine's answer to a failed connect
+        self._warned_at: float | None = None
+        self._unwarned = 0
 
     # ------------------------------------------------------------------ observation
 
@@ -141,45 +148,18 @@ class Watcher:
         self._started = True
         loop = self._loop = asyncio.get_running_loop()
         m = self.machine
-        source = self.source
         try:
             while not self._stop_requested:
                 action = m.next_action(loop.time())
                 if action is None:
                     return
                 if isinstance(action, Sleep):
-                    self._sleeping = True
-                    try:
-                        await self._io(asyncio.sleep(action.seconds))
-                    except _Interrupted as exc:
-                        if exc.reason == _STOP:
-                            return
-                    finally:
-                        self._sleeping = False
-                    continue
-                if isinstance(action, List):
-                    try:
-                        page = await self._io(source.list_page(
-                            limit=action.limit,
-                            continue_token=action.continue_token,
-                            resource_version=action.resource_version,
-                            resource_version_match=action.resource_version_match,
-                        ))
-                    except _Interrupted:
+                    if not await self._sleep(action.seconds):
                         return
-                    except Exception as exc:
-                        out = m.on_list_error(self._classify(exc), loop.time())
-                        self._report("list")
-                    else:
-                        out = m.on_list_page(page, loop.time())
-                    for event in out:
-                        yield event
-                        if self._stop_requested:
-                            return
                     continue
-                assert isinstance(action, Watch)
-                async with aclosing(self._watch(action, loop)) as watch_events:
-                    async for event in watch_events:
+                steps = self._list(action, loop) if isinstance(action, List) else self._watch(action, loop)
+                async with aclosing(steps) as out:
+                    async for event in out:
                         yield event
                         if self._stop_requested:
                             return
@@ -188,6 +168,36 @@ class Watcher:
             self._cancel_idle_timer()
 
     # ------------------------------------------------------------------ internals
+
+    async def _sleep(self, seconds: float) -> bool:
+        """Back off; False when `stop()` cut the sleep short."""
+        self._sleeping = True
+        try:
+            await self._io(asyncio.sleep(seconds))
+        except _Interrupted as exc:
+            return exc.reason != _STOP
+        finally:
+            self._sleeping = False
+        return True
+
+    async def _list(self, action: List, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[WatchEvent, None]:
+        m = self.machine
+        try:
+            page = await self._io(self.source.list_page(
+                limit=action.limit,
+                continue_token=action.continue_token,
+                resource_version=action.resource_version,
+                resource_version_match=action.resource_version_match,
+            ))
+        except _Interrupted:  # stop()
+            return
+        except Exception as exc:
+            out = m.on_list_error(self._classify(exc), loop.time())
+            self._report("list")
+        else:
+            out = m.on_list_page(page, loop.time())
+        for event in out:
+            yield event
 
     async def _watch(self, action: Watch, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[WatchEvent, None]:
         m = self.machine
@@ -210,59 +220,17 @@ class Watcher:
         self._idle_handle = loop.call_at(self._read_started + action.idle_timeout, self._idle_check)
         try:
             opener = getattr(stream, "open", None)
-            if opener is not None:
-                # A stream that can connect explicitly (kubeloop.client's WatchStream) tells us the
-                # server accepted the watch before any event: readiness recovers at once.
-                self._reading = True
-                try:
-                    await self._io(opener())
-                except _Interrupted as exc:
-                    if exc.reason != _IDLE:
-                        return
-                    error = WatchError(ErrorKind.TIMEOUT, f"watch not answered within {action.idle_timeout:.0f}s")
-                    for event in m.on_watch_error(error, loop.time()):
+            # A stream that can connect explicitly (kubeloop.client's WatchStream) tells us the
+            # server accepted the watch before any event: readiness recovers at once.
+            if opener is None or await self._open(opener, action, loop):
+                async with aclosing(self._read(iterator, action, loop, accepted=opener is not None)) as out:
+                    async for event in out:
                         yield event
-                    return
-                except Exception as exc:
-                    for event in m.on_watch_error(self._classify(exc), loop.time()):
-                        yield event
-                    self._report("watch")
-                    return
-                finally:
-                    self._reading = False
-                m.on_watch_started(loop.time())
-            while True:
-                self._reading = True
-                self._read_started = loop.time()
-                try:
-                    raw = await self._io(iterator.__anext__())
-                except StopAsyncIteration:
-                    out = m.on_watch_ended(loop.time())
-                    self._report("watch ended")
-                except _Interrupted as exc:
-                    if exc.reason != _IDLE:
-                        return
-                    error = WatchError(ErrorKind.TIMEOUT, f"no watch event for {action.idle_timeout:.0f}s")
-                    out = m.on_watch_error(error, loop.time())
-                    self._report("watch")
-                except Exception as exc:
-                    out = m.on_watch_error(self._classify(exc), loop.time())
-                    self._report("watch")
-                else:
-                    # `now` only matters for ERROR events; the read's start time is close enough.
-                    out = m.on_watch_event(raw.type, raw.object, self._read_started, raw.resource_version)
-                    for event in out:
-                        yield event
-                    if not m.watch_open:
-                        self._report("watch")
-                        return
-                    continue
-                finally:
-                    self._reading = False
-                for event in out:
+            else:
+                for event in self._pending:
                     yield event
-                return
         finally:
+            self._pending = []
             self._cancel_idle_timer()
             aclose = getattr(iterator, "aclose", None)
             if aclose is not None:
@@ -270,6 +238,74 @@ class Watcher:
                     await aclose()
                 except Exception as exc:  # closing a broken stream may fail; nothing to do about it
                     log.debug("%s: closing the watch stream failed: %r", self.name, exc)
+
+    async def _open(self, opener: Callable[[], Awaitable[Any]], action: Watch,
+                    loop: asyncio.AbstractEventLoop) -> bool:
+        """Connect; False (with the machine's events in `_pending`) when that failed or was stopped."""
+        m = self.machine
+        self._reading = True
+        try:
+            await self._io(opener())
+        except _Interrupted as exc:
+            if exc.reason == _IDLE:
+                error = WatchError(ErrorKind.TIMEOUT, f"watch not answered within {action.idle_timeout:.0f}s")
+                self._pending = m.on_watch_error(error, loop.time())
+                self._report("watch")
+            return False
+        except Exception as exc:
+            self._pending = m.on_watch_error(self._classify(exc), loop.time())
+            self._report("watch")
+            return False
+        finally:
+            self._reading = False
+        m.on_watch_started(loop.time())
+        return True
+
+    async def _read(self, iterator: AsyncIterator[EventLike], action: Watch, loop: asyncio.AbstractEventLoop,
+                    *, accepted: bool) -> AsyncGenerator[WatchEvent, None]:
+        """Feed the stream's events to the machine until it ends, fails, stalls or is closed.
+
+        The idle deadline runs from the last progress (an event that moved the resourceVersion, a
+        bookmark) or from when the consumer handed control back, whichever is later: a stream that
+        only replays stale events is stalled as surely as a silent one, and a slow consumer is not.
+        """
+        m = self.machine
+        # Until the server accepted the watch (explicit open, or a first event), a failure is a
+        # refused request (logged as such), not a broken stream.
+        while True:
+            self._reading = True
+            try:
+                raw = await self._io(iterator.__anext__())
+            except StopAsyncIteration:
+                out = m.on_watch_ended(loop.time())
+                self._report("watch ended")
+            except _Interrupted as exc:
+                if exc.reason != _IDLE:
+                    return
+                error = WatchError(ErrorKind.TIMEOUT, f"watch made no progress (no event, no bookmark) "
+                                   f"for {action.idle_timeout:.0f}s")
+                out = m.on_watch_error(error, loop.time())
+                self._report("watch", stream=True)
+            except Exception as exc:
+                out = m.on_watch_error(self._classify(exc), loop.time())
+                self._report("watch stream" if accepted else "watch", stream=accepted)
+            else:
+                accepted = True
+                out = m.on_watch_event(raw.type, raw.object, loop.time(), raw.resource_version)
+                if out:
+                    self._reading = False
+                    for event in out:
+                        yield event
+                    self._read_started = loop.time()  # the consumer's time does not count
+                if not m.watch_open:
+                    self._report("watch")
+                    return
+                continue
+            finally:
+                self._reading = False
+            for event in out:
+                yield event
+            return
 
     async def _io(self, awaitable: Awaitable[T]) -> T:
         """Await something that `stop()`, `wake()` or the idle timer may interrupt."""
@@ -307,30 +343,49 @@ class Watcher:
         if loop is None:
             return
         now = loop.time()
-        deadline = self._read_started + self._idle_timeout
+        progress = self.machine.last_progress
+        start = self._read_started if progress is None else max(progress, self._read_started)
+        deadline = start + self._idle_timeout
         if self._reading and now >= deadline:
             self._cancel_io(_IDLE)
             return
-        # Not reading (the consumer is busy with an event) or an event came in: check again later.
+        # Not reading (the consumer is busy with an event) or progress was made: check again later.
         next_check = deadline if self._reading else now + self._idle_timeout
-        self._idle_handle = loop.call_at(next_check, self._idle_check)
+        self._idle_handle = loop.call_at(max(next_check, now), self._idle_check)
 
     def _cancel_idle_timer(self) -> None:
         if self._idle_handle is not None:
             self._idle_handle.cancel()
             self._idle_handle = None
 
-    def _report(self, what: str) -> None:
-        """Log state changes and failures: loudly for 403/404, quietly for transient ones."""
+    def _report(self, what: str, *, stream: bool = False) -> None:
+        """Log state changes and failures: loudly for 403/404 and broken streams, else quietly.
+
+        A malformed line or a cut stream (`stream=True`) is logged at WARNING, at most once per
+        `WARN_INTERVAL` seconds per watcher (with how many were not logged): they mean a proxy or a
+        server misbehaves, which a user must hear about, but a flapping link must not flood the log.
+        """
         m = self.machine
-        key = (m.state, m.last_error)
+        error = m.last_error
+        if stream and error is not None:
+            self._warn_stream(what, error)
+        key = (m.state, error)
         if key == self._reported:
             return
         self._reported = key
-        error = m.last_error
         if m.state is WatchState.FORBIDDEN and error is not None:
             log.warning("%s: %s forbidden, retrying with backoff: %s", self.name, what, error.message)
         elif m.state is WatchState.WAITING_FOR_RESOURCE and error is not None:
             log.warning("%s: resource not served (CRD not installed?), waiting: %s", self.name, error.message)
-        elif error is not None:
+        elif error is not None and not stream:
             log.debug("%s: %s: %s (state %s)", self.name, what, error, m.state.value)
+
+    def _warn_stream(self, what: str, error: WatchError) -> None:
+        now = self._loop.time() if self._loop is not None else 0.0
+        if self._warned_at is not None and now - self._warned_at < WARN_INTERVAL:
+            self._unwarned += 1
+            return
+        more = f" ({self._unwarned} more since the last warning)" if self._unwarned else ""
+        log.warning("%s: %s broken, resuming: %s%s", self.name, what, error, more)
+        self._warned_at = now
+        self._unwarned = 0

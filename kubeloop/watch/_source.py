@@ -2,7 +2,7 @@
 
 A source is bound to one scope (cluster, resource, namespace, selectors); the watcher only decides
 *how* to list and watch. The real client is connected by an adapter; tests use in-memory fakes.
-Sources raise exceptions on failure; `kubeloop.watch.errors.classify_exception` maps them by duck
+Sources raise exceptions on failure; `kubeloop.watch._errors.classify_exception` maps them by duck
 typing (`.code`, `.retry_after`), so any client works.
 """
 

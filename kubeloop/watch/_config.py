@@ -41,7 +41,7 @@ class WatchConfig:
     - `min_watch_duration`: a watch that ends sooner than this without a single event counts as a
       failure for backoff (client-go's "very short watch"), so a server that closes watches at once
       cannot make us spin.
-    - `backoff_*`: see `kubeloop.watch.backoff.Backoff`.
+    - `backoff_*`: see `kubeloop.watch._backoff.Backoff`.
     """
 
     page_size: int | None = 500
@@ -51,6 +51,7 @@ class WatchConfig:
     watch_timeout: tuple[int, int] = (300, 600)
     idle_margin: float = 30.0
     min_watch_duration: float = 1.0
+    healthy_watch_duration: float = 10.0
     backoff_initial: float = 0.8
     backoff_max: float = 30.0
     backoff_factor: float = 2.0
@@ -65,5 +66,5 @@ class WatchConfig:
             raise ValueError(f"watch_timeout must be (low, high) with 1 <= low <= high, got {self.watch_timeout}")
         if self.streaming_list and not self.allow_bookmarks:
             raise ValueError("streaming_list needs allow_bookmarks (the list ends with a bookmark)")
-        if self.idle_margin < 0 or self.min_watch_duration < 0:
-            raise ValueError("idle_margin and min_watch_duration must be >= 0")
+        if self.idle_margin < 0 or self.min_watch_duration < 0 or self.healthy_watch_duration < 0:
+            raise ValueError("idle_margin, min_watch_duration and healthy_watch_duration must be >= 0")
