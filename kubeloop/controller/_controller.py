@@ -27,7 +27,9 @@ source's informer has synced.
 
 Read your own writes (on by default): writes made through ``ctx`` are tracked; the next
 reconcile of the same request waits (up to ``read_your_writes_timeout``) for the caches to show
-them, and watch events caused only by those writes do not enqueue another reconcile.
+them, and ``ctx.get()``/``ctx.reader()``/``ctx.owned()`` show them at once. The watch event of a
+write to the reconciled object itself does not enqueue another reconcile; a write to a child
+does, as in controller-runtime (``suppress_own_writes="all"`` drops those too).
 
 Shape: the builder keeps a frozen `ControllerSpec` (``controller.spec``; each builder call replaces
 it), a `ControllerRuntime` runs it, and a reconcile sees the runtime only through its `Context`.
@@ -49,7 +51,14 @@ from kubeloop.client import Client
 from kubeloop.controller._handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped, MapFn
 from kubeloop.controller._request import Request
 from kubeloop.controller._runtime import ControllerError, ControllerRuntime
-from kubeloop.controller._spec import ControllerSpec, Predicates, ReconcileFn, SourceSpec, combine_predicates
+from kubeloop.controller._spec import (
+    ControllerSpec,
+    Predicates,
+    ReconcileFn,
+    SourceSpec,
+    SuppressOwnWrites,
+    combine_predicates,
+)
 from kubeloop.metrics import ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, RateLimiter, WorkQueue
 
@@ -85,6 +94,7 @@ class Controller:
         field_manager: str | None = None,
         read_your_writes: bool = True,
         read_your_writes_timeout: float = 2.0,
+        suppress_own_writes: SuppressOwnWrites = "reconciled_object",
         cache_sync_timeout: float = 120.0,
         record_events: bool = True,
         logger: logging.Logger | None = None,
@@ -97,7 +107,7 @@ class Controller:
             reconcile_timeout=reconcile_timeout, rate_limiter=rate_limiter, debounce=debounce,
             clusters=tuple(clusters) if clusters is not None else None, field_manager=field_manager or name,
             read_your_writes=read_your_writes, read_your_writes_timeout=read_your_writes_timeout,
-            cache_sync_timeout=cache_sync_timeout, record_events=record_events, logger=logger))
+            suppress_own_writes=suppress_own_writes, cache_sync_timeout=cache_sync_timeout, record_events=record_events, logger=logger))
 
     def _init(self, spec: ControllerSpec) -> None:
         self._spec = spec

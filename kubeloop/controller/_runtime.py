@@ -22,7 +22,7 @@ from kubeloop.controller._context import Context
 from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._handlers import PrimaryKind
 from kubeloop.controller._logs import current_request, next_reconcile_id
-from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites, rv_of
+from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites, Write, rv_of
 from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._scope import RuntimeView
 from kubeloop.controller._sources import BoundSource, SourceSet
@@ -54,7 +54,7 @@ class ControllerRuntime:
         self.ryw: ReadYourWrites | None = None
         if spec.read_your_writes:
             self.ryw = ReadYourWrites(spec.name, timeout=spec.read_your_writes_timeout, log=self.log,
-                                      on_own_event=self._own_event)
+                                      on_own_event=self._own_event, suppress=self._suppress_own)
         self.applied = AppliedMemory()
         self.sources = SourceSet(spec.name)
         self.view: RuntimeView | None = None
@@ -71,6 +71,19 @@ class ControllerRuntime:
 
     def _own_event(self) -> None:
         self.metrics.own_events_skipped += 1
+
+    def _suppress_own(self, w: Write) -> bool:
+        """Drop the event of own write ``w``? Only a write to the reconciled object itself, unless
+        ``suppress_own_writes="all"`` (see `kubeloop.controller._spec.SuppressOwnWrites`)."""
+        if self.spec.suppress_own_writes == "all":
+            return True
+        req = w.owner
+        if not isinstance(req, Request):
+            return False
+        cluster, group, kind, namespace, name = w.key
+        if (cluster, namespace, name) != (req.cluster, req.namespace, req.name):
+            return False
+        return any(src.group == group and src.kind == kind for src in self.sources.primaries(cluster))
 
     # ------------------------------------------------------------------ lifecycle
 
