@@ -43,6 +43,9 @@ class Result:
     - ``Result()``: done; reconcile again only when something changes.
     - ``Result(requeue_after=30)``: reconcile again in 30 s (also resets the error backoff;
       not rate limited). An event that arrives earlier still triggers a reconcile at once.
+      ``requeue_after=0`` means "again now" (a computed delay that reached zero, as in a
+      CronJob-style schedule), deliberately unlike controller-runtime, where a zero
+      ``RequeueAfter`` is the same as unset and silently drops the requeue.
     - ``Result(requeue=True)``: reconcile again after the key's backoff delay (rate limited),
       without counting an error: "not done yet, poll with backoff". Kept although
       controller-runtime deprecated ``Requeue``; ``requeue_after`` wins when both are set (see

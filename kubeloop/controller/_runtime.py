@@ -362,7 +362,7 @@ class ControllerRuntime:
 
     def _requeue(self, req: Request, priority: int, result: Result) -> None:
         m, queue = self.metrics, self.queue
-        if result.requeue_after:
+        if result.requeue_after is not None:  # 0 included: "again now" (see Result)
             queue.forget(req)
             queue.add_after(req, result.requeue_after, priority)
             m.requeue_after += 1

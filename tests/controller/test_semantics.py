@@ -98,3 +98,45 @@ async def test_suppress_all_owned_shows_the_reconciles_own_writes(
         await eventually(lambda: after_delete, timeout=10)
     assert after_create[0] == {"a1-c0", "a1-c1", "a1-c2"}
     assert after_delete[0] == {"a1-c1", "a1-c2"}
+
+
+async def test_requeue_after_zero_runs_again(
+        client: Client, cache: SharedCache, ns: str, widget_group: str) -> None:
+    """Item 6: ``Result(requeue_after=0)`` (a computed delay that reached zero) runs again now; it
+    is not silently dropped as a zero ``RequeueAfter`` is in controller-runtime."""
+    runs: list[str] = []
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        if req.name == "z1":
+            runs.append(req.name)
+        return Result(requeue_after=0) if len(runs) < 3 else None
+
+    ctl = Controller("requeue-zero", for_=f"{widget_group}/v1/Widget", reconcile=reconcile)
+    async with running(ctl, cache):
+        await client.create(widget(widget_group, "z1"), namespace=ns)
+        await eventually(lambda: len(runs) >= 3, timeout=10)
+
+
+async def test_apply_with_owner_leaves_the_callers_object_alone(
+        client: Client, cache: SharedCache, ns: str, widget_group: str) -> None:
+    """Item 6: ``ctx.apply(obj, owner=...)`` sets the owner reference on a copy."""
+    passed: list[dict[str, Any]] = []
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        w = ctx.get()
+        if w is None:
+            return None
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{req.name}-cm", "labels": {"a": "b"}},
+              "data": {"k": "v"}}
+        await ctx.apply(cm, owner=w)
+        passed.append(cm)
+        return None
+
+    ctl = Controller("apply-copy", for_=f"{widget_group}/v1/Widget", reconcile=reconcile).owns("v1/ConfigMap")
+    async with running(ctl, cache):
+        await client.create(widget(widget_group, "o1"), namespace=ns)
+        await eventually(lambda: passed, timeout=10)
+        cm = await client.get("v1/ConfigMap", "o1-cm", namespace=ns)
+    assert cm["metadata"]["ownerReferences"][0]["name"] == "o1"
+    assert passed[0] == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "o1-cm", "labels": {"a": "b"}},
+                         "data": {"k": "v"}}
