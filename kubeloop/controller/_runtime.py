@@ -30,6 +30,8 @@ from kubeloop.controller._spec import ControllerSpec, SourceSpec
 from kubeloop.metrics import ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, WorkQueue
 
+_ERRORS_REMEMBERED = 1000  # distinct reconcile errors whose repeats are counted (oldest forgotten)
+
 
 class ControllerError(RuntimeError):
     """A controller could not start (bad configuration, caches that never synced)."""
@@ -49,7 +51,8 @@ class ControllerRuntime:
         self.name = spec.name
         self.log = spec.log
         self.queue: WorkQueue[Request] = WorkQueue(spec.name, rate_limiter=spec.rate_limiter,
-                                                   debounce=spec.debounce)
+                                                   debounce=spec.debounce,
+                                                   debounce_max_wait=spec.debounce_max_wait)
         self.metrics = ControllerMetrics.for_controller(spec.name)
         self.ryw: ReadYourWrites | None = None
         if spec.read_your_writes:
@@ -68,6 +71,7 @@ class ControllerRuntime:
         self.drain_timeout = 30.0
         self.loop: asyncio.AbstractEventLoop | None = None
         self.reconciles_started = 0
+        self._errors_seen: dict[tuple[str, str, int], int] = {}
 
     def _own_event(self) -> None:
         self.metrics.own_events_skipped += 1
@@ -105,7 +109,8 @@ class ControllerRuntime:
         self.done.clear()
         self.stopping.clear()
         if self.queue.shutting_down:  # a restart: a fresh queue
-            self.queue = WorkQueue(self.name, rate_limiter=spec.rate_limiter, debounce=spec.debounce)
+            self.queue = WorkQueue(self.name, rate_limiter=spec.rate_limiter, debounce=spec.debounce,
+                                   debounce_max_wait=spec.debounce_max_wait)
         recorder = EventRecorder(self.name, self.client) if spec.record_events else None
         self.sources = SourceSet(self.name)
         if self.ryw is not None:
@@ -347,8 +352,14 @@ class ControllerRuntime:
             m.error += 1
             m.errors += 1
             delay = queue.add_rate_limited(req, priority)
-            ctx.log.warning("reconcile failed: %s: %s; retrying in %.3fs", type(exc).__name__, exc, delay,
-                            exc_info=self.log.isEnabledFor(logging.DEBUG))
+            seen = self._seen_error(exc)
+            if seen == 1:
+                ctx.log.error("reconcile failed: %s: %s; retrying in %.3fs", type(exc).__name__, exc, delay,
+                              exc_info=exc)
+            else:
+                ctx.log.warning("reconcile failed: %s: %s; retrying in %.3fs (%d times; traceback logged the "
+                                "first time)", type(exc).__name__, exc, delay, seen,
+                                exc_info=exc if self.log.isEnabledFor(logging.DEBUG) else None)
             return None
         if result is None:
             return Result()
@@ -359,6 +370,23 @@ class ControllerRuntime:
             ctx.log.error("reconcile returned %r; return a kubeloop.Result or None", result)
             return None
         return result
+
+    def _seen_error(self, exc: BaseException) -> int:
+        """How many times this error (its type and where it was raised) has failed a reconcile.
+
+        The first occurrence is logged with its traceback, the repeats one line each: a bug that
+        fails every reconcile shows where it is once without flooding the log.
+        """
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        where = (tb.tb_frame.f_code.co_filename, tb.tb_lineno) if tb is not None else ("", 0)
+        key = (type(exc).__qualname__, *where)
+        seen = self._errors_seen.get(key, 0) + 1
+        if seen == 1 and len(self._errors_seen) >= _ERRORS_REMEMBERED:
+            self._errors_seen.pop(next(iter(self._errors_seen)))
+        self._errors_seen[key] = seen
+        return seen
 
     def _requeue(self, req: Request, priority: int, result: Result) -> None:
         m, queue = self.metrics, self.queue

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.transform import DEFAULT, Transform
+from kubeloop.cache.transform import DEFAULT, Filter, Transform
 from kubeloop.client import ResourceRef
 from kubeloop.controller._handlers import EnqueueForObject, EventHandler
 from kubeloop.controller._predicates import Predicate, PredicateFn, as_predicate
@@ -78,6 +78,7 @@ class SourceSpec:
     field_selector: str | Mapping[str, str] | None = None
     metadata_only: bool = False
     transform: Transform | None = DEFAULT
+    filter: Filter | None = None
     predicate: Predicate | None = None
 
     def __post_init__(self) -> None:
@@ -96,6 +97,7 @@ class SourceSpec:
             "field_selector": self.field_selector,
             "metadata_only": self.metadata_only,
             "transform": self.transform,
+            "filter": self.filter,
         }
 
     def describe(self) -> str:
@@ -130,6 +132,7 @@ class ControllerSpec:
     reconcile_timeout: float | None = None
     rate_limiter: RateLimiter | None = None
     debounce: float = 0.0
+    debounce_max_wait: float | None = None
     clusters: tuple[str, ...] | None = None
     field_manager: str = ""
     read_your_writes: bool = True

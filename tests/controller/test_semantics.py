@@ -6,8 +6,11 @@ exact number of reconciles.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
+
+import pytest
 
 from kubeloop.cache.shared import SharedCache
 from kubeloop.client import Client
@@ -140,3 +143,51 @@ async def test_apply_with_owner_leaves_the_callers_object_alone(
     assert cm["metadata"]["ownerReferences"][0]["name"] == "o1"
     assert passed[0] == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "o1-cm", "labels": {"a": "b"}},
                          "data": {"k": "v"}}
+
+
+async def test_first_reconcile_error_logs_its_traceback_repeats_one_line(
+        client: Client, cache: SharedCache, ns: str, widget_group: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Item 12: an unexpected error shows where it came from the first time (without ``-v``), and
+    its repeats are one line each with a count."""
+    runs: list[int] = []
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        if req.name == "e1":
+            runs.append(1)
+            raise KeyError("spec.missing")
+        return None
+
+    ctl = Controller("first-error", for_=f"{widget_group}/v1/Widget", reconcile=reconcile)
+    with caplog.at_level(logging.INFO, logger="kubeloop.controller.first-error"):
+        async with running(ctl, cache):
+            await client.create(widget(widget_group, "e1"), namespace=ns)
+            await eventually(lambda: len(runs) >= 4, timeout=10)
+    failed = [r for r in caplog.records if "reconcile failed" in r.getMessage()]
+    assert len(failed) >= 4
+    assert failed[0].exc_info is not None and failed[0].levelno == logging.ERROR
+    assert all(r.exc_info is None for r in failed[1:])
+    assert "(4 times;" in failed[3].getMessage()
+
+
+async def test_controller_filter_and_debounce_max_wait(
+        client: Client, cache: SharedCache, ns: str, widget_group: str) -> None:
+    """Item 5: ``filter=`` (what the primary's informer stores) and ``debounce_max_wait`` are
+    options of `Controller` itself."""
+    reconciled: set[str] = set()
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        reconciled.add(req.name)
+        return None
+
+    with pytest.raises(ValueError, match="debounce_max_wait"):
+        Controller("bad-debounce", for_=f"{widget_group}/v1/Widget", reconcile=reconcile, debounce=1.0,
+                   debounce_max_wait=0.5)
+    ctl = Controller("filtered", for_=f"{widget_group}/v1/Widget", reconcile=reconcile, debounce=0.01,
+                     debounce_max_wait=0.05, filter=lambda o: o["metadata"]["name"].startswith("keep"))
+    async with running(ctl, cache):
+        await client.create(widget(widget_group, "drop1"), namespace=ns)
+        await client.create(widget(widget_group, "keep1"), namespace=ns)
+        await eventually(lambda: "keep1" in reconciled, timeout=10)
+        await quiet()
+        assert ctl.primary_store().get("drop1", ns) is None
+    assert "drop1" not in reconciled
