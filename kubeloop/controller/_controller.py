@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubeloop.cache.index import IndexFunc
@@ -280,12 +280,16 @@ class Controller:
         """Stop taking work, let in-flight reconciles finish (up to ``drain_timeout``), then return."""
         await self._runtime.stop(drain_timeout)
 
-    async def run(self, cache: SharedCache, *, clients: Mapping[str, Client] | None = None) -> None:
+    async def run(self, cache: SharedCache, *, clients: Mapping[str, Client] | None = None,
+                  fence: Callable[[], bool] | None = None) -> None:
         """Run until ``stop()`` (or cancellation): subscribe, wait for sync, reconcile.
 
         ``clients``: per-cluster clients for writes (default: the cache's own clients).
+        ``fence``: asked before each reconcile starts; while False nothing starts (the Manager
+        passes leader election's `LeaderElector.may_lead`, so a leader that stalled past its
+        lease starts no reconcile when it resumes).
         """
-        await self._runtime.run(self._spec, cache, clients)
+        await self._runtime.run(self._spec, cache, clients, fence)
 
     def __repr__(self) -> str:
         return (f"Controller({self.name}, for={self._spec.primary.resource}, sources={len(self._spec.sources)}, "

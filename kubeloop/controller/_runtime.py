@@ -8,10 +8,11 @@ each reconcile a `Context` over a `RuntimeView`, never itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from kubeloop.cache.events import ADDED, DELETED, RESYNC, Event
 from kubeloop.cache.shared import SharedCache
@@ -30,6 +31,7 @@ from kubeloop.controller._spec import ControllerSpec, SourceSpec
 from kubeloop.metrics import ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, WorkQueue
 
+_FENCE_POLL = 0.1  # seconds between checks of a fence that forbids work (the stop usually comes first)
 _ERRORS_REMEMBERED = 1000  # distinct reconcile errors whose repeats are counted (oldest forgotten)
 
 
@@ -72,6 +74,7 @@ class ControllerRuntime:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.reconciles_started = 0
         self._errors_seen: dict[tuple[str, str, int], int] = {}
+        self.fence: Callable[[], bool] | None = None
 
     def _own_event(self) -> None:
         self.metrics.own_events_skipped += 1
@@ -120,9 +123,15 @@ class ControllerRuntime:
         self.metrics.max_concurrent = spec.max_concurrent_reconciles
         return clusters
 
-    async def run(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None) -> None:
-        """Run ``spec`` until `stop` (or cancellation): subscribe, wait for sync, reconcile."""
+    async def run(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None,
+                  fence: Callable[[], bool] | None = None) -> None:
+        """Run ``spec`` until `stop` (or cancellation): subscribe, wait for sync, reconcile.
+
+        ``fence()`` is asked before each reconcile starts (leader election's `may_lead`): while
+        it is False no reconcile starts and the request stays queued.
+        """
         clusters = self._begin(spec, cache, clients)
+        self.fence = fence
         try:
             await self._open_sources(cache, clusters)
             await self._run_sources_and_workers()
@@ -276,6 +285,18 @@ class ControllerRuntime:
 
     # ------------------------------------------------------------------ workers
 
+    async def _fenced(self) -> bool:
+        """True (after waiting, bounded by `stop`) if the fence forbids starting work now."""
+        fence = self.fence
+        if fence is None or fence():
+            return False
+        self.log.warning("controller %s: not starting reconciles: leadership is not (or no longer) held",
+                         self.name)
+        while not fence() and not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), _FENCE_POLL)
+        return not fence()
+
     async def _worker(self) -> None:
         queue = self.queue
         while True:
@@ -284,6 +305,9 @@ class ControllerRuntime:
             except QueueShutDown:
                 return
             try:
+                if await self._fenced():
+                    queue.add(req, priority)  # not lost: runs after done() if we lead again
+                    return
                 await self._process(req, priority)
             except Exception:  # a bug of ours or of a logging handler: never lose the worker
                 self.log.exception("%s: internal error while processing %s", self.name, req)

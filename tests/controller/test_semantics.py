@@ -6,6 +6,7 @@ exact number of reconciles.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -191,3 +192,26 @@ async def test_controller_filter_and_debounce_max_wait(
         await quiet()
         assert ctl.primary_store().get("drop1", ns) is None
     assert "drop1" not in reconciled
+
+
+async def test_a_closed_fence_starts_no_reconcile(
+        client: Client, cache: SharedCache, ns: str, widget_group: str) -> None:
+    """Item 9: the runtime asks the fence (leader election's ``may_lead``) before each reconcile;
+    a request that arrives while it is closed waits, and runs once it opens."""
+    allowed = False
+    runs: list[str] = []
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        runs.append(req.name)
+        return None
+
+    ctl = Controller("fenced", for_=f"{widget_group}/v1/Widget", reconcile=reconcile)
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(ctl.run(cache, fence=lambda: allowed))
+        assert await ctl.wait_ready(10)
+        await client.create(widget(widget_group, "f1"), namespace=ns)
+        await quiet(0.5)
+        assert "f1" not in runs
+        allowed = True
+        await eventually(lambda: "f1" in runs, timeout=10)
+        await ctl.stop(drain_timeout=5)
