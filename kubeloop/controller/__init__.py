@@ -45,14 +45,15 @@ from kubeloop.controller._predicates import (
     predicate,
     resource_version_changed,
 )
-from kubeloop.controller._request import DEFAULT_CLUSTER, Request, Result, TerminalError
+from kubeloop.controller._request import DEFAULT_CLUSTER, CacheNotSynced, Request, Result, TerminalError
 from kubeloop.controller._runtime import ControllerError
 from kubeloop.controller._scope import OverlayReader
-from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec
+from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec, SuppressOwnWrites
 
 __all__ = [
     "DEFAULT_CLUSTER",
     "AlreadyOwnedError",
+    "CacheNotSynced",
     "Context",
     "Controller",
     "ControllerError",
@@ -71,6 +72,7 @@ __all__ = [
     "RequestContextFilter",
     "Result",
     "SourceSpec",
+    "SuppressOwnWrites",
     "TerminalError",
     "add_finalizer",
     "always",

@@ -24,13 +24,14 @@ from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._handlers import PrimaryKind
 from kubeloop.controller._logs import current_request, next_reconcile_id
 from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites, Write, rv_of
-from kubeloop.controller._request import Request, Result, TerminalError
+from kubeloop.controller._request import CacheNotSynced, Request, Result, TerminalError
 from kubeloop.controller._scope import RuntimeView
 from kubeloop.controller._sources import BoundSource, SourceSet
 from kubeloop.controller._spec import ControllerSpec, SourceSpec
 from kubeloop.metrics import ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, WorkQueue
 
+_SYNC_WAIT = 10.0  # seconds a reconcile that read an unsynced cache waits for it before backing off
 _FENCE_POLL = 0.1  # seconds between checks of a fence that forbids work (the stop usually comes first)
 _ERRORS_REMEMBERED = 1000  # distinct reconcile errors whose repeats are counted (oldest forgotten)
 
@@ -75,6 +76,8 @@ class ControllerRuntime:
         self.reconciles_started = 0
         self._errors_seen: dict[tuple[str, str, int], int] = {}
         self.fence: Callable[[], bool] | None = None
+        self.synced = False  # every source finished its first list (map functions see full caches)
+        self._deferred: list[tuple[SourceSpec, PrimaryKind, Event]] = []
 
     def _own_event(self) -> None:
         self.metrics.own_events_skipped += 1
@@ -116,6 +119,8 @@ class ControllerRuntime:
                                    debounce_max_wait=spec.debounce_max_wait)
         recorder = EventRecorder(self.name, self.client) if spec.record_events else None
         self.sources = SourceSet(self.name)
+        self.synced = False
+        self._deferred = []
         if self.ryw is not None:
             self.ryw.bind(self.sources)
         self.view = RuntimeView(self.name, spec.field_manager, spec.primary.resource, self.log, cache, self.sources,
@@ -168,6 +173,7 @@ class ControllerRuntime:
             if recorder is not None:
                 tg.create_task(recorder.run(), name=f"{self.name} events")
             await self._wait_synced()
+            self._replay_deferred()
             workers = [tg.create_task(self._worker(), name=f"{self.name} worker {i}")
                        for i in range(self.spec.max_concurrent_reconciles)]
             self.ready.set()
@@ -232,6 +238,13 @@ class ControllerRuntime:
         except TimeoutError as exc:  # InformerNotReady is a TimeoutError
             raise ControllerError(f"{self.name}: caches did not sync within {timeout}s: {exc}") from exc
 
+    def _replay_deferred(self) -> None:
+        """The caches are full: map the ``watches`` events that arrived while they were listing."""
+        self.synced = True
+        deferred, self._deferred = self._deferred, []
+        for spec, primary, ev in deferred:
+            self.dispatch(spec, primary, ev)
+
     async def _pump(self, src: BoundSource) -> None:
         sub = src.sub
         assert sub is not None
@@ -263,7 +276,15 @@ class ControllerRuntime:
         self.dispatch(src.spec, src.primary, ev)
 
     def dispatch(self, spec: SourceSpec, primary: PrimaryKind, ev: Event) -> None:
-        """Filter ``ev`` through the source's predicate and queue the requests its handler names."""
+        """Filter ``ev`` through the source's predicate and queue the requests its handler names.
+
+        A ``watches`` event that arrives before every source synced waits until they have: its map
+        function typically reads the primary's cache or an index (``requests_from_index``), and a
+        partial one would silently map it to nothing.
+        """
+        if not self.synced and spec.role == "watches":
+            self._deferred.append((spec, primary, ev))
+            return
         pred = spec.predicate
         t = ev.type
         if pred is not None:
@@ -362,6 +383,9 @@ class ControllerRuntime:
             queue.forget(req)
             ctx.log.error("reconcile failed permanently (not retried): %s", exc)
             return None
+        except CacheNotSynced as exc:
+            await self._await_sync(req, priority, exc, ctx)
+            return None
         except TimeoutError as exc:
             m.error += 1
             m.errors += 1
@@ -394,6 +418,23 @@ class ControllerRuntime:
             ctx.log.error("reconcile returned %r; return a kubeloop.Result or None", result)
             return None
         return result
+
+    async def _await_sync(self, req: Request, priority: int, exc: CacheNotSynced, ctx: Context) -> None:
+        """A reconcile read a cache still listing: wait for it (bounded), then run again."""
+        ctx.log.info("waiting for %s before reconciling", exc.what)
+        synced = False
+        if exc.wait_synced is not None:
+            try:
+                async with asyncio.timeout(_SYNC_WAIT):
+                    await exc.wait_synced(_SYNC_WAIT)
+                synced = True
+            except Exception as wait_exc:  # timeout, or the informer failed: retry with backoff
+                ctx.log.warning("%s did not sync within %.0fs (%s); retrying later", exc.what, _SYNC_WAIT,
+                                wait_exc)
+        if synced:
+            self.queue.add(req, priority)  # runs again as soon as this run is done
+        else:
+            self.queue.add_rate_limited(req, priority)
 
     def _seen_error(self, exc: BaseException) -> int:
         """How many times this error (its type and where it was raised) has failed a reconcile.

@@ -15,7 +15,7 @@ import pytest
 
 from kubeloop.cache.shared import SharedCache
 from kubeloop.client import Client
-from kubeloop.controller import Context, Controller, Request, Result
+from kubeloop.controller import CacheNotSynced, Context, Controller, Request, Result
 
 from .helpers import eventually, quiet, running
 
@@ -215,3 +215,65 @@ async def test_a_closed_fence_starts_no_reconcile(
         allowed = True
         await eventually(lambda: "f1" in runs, timeout=10)
         await ctl.stop(drain_timeout=5)
+
+
+async def test_watches_events_during_the_initial_list_see_a_full_primary_index(
+        client: Client, cache: SharedCache, ns: str, widget_group: str, apiserver: Any) -> None:
+    """Item 3: a ``watches`` map function that reads the primary's index never runs against a
+    partial cache (here the primary's list is slow: the ConfigMaps arrive first)."""
+    faults = apiserver.faults
+    if faults is None:
+        pytest.skip("needs the emulator's fault injection")
+    w = widget(widget_group, "m1")
+    w["metadata"]["labels"] = {"config": "m1-ref"}
+    await client.create(w, namespace=ns)
+    await client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m1-ref"}}, namespace=ns)
+    reconciled: set[str] = set()
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        reconciled.add(req.name)
+        return None
+
+    def by_config(obj: Mapping[str, Any]) -> list[str]:
+        cfg = ((obj.get("metadata") or {}).get("labels") or {}).get("config")
+        return [cfg] if cfg else []
+
+    ctl = Controller("mapped", for_=f"{widget_group}/v1/Widget", reconcile=reconcile,
+                     predicates=lambda old, new: False)  # only the ConfigMaps' mapping enqueues
+    ctl.index("by-config", by_config).watches(
+        "v1/ConfigMap", lambda cm: ctl.requests_from_index("by-config", cm["metadata"]["name"]), namespace=ns)
+    faults.delay(1.0, resource=f"{widget_group}/v1/widgets")
+    try:
+        async with running(ctl, cache):
+            await eventually(lambda: "m1" in reconciled, timeout=10)
+    finally:
+        faults.reset()
+
+
+async def test_a_read_of_an_unsynced_cache_waits_and_runs_again(
+        client: Client, cache: SharedCache, ns: str, widget_group: str) -> None:
+    """Item 3: `CacheNotSynced` (raised by a `SharedInformer` read before its first list) is not
+    an error: the reconcile runs again once the cache synced."""
+    synced = asyncio.Event()
+    runs: list[bool] = []
+
+    async def wait_synced(timeout: float | None) -> None:  # noqa: ASYNC109
+        await synced.wait()
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        if req.name != "u1":
+            return None
+        runs.append(synced.is_set())
+        if not synced.is_set():
+            raise CacheNotSynced("informer of v1/Pod", wait_synced)
+        return None
+
+    ctl = Controller("unsynced", for_=f"{widget_group}/v1/Widget", reconcile=reconcile)
+    async with running(ctl, cache):
+        errors = ctl.metrics.errors
+        await client.create(widget(widget_group, "u1"), namespace=ns)
+        await eventually(lambda: runs, timeout=10)
+        await quiet(0.2)
+        synced.set()
+        await eventually(lambda: runs[-1], timeout=10)
+        assert ctl.metrics.errors == errors

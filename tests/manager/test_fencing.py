@@ -1,4 +1,5 @@
-"""Issue 11 item 9: a leader whose event loop stalled past its lease starts no new work."""
+"""Issue 11 item 9 (a leader whose event loop stalled past its lease starts no new work) and item 3
+(a Manager informer never answers from a partial cache)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,11 @@ import asyncio
 import contextlib
 import secrets
 
+import pytest
+
 from kubeloop.client import Client
+from kubeloop.controller import CacheNotSynced
+from kubeloop.manager.informers import SharedInformer
 from kubeloop.manager.leader import LeaderElector
 from kubeloop.manager.lease import LeaderElection
 
@@ -47,3 +52,22 @@ async def test_a_stalled_leader_may_not_lead_when_it_resumes(client: Client, ns:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+def test_a_shared_informer_read_before_its_first_list_raises_cache_not_synced() -> None:
+    """Issue 11 item 3: never an empty or partial answer, with or without ``needs=``."""
+
+    class Listing:
+        cluster = "default"
+        synced = False
+
+        async def wait_synced(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
+            return None
+
+        def get(self, name: str, namespace: str = "") -> None:
+            raise AssertionError("read from a partial cache")
+
+    inf = SharedInformer("v1/Pod", cluster=None, args={}, indexes={})
+    inf._handles["default"] = Listing()  # type: ignore[assignment]
+    with pytest.raises(CacheNotSynced, match="v1/Pod on cluster 'default' has not synced"):
+        inf.get("p", "ns")
