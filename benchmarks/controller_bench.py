@@ -20,7 +20,8 @@ Scenarios:
               informer included; the bare baseline watch too unless --no-baseline).
 
     .venv/bin/python benchmarks/controller_bench.py [--noop-items N] [--rates 100,1000]
-                                                    [--duration S] [--keys K]
+                                                    [--duration S] [--keys K] [--widgets N]
+                                                    [--scenarios noop,parent_child,latency]
 
 Writes benchmarks/results/controller.json and prints a short table. Defaults are small (the
 machine is shared); raise ``--noop-items`` / ``--duration`` for steadier figures.
@@ -234,13 +235,16 @@ def count_writes(before: dict[str, Any], after: dict[str, Any]) -> int:
     return n
 
 
-async def bench_parent_child(client: Client, widgets: int, ryw: bool, guarded: bool) -> dict[str, Any]:
+async def bench_parent_child(client: Client, widgets: int, suppress: str | None, guarded: bool) -> dict[str, Any]:
     """The tests' Widget controller (ConfigMap + Deployment children, finalizer, status) with no
-    predicate on the primary: create N widgets, converge, change every spec, converge, delete."""
+    predicate on the primary: create N widgets, converge, change every spec, converge, delete.
+
+    ``suppress``: read your writes with that ``suppress_own_writes`` mode; None: read your writes off."""
     from tests.controller.conftest import widget_crd
     from tests.controller.parentchild import Record, widget_controller
 
-    tag = f"{'ryw' if ryw else 'plain'}-{'guarded' if guarded else 'apply'}"
+    ryw = suppress is not None
+    tag = f"{'plain' if suppress is None else suppress.replace('_', '-')}-{'guarded' if guarded else 'apply'}"
     group = f"bench-{tag}.example.com"
     ns = f"pc-{tag}"
     await client.create(widget_crd(group))
@@ -252,7 +256,8 @@ async def bench_parent_child(client: Client, widgets: int, ryw: bool, guarded: b
         await asyncio.sleep(0.02)
     rec = Record()
     ctl = widget_controller(group, rec, name=f"bench-pc-{tag}", read_your_writes=ryw, predicates=None,
-                            guarded_status=guarded, max_concurrent_reconciles=4, record_events=False)
+                            guarded_status=guarded, max_concurrent_reconciles=4, record_events=False,
+                            suppress_own_writes=suppress or "reconciled_object")
     ref = f"{group}/v1/Widget"
 
     async def converged(size: int) -> None:
@@ -284,7 +289,7 @@ async def bench_parent_child(client: Client, widgets: int, ryw: bool, guarded: b
         s2 = await stats(client)
         await ctl.stop(drain_timeout=5)
     # the user writes: N creates + N spec patches
-    return {"scenario": "parent_child", "read_your_writes": ryw,
+    return {"scenario": "parent_child", "read_your_writes": ryw, "suppress_own_writes": suppress,
             "status_write": "guarded merge patch" if guarded else "server-side apply", "widgets": widgets,
             "reconciles": steady_runs, "reconciles_per_widget": round(steady_runs / widgets, 2),
             "conflicts": rec.conflicts, "controller_writes": count_writes(s0, s1) - 2 * widgets,
@@ -314,19 +319,21 @@ async def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
     with emulator_process() as kubeconfig:
         async with Client(load_kubeconfig(kubeconfig), qps=None, timeout=30) as client:
             await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}})
-            for workers in (1, 8):
-                rows.append(await bench_noop(client, "bench", args.noop_items, workers))
+            if "noop" in args.scenarios:
+                for workers in (1, 8):
+                    rows.append(await bench_noop(client, "bench", args.noop_items, workers))
             sem = asyncio.Semaphore(16)
 
             async def mk(i: int) -> None:
                 async with sem:
                     await client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm{i}"},
                                          "data": {}}, namespace="bench")
-            await asyncio.gather(*(mk(i) for i in range(args.keys)))
-            for guarded in (False, True):
-                for ryw in (True, False):
-                    rows.append(await bench_parent_child(client, args.widgets, ryw, guarded))
-            for rate in args.rates:
+            if "latency" in args.scenarios:
+                await asyncio.gather(*(mk(i) for i in range(args.keys)))
+            for guarded in (False, True) if "parent_child" in args.scenarios else ():
+                for suppress in ("reconciled_object", "all", None):
+                    rows.append(await bench_parent_child(client, args.widgets, suppress, guarded))
+            for rate in args.rates if "latency" in args.scenarios else ():
                 rows.append(await bench_latency(kubeconfig, client, "bench", rate, args.duration, args.keys,
                                                 args.concurrency, baseline=not args.no_baseline))
     return rows
@@ -349,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-baseline", action="store_true",
                         help="skip the bare baseline watch (then CPU per reconcile is the controller's alone)")
     parser.add_argument("--widgets", type=int, default=20, help="parents in the parent/child run (default 20)")
+    parser.add_argument("--scenarios", type=lambda s: set(s.split(",")), default={"noop", "parent_child", "latency"},
+                        help="which scenarios to run (default noop,parent_child,latency)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "controller.json")
     args = parser.parse_args(argv)
     rows = asyncio.run(run_all(args))
@@ -379,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'steady writes':>13} {'own events skipped':>18}")
     for r in rows:
         if r["scenario"] == "parent_child":
-            label = ("read-your-writes" if r["read_your_writes"] else "plain") + ", " + r["status_write"]
+            label = (f"ryw {r['suppress_own_writes']}" if r["read_your_writes"] else "plain") + ", " + r["status_write"]
             print(f"{label:<38} {r['reconciles_per_widget']:>17} {r['conflicts']:>9} {r['controller_writes']:>10} "
                   f"{r['steady_state_writes_for_n_reconciles']:>13} {r['own_events_skipped']:>18}")
     return 0

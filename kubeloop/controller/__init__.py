@@ -45,13 +45,14 @@ from kubeloop.controller._predicates import (
     predicate,
     resource_version_changed,
 )
-from kubeloop.controller._request import Request, Result, TerminalError
+from kubeloop.controller._request import CacheNotSynced, Request, Result, TerminalError
 from kubeloop.controller._runtime import ControllerError
 from kubeloop.controller._scope import OverlayReader
-from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec
+from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec, SuppressOwnWrites
 
 __all__ = [
     "AlreadyOwnedError",
+    "CacheNotSynced",
     "Context",
     "Controller",
     "ControllerError",
@@ -70,6 +71,7 @@ __all__ = [
     "RequestContextFilter",
     "Result",
     "SourceSpec",
+    "SuppressOwnWrites",
     "TerminalError",
     "add_finalizer",
     "always",

@@ -106,8 +106,8 @@ class Context:
         A namespaced object without a namespace gets the request's. Returns the server's answer,
         or the cached (read-only) object when the call was skipped (see `kubeloop.controller._apply`).
         """
-        if owner is not None:
-            obj = set_controller_reference(owner, dict(obj))
+        if owner is not None:  # on a copy: the caller's object (and its metadata) stay as they were
+            obj = set_controller_reference(owner, {**obj, "metadata": dict(obj.get("metadata") or {})})
         rt, client, req = self._rt, self.client, self.request
         res = await client.resolve(ResourceRef.of(obj))
         meta = obj.get("metadata") or {}

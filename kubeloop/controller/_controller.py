@@ -27,7 +27,9 @@ source's informer has synced.
 
 Read your own writes (on by default): writes made through ``ctx`` are tracked; the next
 reconcile of the same request waits (up to ``read_your_writes_timeout``) for the caches to show
-them, and watch events caused only by those writes do not enqueue another reconcile.
+them, and ``ctx.get()``/``ctx.reader()``/``ctx.owned()`` show them at once. The watch event of a
+write to the reconciled object itself does not enqueue another reconcile; a write to a child
+does, as in controller-runtime (``suppress_own_writes="all"`` drops those too).
 
 Shape: the builder keeps a frozen `ControllerSpec` (``controller.spec``; each builder call replaces
 it), a `ControllerRuntime` runs it, and a reconcile sees the runtime only through its `Context`.
@@ -38,18 +40,25 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubeloop.cache.index import IndexFunc
 from kubeloop.cache.reader import CacheReader
 from kubeloop.cache.shared import SharedCache
-from kubeloop.cache.transform import DEFAULT, Transform
+from kubeloop.cache.transform import DEFAULT, Filter, Transform
 from kubeloop.client import Client
 from kubeloop.controller._handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped, MapFn
 from kubeloop.controller._request import Request
 from kubeloop.controller._runtime import ControllerError, ControllerRuntime
-from kubeloop.controller._spec import ControllerSpec, Predicates, ReconcileFn, SourceSpec, combine_predicates
+from kubeloop.controller._spec import (
+    ControllerSpec,
+    Predicates,
+    ReconcileFn,
+    SourceSpec,
+    SuppressOwnWrites,
+    combine_predicates,
+)
 from kubeloop.metrics import ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, RateLimiter, WorkQueue
 
@@ -61,8 +70,11 @@ class Controller:
 
     Options: ``predicates`` filter the primary's changes; ``namespace``/``label_selector``/
     ``field_selector`` narrow the primary's informer; ``max_concurrent_reconciles`` (default 1);
+    ``transform``/``filter`` shape and select what the primary's informer stores;
     ``reconcile_timeout`` seconds (None: no limit; a timeout is an error, retried);
-    ``rate_limiter``/``debounce`` tune the queue; ``clusters`` restricts the clusters it runs on
+    ``rate_limiter`` (default: per-key backoff and a 10 qps / burst 100 overall bucket, as
+    controller-runtime), ``debounce``/``debounce_max_wait`` tune the queue;
+    ``suppress_own_writes`` which own writes' events are dropped (see `SuppressOwnWrites`); ``clusters`` restricts the clusters it runs on
     (default: every cluster of the cache); ``field_manager`` for apply (default: the name).
     """
 
@@ -77,27 +89,31 @@ class Controller:
         label_selector: str | Mapping[str, str] | None = None,
         field_selector: str | Mapping[str, str] | None = None,
         transform: Transform | None = DEFAULT,
+        filter: Filter | None = None,
         max_concurrent_reconciles: int = 1,
         reconcile_timeout: float | None = None,
         rate_limiter: RateLimiter | None = None,
         debounce: float = 0.0,
+        debounce_max_wait: float | None = None,
         clusters: Sequence[str] | None = None,
         field_manager: str | None = None,
         read_your_writes: bool = True,
         read_your_writes_timeout: float = 2.0,
+        suppress_own_writes: SuppressOwnWrites = "reconciled_object",
         cache_sync_timeout: float = 120.0,
         record_events: bool = True,
         logger: logging.Logger | None = None,
     ) -> None:
         primary = SourceSpec(for_, EnqueueForObject(), namespace=namespace, label_selector=label_selector,
-                             field_selector=field_selector, transform=transform,
+                             field_selector=field_selector, transform=transform, filter=filter,
                              predicate=combine_predicates(predicates))
         self._init(ControllerSpec(
             name, reconcile, (primary,), max_concurrent_reconciles=max_concurrent_reconciles,
             reconcile_timeout=reconcile_timeout, rate_limiter=rate_limiter, debounce=debounce,
+            debounce_max_wait=debounce_max_wait,
             clusters=tuple(clusters) if clusters is not None else None, field_manager=field_manager or name,
             read_your_writes=read_your_writes, read_your_writes_timeout=read_your_writes_timeout,
-            cache_sync_timeout=cache_sync_timeout, record_events=record_events, logger=logger))
+            suppress_own_writes=suppress_own_writes, cache_sync_timeout=cache_sync_timeout, record_events=record_events, logger=logger))
 
     def _init(self, spec: ControllerSpec) -> None:
         self._spec = spec
@@ -129,7 +145,7 @@ class Controller:
     def owns(self, resource: str, *, predicates: Predicates = None, match_every_owner: bool = False,
              metadata_only: bool = True, namespace: str | None = None,
              label_selector: str | Mapping[str, str] | None = None,
-             transform: Transform | None = DEFAULT) -> Controller:
+             transform: Transform | None = DEFAULT, filter: Filter | None = None) -> Controller:
         """Reconcile the primary that controls a changed ``resource`` object (via ownerReferences).
 
         Watched metadata-only by default (owner references are metadata; memory stays small);
@@ -137,12 +153,13 @@ class Controller:
         """
         return self._with_source(SourceSpec(
             resource, EnqueueForOwner(match_every_owner), namespace=namespace, label_selector=label_selector,
-            metadata_only=metadata_only, transform=transform, predicate=combine_predicates(predicates)))
+            metadata_only=metadata_only, transform=transform, filter=filter,
+            predicate=combine_predicates(predicates)))
 
     def watches(self, resource: str, map_fn: MapFn, *, predicates: Predicates = None, cluster: str | None = None,
                 namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None,
                 field_selector: str | Mapping[str, str] | None = None, metadata_only: bool = False,
-                transform: Transform | None = DEFAULT) -> Controller:
+                transform: Transform | None = DEFAULT, filter: Filter | None = None) -> Controller:
         """Reconcile what ``map_fn(obj)`` returns whenever a ``resource`` object changes.
 
         ``cluster``: watch only that cluster (default: each cluster the controller runs on); the
@@ -150,7 +167,7 @@ class Controller:
         """
         return self._with_source(SourceSpec(
             resource, EnqueueMapped(map_fn), cluster=cluster, namespace=namespace, label_selector=label_selector,
-            field_selector=field_selector, metadata_only=metadata_only, transform=transform,
+            field_selector=field_selector, metadata_only=metadata_only, transform=transform, filter=filter,
             predicate=combine_predicates(predicates)))
 
     def index(self, name: str, fn: IndexFunc) -> Controller:
@@ -263,12 +280,16 @@ class Controller:
         """Stop taking work, let in-flight reconciles finish (up to ``drain_timeout``), then return."""
         await self._runtime.stop(drain_timeout)
 
-    async def run(self, cache: SharedCache, *, clients: Mapping[str, Client] | None = None) -> None:
+    async def run(self, cache: SharedCache, *, clients: Mapping[str, Client] | None = None,
+                  fence: Callable[[], bool] | None = None) -> None:
         """Run until ``stop()`` (or cancellation): subscribe, wait for sync, reconcile.
 
         ``clients``: per-cluster clients for writes (default: the cache's own clients).
+        ``fence``: asked before each reconcile starts; while False nothing starts (the Manager
+        passes leader election's `LeaderElector.may_lead`, so a leader that stalled past its
+        lease starts no reconcile when it resumes).
         """
-        await self._runtime.run(self._spec, cache, clients)
+        await self._runtime.run(self._spec, cache, clients, fence)
 
     def __repr__(self) -> str:
         return (f"Controller({self.name}, for={self._spec.primary.resource}, sources={len(self._spec.sources)}, "

@@ -9,7 +9,8 @@
 
 - not being deleted, finalizer missing: add it (a merge patch guarded by the resourceVersion, so
   a concurrent writer makes it a `Conflict` and the reconcile is retried), then go on;
-- being deleted, finalizer present: ``await cleanup(obj)``; only if it returns normally remove
+- being deleted, finalizer present: ``await cleanup(obj, ctx)`` (the context, for its client,
+  logger and caches); only if it returns normally remove
   the finalizer (a JSON patch whose ``test`` checks the entry is still ours); if it raises, the
   finalizer stays and the reconcile is retried with backoff;
 - being deleted without our finalizer, or gone: nothing to do.
@@ -29,7 +30,8 @@ from kubeloop.meta import metadata_of, name_of, namespace_of
 if TYPE_CHECKING:
     from kubeloop.controller._context import Context
 
-Cleanup = Callable[[Mapping[str, Any]], Awaitable[None]]
+Cleanup = Callable[[Mapping[str, Any], "Context"], Awaitable[None]]
+"""``async def cleanup(obj, ctx)``: release what ``obj`` holds outside the object (read-only ``obj``)."""
 
 
 def has_finalizer(obj: Mapping[str, Any], name: str) -> bool:
@@ -82,7 +84,7 @@ async def finalize(ctx: Context, name: str, cleanup: Cleanup, obj: Mapping[str, 
     if is_deleting(target):
         if has_finalizer(target, name):
             ctx.log.info("running cleanup for finalizer %s", name)
-            await cleanup(target)
+            await cleanup(target, ctx)
             await remove_finalizer(ctx, target, name)
             ctx.log.info("cleanup done, finalizer %s removed", name)
         return True

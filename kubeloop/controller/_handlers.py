@@ -21,9 +21,13 @@ from kubeloop.cache.events import Event
 from kubeloop.controller._request import Request
 from kubeloop.meta import DELETED, MODIFIED
 
-MapResult = Iterable[Request | tuple[str, str] | str] | Request | None
+MapResult = Iterable[Request | tuple[str, str] | str] | Request | str | None
 MapFn = Callable[[Mapping[str, Any]], MapResult]
-"""obj (read-only) -> requests: `Request`s, (namespace, name) pairs or names (same cluster and namespace)."""
+"""obj (read-only) -> requests: `Request`s, (namespace, name) pairs or names (same cluster and namespace).
+
+A bare `Request` or a bare name (a ``str``) counts as one request: ``lambda cm: cm["data"]["owner"]``
+reconciles that one object, not one per letter.
+"""
 
 
 class PrimaryKind(NamedTuple):
@@ -91,6 +95,12 @@ def mapped_requests(obj: Mapping[str, Any] | None, cluster: str, map_fn: MapFn, 
         out.add(got)
         return
     ns = (obj.get("metadata") or {}).get("namespace") or ""
+    if isinstance(got, str):  # one name, not an iterable of letters
+        out.add(Request(cluster, ns, got))
+        return
+    if isinstance(got, (bytes, Mapping)):
+        raise TypeError(f"map function returned {type(got).__name__} {got!r}; expected a Request, a name, "
+                        "or an iterable of Requests, (namespace, name) pairs or names")
     for item in got:
         if isinstance(item, Request):
             out.add(item)

@@ -10,11 +10,15 @@ Two problems every cache-based controller has, and what this module does about t
    (``pending``); a read inside a reconcile of an object it wrote a moment ago gets the written
    object when the cache is still older (``overlay``).
 
-2. *Self-triggering.* The watch event caused by the controller's own write would enqueue another
-   reconcile although nothing else changed. An event is the controller's own exactly when its
+2. *Self-triggering.* The watch event caused by a reconcile's own write to the object it
+   reconciles (its status, finalizers, labels) would enqueue another reconcile although nothing
+   else changed. An event is the controller's own exactly when its
    new resourceVersion is the one a write returned **and** its old resourceVersion is the one
    the object had just before that write (as far as the controller knew). A write by anyone
-   else in between makes the old resourceVersion differ, so that event is delivered.
+   else in between makes the old resourceVersion differ, so that event is delivered. Which own
+   events are dropped is the ``suppress`` callback's decision: the runtime drops only writes to
+   the reconciled object itself by default, so a child a reconcile created, changed or deleted
+   reconciles its owner again as in controller-runtime (see `ControllerSpec.suppress_own_writes`).
 
    The watch event can arrive before the write's HTTP response does. Events for an object with
    a write in flight are therefore held (``on_event`` takes a ``deliver`` callback) and decided
@@ -89,8 +93,10 @@ class WriteTracker:
     """
 
     def __init__(self, *, ttl: float = DEFAULT_TTL, clock: Callable[[], float] = time.monotonic,
-                 on_own_event: Callable[[], None] | None = None) -> None:
+                 on_own_event: Callable[[], None] | None = None,
+                 suppress: Callable[[Write], bool] | None = None) -> None:
         self.ttl = ttl
+        self._suppress = suppress  # None: every own event is dropped
         self._on_own_event = on_own_event
         self._clock = clock
         self._keys: dict[ObjectKey, list[Write]] = {}
@@ -169,7 +175,7 @@ class WriteTracker:
             if w.in_flight:
                 w.held.append((old_rv, new_rv, deliver))
                 return
-        own = False
+        own: Write | None = None
         if new_rv is None:  # the object is gone: every finished write of it is history
             done = [w for w in writes if not w.in_flight]
             for w in done:
@@ -179,10 +185,10 @@ class WriteTracker:
         else:
             for w in writes:
                 if w.rv == new_rv and w.prior_rv == old_rv:
-                    own = True
+                    own = w
                     break
             self.on_observed(key, new_rv)
-        if own:
+        if own is not None and (self._suppress is None or self._suppress(own)):
             self.own_events_skipped += 1
             if self._on_own_event is not None:
                 self._on_own_event()
@@ -226,7 +232,6 @@ class WriteTracker:
                     ws.remove(w)
                     if not ws:
                         del self._by_owner[w.owner]
-                w.owner = None
 
     def overlay(self, key: ObjectKey, cached: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
         """What a reader should see for ``key``: the cached object, or our newer written version.
@@ -247,6 +252,18 @@ class WriteTracker:
                 return w.obj
             return cached
         return cached
+
+    def latest(self, cluster: str, group: str, kind: str) -> dict[ObjectKey, Write]:
+        """The newest finished write of each object of one kind on one cluster (for list overlays)."""
+        out: dict[ObjectKey, Write] = {}
+        for key, writes in self._keys.items():
+            if key[0] != cluster or key[1] != group or key[2] != kind:
+                continue
+            for w in reversed(writes):
+                if not w.in_flight:
+                    out[key] = w
+                    break
+        return out
 
     # ------------------------------------------------------------------ housekeeping
 
@@ -311,11 +328,12 @@ class ReadYourWrites:
     """A controller's read-your-writes: the `WriteTracker`, the write hook and the wait before a reconcile."""
 
     def __init__(self, controller: str, *, timeout: float, log: logging.Logger,
-                 on_own_event: Callable[[], None] | None = None) -> None:
+                 on_own_event: Callable[[], None] | None = None,
+                 suppress: Callable[[Write], bool] | None = None) -> None:
         self.controller = controller
         self.timeout = timeout
         self.log = log
-        self.tracker = WriteTracker(on_own_event=on_own_event)
+        self.tracker = WriteTracker(on_own_event=on_own_event, suppress=suppress)
         self.tracker.add_listener(self._wake)
         self._waiters: list[asyncio.Future[None]] = []
         self.caches: CachedObjects | None = None

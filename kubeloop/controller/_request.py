@@ -7,7 +7,7 @@ equal requests collapse into one queue slot.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -41,6 +41,9 @@ class Result:
     - ``Result()``: done; reconcile again only when something changes.
     - ``Result(requeue_after=30)``: reconcile again in 30 s (also resets the error backoff;
       not rate limited). An event that arrives earlier still triggers a reconcile at once.
+      ``requeue_after=0`` means "again now" (a computed delay that reached zero, as in a
+      CronJob-style schedule), deliberately unlike controller-runtime, where a zero
+      ``RequeueAfter`` is the same as unset and silently drops the requeue.
     - ``Result(requeue=True)``: reconcile again after the key's backoff delay (rate limited),
       without counting an error: "not done yet, poll with backoff". Kept although
       controller-runtime deprecated ``Requeue``; ``requeue_after`` wins when both are set (see
@@ -61,3 +64,18 @@ class TerminalError(Exception):
     It is logged and counted (``controller_runtime_terminal_reconcile_errors_total``) but the
     request is not requeued; the next change to the object triggers a reconcile as usual.
     """
+
+
+class CacheNotSynced(Exception):
+    """A reconcile read a cache (an informer, an index) that has not finished its first list.
+
+    Raised by readers that may be read before they are full (`kubeloop.manager.SharedInformer`);
+    a partial cache would answer "not found" or a short list, and the reconcile would act on it.
+    The runtime does not count it as an error: it waits (bounded) for ``wait_synced`` and runs
+    the reconcile again, so a reconcile never needs to declare which caches it reads.
+    """
+
+    def __init__(self, what: str, wait_synced: Callable[[float | None], Awaitable[None]] | None = None) -> None:
+        super().__init__(f"{what} has not synced yet")
+        self.what = what
+        self.wait_synced = wait_synced

@@ -8,10 +8,11 @@ each reconcile a `Context` over a `RuntimeView`, never itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from kubeloop.cache.events import Event
 from kubeloop.cache.shared import SharedCache
@@ -22,14 +23,18 @@ from kubeloop.controller._context import Context
 from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._handlers import PrimaryKind
 from kubeloop.controller._logs import current_request, next_reconcile_id
-from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites
-from kubeloop.controller._request import Request, Result, TerminalError
+from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites, Write
+from kubeloop.controller._request import CacheNotSynced, Request, Result, TerminalError
 from kubeloop.controller._scope import RuntimeView
 from kubeloop.controller._sources import BoundSource, SourceSet
 from kubeloop.controller._spec import ControllerSpec, SourceSpec
 from kubeloop.meta import ADDED, DELETED, RESYNC, resource_version_of
 from kubeloop.metrics import ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, WorkQueue
+
+_SYNC_WAIT = 10.0  # seconds a reconcile that read an unsynced cache waits for it before backing off
+_FENCE_POLL = 0.1  # seconds between checks of a fence that forbids work (the stop usually comes first)
+_ERRORS_REMEMBERED = 1000  # distinct reconcile errors whose repeats are counted (oldest forgotten)
 
 
 class ControllerError(RuntimeError):
@@ -50,12 +55,13 @@ class ControllerRuntime:
         self.name = spec.name
         self.log = spec.log
         self.queue: WorkQueue[Request] = WorkQueue(spec.name, rate_limiter=spec.rate_limiter,
-                                                   debounce=spec.debounce)
+                                                   debounce=spec.debounce,
+                                                   debounce_max_wait=spec.debounce_max_wait)
         self.metrics = ControllerMetrics.for_controller(spec.name)
         self.ryw: ReadYourWrites | None = None
         if spec.read_your_writes:
             self.ryw = ReadYourWrites(spec.name, timeout=spec.read_your_writes_timeout, log=self.log,
-                                      on_own_event=self._own_event)
+                                      on_own_event=self._own_event, suppress=self._suppress_own)
         self.applied = AppliedMemory()
         self.sources = SourceSet(spec.name)
         self.view: RuntimeView | None = None
@@ -69,9 +75,26 @@ class ControllerRuntime:
         self.drain_timeout = 30.0
         self.loop: asyncio.AbstractEventLoop | None = None
         self.reconciles_started = 0
+        self._errors_seen: dict[tuple[str, str, int], int] = {}
+        self.fence: Callable[[], bool] | None = None
+        self.synced = False  # every source finished its first list (map functions see full caches)
+        self._deferred: list[tuple[SourceSpec, PrimaryKind, Event]] = []
 
     def _own_event(self) -> None:
         self.metrics.own_events_skipped += 1
+
+    def _suppress_own(self, w: Write) -> bool:
+        """Drop the event of own write ``w``? Only a write to the reconciled object itself, unless
+        ``suppress_own_writes="all"`` (see `kubeloop.controller._spec.SuppressOwnWrites`)."""
+        if self.spec.suppress_own_writes == "all":
+            return True
+        req = w.owner
+        if not isinstance(req, Request):
+            return False
+        cluster, group, kind, namespace, name = w.key
+        if (cluster, namespace, name) != (req.cluster, req.namespace, req.name):
+            return False
+        return any(src.group == group and src.kind == kind for src in self.sources.primaries(cluster))
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -93,9 +116,12 @@ class ControllerRuntime:
         self.done.clear()
         self.stopping.clear()
         if self.queue.shutting_down:  # a restart: a fresh queue
-            self.queue = WorkQueue(self.name, rate_limiter=spec.rate_limiter, debounce=spec.debounce)
+            self.queue = WorkQueue(self.name, rate_limiter=spec.rate_limiter, debounce=spec.debounce,
+                                   debounce_max_wait=spec.debounce_max_wait)
         recorder = EventRecorder(self.name, self.client) if spec.record_events else None
         self.sources = SourceSet(self.name)
+        self.synced = False
+        self._deferred = []
         if self.ryw is not None:
             self.ryw.bind(self.sources)
         self.view = RuntimeView(self.name, spec.field_manager, spec.primary.resource, self.log, cache, self.sources,
@@ -103,9 +129,15 @@ class ControllerRuntime:
         self.metrics.max_concurrent = spec.max_concurrent_reconciles
         return clusters
 
-    async def run(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None) -> None:
-        """Run ``spec`` until `stop` (or cancellation): subscribe, wait for sync, reconcile."""
+    async def run(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None,
+                  fence: Callable[[], bool] | None = None) -> None:
+        """Run ``spec`` until `stop` (or cancellation): subscribe, wait for sync, reconcile.
+
+        ``fence()`` is asked before each reconcile starts (leader election's `may_lead`): while
+        it is False no reconcile starts and the request stays queued.
+        """
         clusters = self._begin(spec, cache, clients)
+        self.fence = fence
         try:
             await self._open_sources(cache, clusters)
             await self._run_sources_and_workers()
@@ -142,6 +174,7 @@ class ControllerRuntime:
             if recorder is not None:
                 tg.create_task(recorder.run(), name=f"{self.name} events")
             await self._wait_synced()
+            self._replay_deferred()
             workers = [tg.create_task(self._worker(), name=f"{self.name} worker {i}")
                        for i in range(self.spec.max_concurrent_reconciles)]
             self.ready.set()
@@ -208,6 +241,13 @@ class ControllerRuntime:
         except TimeoutError as exc:  # InformerNotReady is a TimeoutError
             raise ControllerError(f"{self.name}: caches did not sync within {timeout}s: {exc}") from exc
 
+    def _replay_deferred(self) -> None:
+        """The caches are full: map the ``watches`` events that arrived while they were listing."""
+        self.synced = True
+        deferred, self._deferred = self._deferred, []
+        for spec, primary, ev in deferred:
+            self.dispatch(spec, primary, ev)
+
     async def _pump(self, src: BoundSource) -> None:
         sub = src.sub
         assert sub is not None
@@ -239,7 +279,15 @@ class ControllerRuntime:
         self.dispatch(src.spec, src.primary, ev)
 
     def dispatch(self, spec: SourceSpec, primary: PrimaryKind, ev: Event) -> None:
-        """Filter ``ev`` through the source's predicate and queue the requests its handler names."""
+        """Filter ``ev`` through the source's predicate and queue the requests its handler names.
+
+        A ``watches`` event that arrives before every source synced waits until they have: its map
+        function typically reads the primary's cache or an index (``requests_from_index``), and a
+        partial one would silently map it to nothing.
+        """
+        if not self.synced and spec.role == "watches":
+            self._deferred.append((spec, primary, ev))
+            return
         pred = spec.predicate
         t = ev.type
         if pred is not None:
@@ -261,6 +309,18 @@ class ControllerRuntime:
 
     # ------------------------------------------------------------------ workers
 
+    async def _fenced(self) -> bool:
+        """True (after waiting, bounded by `stop`) if the fence forbids starting work now."""
+        fence = self.fence
+        if fence is None or fence():
+            return False
+        self.log.warning("controller %s: not starting reconciles: leadership is not (or no longer) held",
+                         self.name)
+        while not fence() and not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), _FENCE_POLL)
+        return not fence()
+
     async def _worker(self) -> None:
         queue = self.queue
         while True:
@@ -269,6 +329,9 @@ class ControllerRuntime:
             except QueueShutDown:
                 return
             try:
+                if await self._fenced():
+                    queue.add(req, priority)  # not lost: runs after done() if we lead again
+                    return
                 await self._process(req, priority)
             except Exception:  # a bug of ours or of a logging handler: never lose the worker
                 self.log.exception("%s: internal error while processing %s", self.name, req)
@@ -323,6 +386,9 @@ class ControllerRuntime:
             queue.forget(req)
             ctx.log.error("reconcile failed permanently (not retried): %s", exc)
             return None
+        except CacheNotSynced as exc:
+            await self._await_sync(req, priority, exc, ctx)
+            return None
         except TimeoutError as exc:
             m.error += 1
             m.errors += 1
@@ -337,8 +403,14 @@ class ControllerRuntime:
             m.error += 1
             m.errors += 1
             delay = queue.add_rate_limited(req, priority)
-            ctx.log.warning("reconcile failed: %s: %s; retrying in %.3fs", type(exc).__name__, exc, delay,
-                            exc_info=self.log.isEnabledFor(logging.DEBUG))
+            seen = self._seen_error(exc)
+            if seen == 1:
+                ctx.log.error("reconcile failed: %s: %s; retrying in %.3fs", type(exc).__name__, exc, delay,
+                              exc_info=exc)
+            else:
+                ctx.log.warning("reconcile failed: %s: %s; retrying in %.3fs (%d times; traceback logged the "
+                                "first time)", type(exc).__name__, exc, delay, seen,
+                                exc_info=exc if self.log.isEnabledFor(logging.DEBUG) else None)
             return None
         if result is None:
             return Result()
@@ -350,9 +422,43 @@ class ControllerRuntime:
             return None
         return result
 
+    async def _await_sync(self, req: Request, priority: int, exc: CacheNotSynced, ctx: Context) -> None:
+        """A reconcile read a cache still listing: wait for it (bounded), then run again."""
+        ctx.log.info("waiting for %s before reconciling", exc.what)
+        synced = False
+        if exc.wait_synced is not None:
+            try:
+                async with asyncio.timeout(_SYNC_WAIT):
+                    await exc.wait_synced(_SYNC_WAIT)
+                synced = True
+            except Exception as wait_exc:  # timeout, or the informer failed: retry with backoff
+                ctx.log.warning("%s did not sync within %.0fs (%s); retrying later", exc.what, _SYNC_WAIT,
+                                wait_exc)
+        if synced:
+            self.queue.add(req, priority)  # runs again as soon as this run is done
+        else:
+            self.queue.add_rate_limited(req, priority)
+
+    def _seen_error(self, exc: BaseException) -> int:
+        """How many times this error (its type and where it was raised) has failed a reconcile.
+
+        The first occurrence is logged with its traceback, the repeats one line each: a bug that
+        fails every reconcile shows where it is once without flooding the log.
+        """
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        where = (tb.tb_frame.f_code.co_filename, tb.tb_lineno) if tb is not None else ("", 0)
+        key = (type(exc).__qualname__, *where)
+        seen = self._errors_seen.get(key, 0) + 1
+        if seen == 1 and len(self._errors_seen) >= _ERRORS_REMEMBERED:
+            self._errors_seen.pop(next(iter(self._errors_seen)))
+        self._errors_seen[key] = seen
+        return seen
+
     def _requeue(self, req: Request, priority: int, result: Result) -> None:
         m, queue = self.metrics, self.queue
-        if result.requeue_after:
+        if result.requeue_after is not None:  # 0 included: "again now" (see Result)
             queue.forget(req)
             queue.add_after(req, result.requeue_after, priority)
             m.requeue_after += 1

@@ -7,11 +7,12 @@ nothing else of the runtime (no private fields), so the two can change independe
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kubeloop.cache.frozen import FrozenDict, freeze
+from kubeloop.cache.index import OWNER_INDEX, OWNER_REF_INDEX, owner_ref_index, owner_uid_index
 from kubeloop.cache.reader import CacheReader
 from kubeloop.cache.shared import SharedCache
 from kubeloop.cache.store import Key
@@ -31,18 +32,34 @@ def _view(obj: Mapping[str, Any] | None) -> FrozenDict | None:
     return freeze(dict(obj))
 
 
+def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+_OWNER_INDEXES = {OWNER_INDEX: owner_uid_index, OWNER_REF_INDEX: owner_ref_index}
+
+
 class OverlayReader:
-    """The cache of one kind on one cluster, as a reconcile sees it: `get` shows the controller's own
-    newer writes; the other reads are the informer's (the cache reader protocol's five methods)."""
+    """The cache of one kind on one cluster, as a reconcile sees it: every read shows the
+    controller's own writes the cache does not show yet (an object it created, changed or deleted
+    a moment ago), so a reconcile that lists its children right after writing one never counts
+    the old state. Other readers of the shared cache see the informer's state, unchanged.
 
-    __slots__ = ("_cluster", "_group", "_kind", "_reader", "_ryw")
+    ``list`` with a field selector and ``by_index`` of an index other than the built-in owner
+    indexes overlay changed and deleted objects only (an unseen new object cannot be matched).
+    """
 
-    def __init__(self, reader: CacheReader, ryw: ReadYourWrites | None, cluster: str, group: str, kind: str) -> None:
+    __slots__ = ("_cluster", "_group", "_kind", "_reader", "_ryw", "_scope_labels", "_scope_ns")
+
+    def __init__(self, reader: CacheReader, ryw: ReadYourWrites | None, cluster: str, group: str, kind: str,
+                 *, scope_namespace: str | None = None, scope_labels: LabelSelector | None = None) -> None:
         self._reader = reader
         self._ryw = ryw
         self._cluster = cluster
         self._group = group
         self._kind = kind
+        self._scope_ns = scope_namespace
+        self._scope_labels = scope_labels
 
     def get(self, name: str, namespace: str = "") -> FrozenDict | None:
         """The object (read-only), or our own newer write of it."""
@@ -51,22 +68,78 @@ class OverlayReader:
             return cached
         return _view(self._ryw.tracker.overlay((self._cluster, self._group, self._kind, namespace, name), cached))
 
+    def _in_scope(self, obj: Mapping[str, Any]) -> bool:
+        meta = obj.get("metadata") or {}
+        if self._scope_ns is not None and (meta.get("namespace") or "") != self._scope_ns:
+            return False
+        return not self._scope_labels or self._scope_labels.matches(_labels(obj))
+
+    def _overlaid(self, cached: _list[FrozenDict], wanted: Callable[[Mapping[str, Any]], bool] | None) -> _list[FrozenDict]:
+        """``cached`` with our newer writes of its kind applied; ``wanted`` says whether a written
+        object belongs to the result (None: only objects already in ``cached`` are replaced or dropped)."""
+        ryw = self._ryw
+        writes = ryw.tracker.latest(self._cluster, self._group, self._kind) if ryw is not None else {}
+        if ryw is None or not writes:
+            return cached
+        overlay = ryw.tracker.overlay
+        out: _list[FrozenDict] = []
+        done: set[ObjectKey] = set()
+        for view in cached:
+            meta = view["metadata"]
+            key: ObjectKey = (self._cluster, self._group, self._kind, meta.get("namespace") or "", meta["name"])
+            if key not in writes:
+                out.append(view)
+                continue
+            done.add(key)
+            shown = overlay(key, view)
+            if shown is view:
+                out.append(view)
+            elif shown is not None and (wanted is None or wanted(shown)) and self._in_scope(shown):
+                out.append(_view(shown))  # type: ignore[arg-type]
+        if wanted is not None:
+            for key, w in writes.items():
+                if key in done or w.deleted or w.obj is None:
+                    continue
+                current = self._reader.get(key[4], key[3])
+                shown = overlay(key, current)
+                if shown is not None and shown is not current and wanted(shown) and self._in_scope(shown):
+                    out.append(_view(shown))  # type: ignore[arg-type]
+        return out
+
     def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
              field_selector: FieldSelector | str | None = None) -> _list[FrozenDict]:
-        """Cached objects (as the informer has them)."""
-        return self._reader.list(namespace, label_selector, field_selector)
+        """Objects in scope (optionally in one namespace / matching selectors), own writes included."""
+        cached = self._reader.list(namespace, label_selector, field_selector)
+        if self._ryw is None:
+            return cached
+        labels = LabelSelector.parse(label_selector) if isinstance(label_selector, str) else label_selector
+
+        def wanted(obj: Mapping[str, Any]) -> bool:
+            if namespace is not None and ((obj.get("metadata") or {}).get("namespace") or "") != namespace:
+                return False
+            return not labels or labels.matches(_labels(obj))
+
+        return self._overlaid(cached, None if field_selector else wanted)
 
     def keys(self) -> _list[Key]:
-        """Every cached (namespace, name)."""
-        return self._reader.keys()
+        """Every (namespace, name) in scope, own writes included."""
+        if self._ryw is None:
+            return self._reader.keys()
+        return [(v["metadata"].get("namespace") or "", v["metadata"]["name"]) for v in self.list()]
 
     def by_index(self, index: str, key: str) -> _list[FrozenDict]:
-        """Cached objects filed under ``key`` in ``index``."""
-        return self._reader.by_index(index, key)
+        """Objects filed under ``key`` in ``index``, own writes included."""
+        cached = self._reader.by_index(index, key)
+        if self._ryw is None:
+            return cached
+        fn = _OWNER_INDEXES.get(index)
+        return self._overlaid(cached, (lambda obj: key in fn(obj)) if fn is not None else None)
 
     def index_keys(self, index: str, key: str) -> set[Key]:
-        """(namespace, name) of the cached objects filed under ``key`` in ``index``."""
-        return self._reader.index_keys(index, key)
+        """(namespace, name) of the objects filed under ``key`` in ``index``, own writes included."""
+        if self._ryw is None:
+            return self._reader.index_keys(index, key)
+        return {(v["metadata"].get("namespace") or "", v["metadata"]["name"]) for v in self.by_index(index, key)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,7 +160,9 @@ class RuntimeView:
     def reader(self, cluster: str, resource: str) -> OverlayReader:
         """The cache of ``resource`` (as named in ``for_``/``owns``/``watches``) on ``cluster``."""
         src = self.sources.source(cluster, resource)
-        return OverlayReader(src.store, self.ryw, cluster, src.group, src.kind)
+        scope = src.handle.scope
+        return OverlayReader(src.store, self.ryw, cluster, src.group, src.kind, scope_namespace=scope.namespace,
+                             scope_labels=None if scope.label_selector.empty else scope.label_selector)
 
     def read(self, key: ObjectKey) -> Mapping[str, Any] | None:
         """The cached object of ``key``, with the controller's own newer writes overlaid."""

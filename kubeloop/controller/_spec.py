@@ -21,10 +21,10 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.transform import DEFAULT, Transform
+from kubeloop.cache.transform import DEFAULT, Filter, Transform
 from kubeloop.client import ResourceRef
 from kubeloop.controller._handlers import EnqueueForObject, EventHandler
 from kubeloop.controller._predicates import Predicate, PredicateFn, as_predicate
@@ -33,6 +33,18 @@ from kubeloop.queue import RateLimiter
 
 if TYPE_CHECKING:
     from kubeloop.controller._context import Context
+
+SuppressOwnWrites = Literal["reconciled_object", "all"]
+"""Which watch events caused only by a reconcile's own writes do not enqueue anything:
+
+- ``"reconciled_object"`` (default, controller-runtime's behaviour for children): only writes to
+  the object being reconciled (its status, finalizers, labels) that the reconcile based on what
+  it had read; a child it created, changed or deleted reconciles its owner again, as any change
+  of a child does (deduplicated with what is already queued);
+- ``"all"``: every own write, children included: fewer reconciles, safe because ``ctx.owned()``
+  and ``ctx.reader()`` show the reconcile's own writes before the cache does, but a controller
+  that derives status from its children must then requeue itself to see later changes of them.
+"""
 
 ReconcileFn = Callable[[Request, "Context"], Awaitable[Result | None]]
 Predicates = Iterable[Predicate | PredicateFn] | Predicate | PredicateFn | None
@@ -66,6 +78,7 @@ class SourceSpec:
     field_selector: str | Mapping[str, str] | None = None
     metadata_only: bool = False
     transform: Transform | None = DEFAULT
+    filter: Filter | None = None
     predicate: Predicate | None = None
 
     def __post_init__(self) -> None:
@@ -84,6 +97,7 @@ class SourceSpec:
             "field_selector": self.field_selector,
             "metadata_only": self.metadata_only,
             "transform": self.transform,
+            "filter": self.filter,
         }
 
     def describe(self) -> str:
@@ -118,10 +132,12 @@ class ControllerSpec:
     reconcile_timeout: float | None = None
     rate_limiter: RateLimiter | None = None
     debounce: float = 0.0
+    debounce_max_wait: float | None = None
     clusters: tuple[str, ...] | None = None
     field_manager: str = ""
     read_your_writes: bool = True
     read_your_writes_timeout: float = 2.0
+    suppress_own_writes: SuppressOwnWrites = "reconciled_object"
     cache_sync_timeout: float = 120.0
     record_events: bool = True
     logger: logging.Logger | None = None
@@ -135,6 +151,9 @@ class ControllerSpec:
         if not self.sources or self.sources[0].role != "for":
             raise ValueError(f"controller {name!r}: the first source must be the primary (for_)")
         _check_reconcile(self.reconcile)
+        if self.suppress_own_writes not in ("reconciled_object", "all"):
+            raise ValueError(f"suppress_own_writes must be 'reconciled_object' or 'all', "
+                             f"not {self.suppress_own_writes!r}")
         if not self.field_manager:
             object.__setattr__(self, "field_manager", name)
 

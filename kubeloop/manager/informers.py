@@ -2,9 +2,12 @@
 controllers (cross-resource lookups, indexes read from several controllers).
 
     running = manager.informer("v1/Pod", indexes={"running-by-app": running_by_app})
-    manager.add(report_controller, needs=[running])        # its workers wait for the Pods to sync
     ...
     pods = running.by_index("running-by-app", f"{ns}/{app}")   # in reconcile: no API call
+
+A read before the informer's first list completed raises `kubeloop.controller.CacheNotSynced`
+instead of answering from a partial cache; a reconcile that raises it waits for the sync and runs
+again, so ``needs=`` is only an optimisation (workers start after those informers synced).
 
 It is the same informer any controller watching the same scope uses (one watch per scope).
 """
@@ -17,6 +20,7 @@ from typing import Any
 from kubeloop.cache.index import IndexFunc
 from kubeloop.cache.reader import CacheReader
 from kubeloop.cache.shared import InformerHandle, SharedCache
+from kubeloop.controller import CacheNotSynced
 from kubeloop.meta import DEFAULT_CLUSTER
 
 __all__ = ["SharedInformer"]
@@ -61,19 +65,26 @@ class SharedInformer:
         except KeyError:
             raise LookupError(f"no informer of {self.resource} on cluster {cluster!r}") from None
 
+    def synced_handle(self, cluster: str | None = None) -> InformerHandle:
+        """`handle`, once its first list is complete (else `CacheNotSynced`: never a partial answer)."""
+        handle = self.handle(cluster)
+        if not handle.synced:
+            raise CacheNotSynced(f"informer of {self.resource} on cluster {handle.cluster!r}", handle.wait_synced)
+        return handle
+
     def store(self, cluster: str | None = None) -> CacheReader:
-        """Read-only access to the cached objects."""
-        return self.handle(cluster).store
+        """Read-only access to the cached objects (`CacheNotSynced` before the first list completed)."""
+        return self.synced_handle(cluster).store
 
     def get(self, name: str, namespace: str = "", *, cluster: str | None = None) -> Any:
-        return self.handle(cluster).get(name, namespace)
+        return self.synced_handle(cluster).get(name, namespace)
 
     def list(self, namespace: str | None = None, *, cluster: str | None = None, **selectors: Any) -> _list[Any]:
-        return self.handle(cluster).list(namespace, **selectors)
+        return self.synced_handle(cluster).list(namespace, **selectors)
 
     def by_index(self, index: str, key: str, *, cluster: str | None = None) -> _list[Any]:
         """The cached objects filed under ``key`` in ``index``."""
-        return self.handle(cluster).by_index(index, key)
+        return self.synced_handle(cluster).by_index(index, key)
 
     @property
     def synced(self) -> bool:

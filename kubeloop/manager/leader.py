@@ -14,6 +14,12 @@ when that write conflicts (counted in ``leader_election_slowpath_total``). It st
 could not renew for ``renew_deadline`` seconds. One difference, for safety: a leader that reads
 the Lease and finds another valid holder (the lease was stolen or taken over) steps down at once
 instead of retrying until its deadline.
+
+Fencing (`Tenure`): the renew deadline is counted from when the last successful write was *sent*,
+on the monotonic clock; `may_lead()` is False as soon as it has passed, even before this loop got
+to run again (a reconcile blocked the event loop, the process was paused). The Manager's workers
+ask `may_lead()` before each reconcile, so a leader that resumes after its lease could have been
+taken over starts nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from kubeloop.manager.lease import (
     LeaderElection,
     LeaseRecord,
     Observer,
+    Tenure,
     Verdict,
     next_record,
     released_record,
@@ -79,6 +86,12 @@ class LeaderElector:
         self._lease: dict[str, Any] | None = None  # the Lease as we last wrote it (fast-path renewals)
         self._holding = False  # our last write made us the holder (release needs it)
         self._stolen = False
+        self.tenure = Tenure(config.renew_deadline)
+
+    def may_lead(self) -> bool:
+        """True while this candidate leads *and* its tenure has not run out on the monotonic clock:
+        the check to make before starting leader-only work (see the module docstring)."""
+        return self.is_leader and self.tenure.valid(self._clock())
 
     @property
     def description(self) -> str:
@@ -106,11 +119,11 @@ class LeaderElector:
             await asyncio.sleep(delay)
 
     async def _renew_until_lost(self) -> None:
-        cfg = self.config
-        last = self._clock()
+        cfg, tenure = self.config, self.tenure
         while True:
-            await asyncio.sleep(cfg.retry_period)
-            remaining = last + cfg.renew_deadline - self._clock()
+            # wake at the end of the tenure at the latest: leader-only work stops on time
+            await asyncio.sleep(max(0.0, min(cfg.retry_period, tenure.remaining(self._clock()))))
+            remaining = tenure.remaining(self._clock())
             ok = False
             if remaining > 0:
                 try:
@@ -119,12 +132,11 @@ class LeaderElector:
                 except TimeoutError:
                     self.last_error = f"renewal did not answer within {remaining:.1f}s"
             if ok:
-                last = self._clock()
                 continue
             if self._stolen:
                 log.warning("%s: lost leadership: the lease is now held by %s", self.description, self.leader)
                 break
-            if self._clock() >= last + cfg.renew_deadline:
+            if not tenure.valid(self._clock()):
                 log.warning("%s: lost leadership: could not renew for %.1fs (%s)", self.description,
                             cfg.renew_deadline, self.last_error or "no answer")
                 break
@@ -135,6 +147,8 @@ class LeaderElector:
         if leading == self.is_leader:
             return
         self.is_leader = leading
+        if not leading:
+            self.tenure.end()
         LEADER_STATUS.labels(self.config.name).set(1 if leading else 0)
         if leading:
             self.transitions += 1
@@ -175,6 +189,7 @@ class LeaderElector:
         if decision is Verdict.HELD:
             self._holding = False
             self._lease = None
+            self.tenure.end()
             if self.is_leader:
                 self._stolen = True
             self.known.set()
@@ -209,8 +224,10 @@ class LeaderElector:
         return await self.client.replace(body)  # guarded by metadata.resourceVersion
 
     def _remember(self, lease: dict[str, Any], rec: LeaseRecord, now: float) -> None:
+        """Our write sent at ``now`` succeeded: we hold the lease; the tenure counts from ``now``."""
         self._lease = lease
         self._holding = True
+        self.tenure.renewed(now)
         self.observer.observe(rec, now)
         self._note_leader(self.identity)
         self.last_error = ""

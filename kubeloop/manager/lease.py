@@ -8,6 +8,8 @@ The async shell (`leader.py`) fetches and writes the Lease; everything it decide
   written by another machine, so clock skew between replicas cannot cause two leaders.
 - `verdict(...)`: may we write the lease now (acquire or renew), or does another holder own it?
 - `next_record(...)` / `released_record(...)`: what to write.
+- `Tenure`: until when (local monotonic clock) the leader may act: fencing, so a leader whose
+  process stalled past its lease never starts work after it resumes.
 
 Timestamps are ``metav1.MicroTime``: RFC 3339 in UTC with exactly six fractional digits.
 """
@@ -29,6 +31,7 @@ __all__ = [
     "LeaderElection",
     "LeaseRecord",
     "Observer",
+    "Tenure",
     "Verdict",
     "default_identity",
     "micro_time",
@@ -153,6 +156,38 @@ class Observer:
         if self.record is None:
             return 0.0
         return self.observed_at + self.record.duration - now
+
+
+class Tenure:
+    """Until when this leader may act, on the local monotonic clock (fencing).
+
+    Counted from when the last successful acquire/renew write was *sent*: the other candidates
+    start their ``leaseDurationSeconds`` when they see that record, which is later, so
+    ``sent + renew_deadline`` (shorter than the lease duration) ends our tenure before anyone
+    could take over, however long the process stalled in between. Work is handed out only while
+    `valid`; a process that slept past its tenure finds it over when it wakes, before it starts
+    anything.
+    """
+
+    def __init__(self, renew_deadline: float) -> None:
+        self.renew_deadline = renew_deadline
+        self.until = -math.inf
+
+    def renewed(self, sent_at: float) -> None:
+        """A write sent at ``sent_at`` made (or kept) us the holder."""
+        self.until = max(self.until, sent_at + self.renew_deadline)
+
+    def end(self) -> None:
+        """Leadership is over (lost, released or stolen)."""
+        self.until = -math.inf
+
+    def remaining(self, now: float) -> float:
+        """Seconds of tenure left (<= 0: over)."""
+        return self.until - now
+
+    def valid(self, now: float) -> bool:
+        """True while the leader may still start work."""
+        return now < self.until
 
 
 def verdict(observer: Observer, identity: str, now: float) -> Verdict:

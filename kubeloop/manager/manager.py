@@ -534,7 +534,8 @@ class Manager:
         async def run() -> None:
             for inf in e.needs:
                 await inf.wait_synced(e.controller.cache_sync_timeout)
-            await e.controller.run(self.cache, clients=self._clients)  # type: ignore[arg-type]
+            fence = self.elector.may_lead if e.leader_only and self.elector is not None else None
+            await e.controller.run(self.cache, clients=self._clients, fence=fence)  # type: ignore[arg-type]
 
         e.task = tg.create_task(self._guard(f"controller {e.controller.name}", run()),
                                 name=f"controller {e.controller.name}")

@@ -42,7 +42,7 @@ from collections.abc import Hashable, Iterable
 from itertools import count
 from typing import Generic, TypeVar
 
-from kubeloop.queue.rate_limit import ItemExponentialBackoff, RateLimiter
+from kubeloop.queue.rate_limit import RateLimiter, default_rate_limiter
 from kubeloop.queue.stats import QueueStats
 
 K = TypeVar("K", bound=Hashable)
@@ -94,7 +94,7 @@ class WorkQueueCore(Generic[K]):
             raise ValueError("debounce must be >= 0")
         if starvation_every < 0:
             raise ValueError("starvation_every must be >= 0 (0 disables the guard)")
-        self._limiter: RateLimiter = rate_limiter if rate_limiter is not None else ItemExponentialBackoff()
+        self._limiter: RateLimiter = rate_limiter if rate_limiter is not None else default_rate_limiter()
         self._debounce = float(debounce)
         if debounce_max_wait is None:
             debounce_max_wait = 10.0 * self._debounce

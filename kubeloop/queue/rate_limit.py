@@ -101,13 +101,14 @@ def default_rate_limiter(
     *,
     base: float = 0.005,
     cap: float = 1000.0,
-    bucket_qps: float | None = None,
+    bucket_qps: float | None = 10.0,
     bucket_burst: int = 100,
 ) -> RateLimiter:
-    """controller-runtime's default: per-key 5 ms..1000 s backoff, no overall bucket.
+    """controller-runtime's default: the longer of a per-key 5 ms..1000 s backoff and an overall
+    token bucket (10 qps, burst 100) shared by every key, so a storm of failures (an API outage
+    failing every key at once) retries at most 10 keys a second after the first 100.
 
-    Pass ``bucket_qps`` (client-go's classic value is 10, burst 100) to combine it
-    with an overall token bucket, as client-go's ``DefaultControllerRateLimiter`` does.
+    ``bucket_qps=None``: the per-key backoff alone.
     """
     per_key = ItemExponentialBackoff(base, cap)
     if bucket_qps is None:

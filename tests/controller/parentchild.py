@@ -41,7 +41,8 @@ def widget_controller(group: str, record: Record, *, name: str = "widgets", read
     """``guarded_status``: write the status as a read-modify-write guarded by the cached object's
     resourceVersion (the common optimistic-concurrency pattern) instead of server-side apply."""
 
-    async def cleanup(w: Mapping[str, Any]) -> None:
+    async def cleanup(w: Mapping[str, Any], ctx: Context) -> None:
+        assert ctx.request.name == w["metadata"]["name"]  # cleanup gets the reconcile's context
         if record.fail_cleanup > 0:
             record.fail_cleanup -= 1
             raise RuntimeError("cleanup failed (injected)")

@@ -56,14 +56,16 @@ async def test_children_status_repair_steady_state_and_finalizer(
         assert w["status"] == {"configMap": "w1-config", "replicas": 1, "observedGeneration": 1}
         req = Request("default", ns, "w1")
         await quiet()
-        # the status write (and every other own write) did not cause another reconcile
-        assert rec.reconciles[req] == 1, rec.reconciles
+        # own writes do not keep it busy: the status write is not reconciled again, and the rerun
+        # the children's creation causes finds nothing to do
+        settled = rec.reconciles[req]
+        await quiet()
+        assert rec.reconciles[req] == settled, rec.reconciles
 
         # a spec change is reconciled
         await client.patch(f"{group}/v1/Widget", "w1", {"spec": {"size": 3}}, namespace=ns)
         await converged(client, group, "w1", ns, size=3)
-        await quiet()
-        assert rec.reconciles[req] == 2, rec.reconciles
+        assert rec.reconciles[req] > settled, rec.reconciles
 
         # a child deleted by hand is recreated
         await client.delete("v1/ConfigMap", "w1-config", namespace=ns)
@@ -107,16 +109,19 @@ async def test_failed_cleanup_keeps_the_finalizer_until_it_succeeds(
         assert rec.cleanups == ["w2"] and rec.fail_cleanup == 0  # two failures, then success
 
 
-@pytest.mark.parametrize("ryw", [True, False])
+@pytest.mark.parametrize("mode", ["reconciled_object", "all", "off"])
 async def test_read_your_writes_fewer_reconciles(
-        client: Client, cache: SharedCache, ns: str, widget_group: str, ryw: bool) -> None:
+        client: Client, cache: SharedCache, ns: str, widget_group: str, mode: str) -> None:
     """Without predicates on the primary every own write would come back as a reconcile; with read
-    your writes they do not, and a status write guarded by the cached resourceVersion never sees a
-    stale object (no Conflict). The benchmark reports both figures."""
+    your writes the writes to the widget itself do not (with ``suppress_own_writes="all"`` the
+    children's do not either), and a status write guarded by the cached resourceVersion never sees
+    a stale object (no Conflict). The benchmark reports these figures."""
     group = widget_group
     rec = Record()
-    ctl = widget_controller(group, rec, name=f"ryw-{ryw}", read_your_writes=ryw, predicates=None,
-                            guarded_status=True)
+    ryw = mode != "off"
+    ctl = widget_controller(group, rec, name=f"ryw-{mode.replace('_', '-')}", read_your_writes=ryw,
+                            predicates=None, guarded_status=True,
+                            suppress_own_writes=mode if ryw else "reconciled_object")
     n = 5
     async with running(ctl, cache):
         for i in range(n):
@@ -125,9 +130,11 @@ async def test_read_your_writes_fewer_reconciles(
             await converged(client, group, f"r{i}", ns)
         await quiet(0.5)
     total = sum(rec.reconciles.values())
-    if ryw:
+    if mode == "all":
         assert total == n, rec.reconciles  # exactly one reconcile per widget
         assert rec.conflicts == 0
+    elif ryw:
+        assert total >= n and rec.conflicts == 0, (rec.reconciles, rec.conflicts)
     else:
         assert total > n  # own writes (finalizer, children, status) came back as reconciles
 

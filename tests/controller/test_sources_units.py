@@ -63,6 +63,15 @@ def test_mapped_requests_accept_requests_pairs_and_names() -> None:
         mapped_requests(obj, "c", lambda o: [42], out)  # type: ignore[list-item,return-value]
 
 
+def test_a_map_function_returning_one_name_enqueues_that_name() -> None:
+    """Issue 11 item 6: a bare ``str`` is one name, never one request per letter."""
+    out: set[Request] = set()
+    mapped_requests({"metadata": {"name": "s", "namespace": "n"}}, "c", lambda o: "web", out)
+    assert out == {Request("c", "n", "web")}
+    with pytest.raises(TypeError, match="expected a Request, a name"):
+        mapped_requests({"metadata": {"name": "s"}}, "c", lambda o: b"web", out)  # type: ignore[arg-type,return-value]
+
+
 def test_combine_predicates() -> None:
     assert combine_predicates(None) is None
     p = combine_predicates([generation_changed, lambda o, n: n is not None])

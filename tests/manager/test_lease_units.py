@@ -11,6 +11,7 @@ from kubeloop.manager.lease import (
     LeaderElection,
     LeaseRecord,
     Observer,
+    Tenure,
     Verdict,
     default_identity,
     micro_time,
@@ -97,3 +98,17 @@ def test_release_clears_the_holder_and_shortens_the_lease() -> None:
     rel = released_record(LeaseRecord("me", 15, "a", "b", 7), T)
     assert rel.holder == "" and rel.duration == 1 and rel.transitions == 7
     assert rel.spec()["holderIdentity"] == "" and rel.spec()["leaseDurationSeconds"] == 1
+
+
+def test_tenure_ends_renew_deadline_after_the_write_was_sent() -> None:
+    """Issue 11 item 9: fencing on the monotonic clock; a process that stalled past its tenure
+    finds it over when it resumes, whatever it believed before."""
+    t = Tenure(renew_deadline=10.0)
+    assert not t.valid(0.0)
+    t.renewed(sent_at=100.0)
+    assert t.valid(109.9) and t.remaining(105.0) == pytest.approx(5.0)
+    assert not t.valid(110.0)  # the others may take over 15 s after they saw the write: we stop at 10
+    t.renewed(sent_at=95.0)  # an older write answering late never shortens nor extends wrongly
+    assert t.valid(109.9)
+    t.end()
+    assert not t.valid(100.0)

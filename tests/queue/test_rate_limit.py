@@ -51,11 +51,12 @@ def test_max_of_takes_the_longest_delay() -> None:
     assert rl.num_requeues("a") == 0
 
 
-def test_default_rate_limiter_optionally_adds_the_bucket() -> None:
-    assert isinstance(default_rate_limiter(), ItemExponentialBackoff)
-    combined = default_rate_limiter(bucket_qps=10)
-    assert isinstance(combined, MaxOf)
-    q: WorkQueueCore[int] = WorkQueueCore(rate_limiter=combined)
+def test_default_rate_limiter_has_the_overall_bucket() -> None:
+    """Issue 11 item 5: controller-runtime's default, per-key backoff and a 10 qps / 100 burst
+    bucket over all keys; a queue built without a limiter gets it."""
+    assert isinstance(default_rate_limiter(bucket_qps=None), ItemExponentialBackoff)
+    assert isinstance(default_rate_limiter(), MaxOf)
+    q: WorkQueueCore[int] = WorkQueueCore()
     delays = [q.add_rate_limited(i, now=0) for i in range(101)]
     assert delays[:100] == pytest.approx([0.005] * 100)
     assert delays[100] == pytest.approx(0.1)
