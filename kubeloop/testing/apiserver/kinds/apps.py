@@ -14,11 +14,13 @@ from .base import KindStrategy, semantic_equal, without
 from .core import FieldLabelStrategy
 from .schema import (
     ANY,
-    BOOL,
     INT32,
     INT_OR_STRING,
     LABEL_SELECTOR,
     OBJECT_META,
+    OMIT_BOOL,
+    OMIT_INT32,
+    OMIT_INT64,
     POD_TEMPLATE_SPEC,
     STRING,
     list_of,
@@ -116,7 +118,12 @@ ROLLING_UPDATE_DEPLOYMENT = struct("RollingUpdateDeployment", maxUnavailable=INT
 DEPLOYMENT_SPEC = struct(
     "DeploymentSpec", replicas=INT32, selector=LABEL_SELECTOR, template=POD_TEMPLATE_SPEC,
     strategy=struct("DeploymentStrategy", type=STRING, rollingUpdate=ROLLING_UPDATE_DEPLOYMENT),
-    minReadySeconds=INT32, revisionHistoryLimit=INT32, paused=BOOL, progressDeadlineSeconds=INT32,
+    minReadySeconds=OMIT_INT32, revisionHistoryLimit=INT32, paused=OMIT_BOOL, progressDeadlineSeconds=INT32,
+)
+DEPLOYMENT_STATUS = struct(
+    "DeploymentStatus", open=True, observedGeneration=OMIT_INT64, replicas=OMIT_INT32, updatedReplicas=OMIT_INT32,
+    readyReplicas=OMIT_INT32, availableReplicas=OMIT_INT32, unavailableReplicas=OMIT_INT32,
+    conditions=list_of(ANY), collisionCount=INT32,
 )
 PVC_TEMPLATE = struct("PersistentVolumeClaim", apiVersion=STRING, kind=STRING, metadata=OBJECT_META,
                       spec=ANY, status=ANY)
@@ -126,16 +133,16 @@ STATEFUL_SET_SPEC = struct(
     updateStrategy=struct("StatefulSetUpdateStrategy", type=STRING,
                           rollingUpdate=struct("RollingUpdateStatefulSetStrategy", partition=INT32,
                                                maxUnavailable=INT_OR_STRING)),
-    revisionHistoryLimit=INT32, minReadySeconds=INT32, persistentVolumeClaimRetentionPolicy=ANY,
+    revisionHistoryLimit=INT32, minReadySeconds=OMIT_INT32, persistentVolumeClaimRetentionPolicy=ANY,
 )
-REPLICA_SET_SPEC = struct("ReplicaSetSpec", replicas=INT32, minReadySeconds=INT32, selector=LABEL_SELECTOR,
+REPLICA_SET_SPEC = struct("ReplicaSetSpec", replicas=INT32, minReadySeconds=OMIT_INT32, selector=LABEL_SELECTOR,
                           template=POD_TEMPLATE_SPEC)
 DAEMON_SET_SPEC = struct(
     "DaemonSetSpec", selector=LABEL_SELECTOR, template=POD_TEMPLATE_SPEC,
     updateStrategy=struct("DaemonSetUpdateStrategy", type=STRING,
                           rollingUpdate=struct("RollingUpdateDaemonSet", maxUnavailable=INT_OR_STRING,
                                                maxSurge=INT_OR_STRING)),
-    minReadySeconds=INT32, revisionHistoryLimit=INT32,
+    minReadySeconds=OMIT_INT32, revisionHistoryLimit=INT32,
 )
 
 
@@ -199,7 +206,7 @@ def validate_scale(scale: Obj) -> None:
 # -- Deployment -----------------------------------------------------------------------------------
 
 class DeploymentStrategy(ScalableStrategy):
-    schema = top_level("Deployment", spec=DEPLOYMENT_SPEC, status=ANY)
+    schema = top_level("Deployment", spec=DEPLOYMENT_SPEC, status=DEPLOYMENT_STATUS)
     annotations_bump_generation = True
     kind_word = "deployment"
 

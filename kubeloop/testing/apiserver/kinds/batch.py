@@ -17,8 +17,11 @@ from .schema import (
     INT64,
     LABEL_SELECTOR,
     OBJECT_META,
+    OMIT_INT32,
     POD_TEMPLATE_SPEC,
     STRING,
+    TIME,
+    list_of,
     struct,
     top_level,
 )
@@ -31,6 +34,10 @@ JOB_SPEC = struct(
     "JobSpec", open=True, parallelism=INT32, completions=INT32, activeDeadlineSeconds=INT64, backoffLimit=INT32,
     selector=LABEL_SELECTOR, manualSelector=BOOL, template=POD_TEMPLATE_SPEC, ttlSecondsAfterFinished=INT32,
     completionMode=STRING, suspend=BOOL,
+)
+JOB_STATUS = struct(
+    "JobStatus", open=True, conditions=list_of(ANY), startTime=TIME, completionTime=TIME, active=OMIT_INT32,
+    succeeded=OMIT_INT32, failed=OMIT_INT32, completedIndexes=STRING, ready=INT32,
 )
 CRON_JOB_SPEC = struct(
     "CronJobSpec", schedule=STRING, timeZone=STRING, startingDeadlineSeconds=INT64, concurrencyPolicy=STRING,
@@ -52,7 +59,7 @@ def default_job_spec(spec: Obj) -> None:
 
 
 class JobStrategy(WorkloadStrategy):
-    schema = top_level("Job", spec=JOB_SPEC, status=ANY)
+    schema = top_level("Job", spec=JOB_SPEC, status=JOB_STATUS)
     kind_word = "job"
     status_keeps_labels = False
 

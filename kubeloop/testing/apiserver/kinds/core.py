@@ -23,6 +23,7 @@ from .schema import (
     INT32,
     INT_OR_STRING,
     OBJECT_REFERENCE,
+    OMIT_INT32,
     POD_SPEC,
     POD_TEMPLATE_SPEC,
     STRING,
@@ -270,7 +271,7 @@ class EndpointsStrategy(KindStrategy):
 # -- Service ----------------------------------------------------------------------------------
 
 SERVICE_PORT = struct("ServicePort", name=STRING, protocol=STRING, appProtocol=STRING, port=INT32,
-                      targetPort=INT_OR_STRING, nodePort=INT32)
+                      targetPort=INT_OR_STRING, nodePort=OMIT_INT32)
 SERVICE_SPEC = struct("ServiceSpec", open=True, ports=list_of(SERVICE_PORT), selector=map_of(STRING),
                       clusterIP=STRING, clusterIPs=list_of(STRING), type=STRING, sessionAffinity=STRING,
                       externalName=STRING, ipFamilies=list_of(STRING), ipFamilyPolicy=STRING,
