@@ -28,6 +28,7 @@ NAMESPACES = ("", "namespaces")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 PROPAGATION = ("Foreground", "Background", "Orphan")
+FOREGROUND = "foregroundDeletion"
 
 
 def is_identity(strategy: Strategy) -> bool:
@@ -306,6 +307,9 @@ class Registry:
         bucket = self.bucket(info)
         key = (namespace if info.namespaced else "", name)
         old = bucket.objects.get(key)
+        # GuaranteedUpdate checks the body's uid precondition first, against an empty object when
+        # there is none: a uid on a missing object is a 409, not a 404
+        self._check_uid_precondition(info, meta.get("uid"), old, namespace, name)
         if old is None:
             if allow_create and not subresource:
                 if meta.get("resourceVersion"):
@@ -313,8 +317,29 @@ class Registry:
                 return WriteResult(self.create(info, namespace, obj, manager=manager, dry_run=dry_run),
                                    created=True)
             raise errors.not_found(info.resource, name, info.group)
+        if meta.get("resourceVersion") in (None, "") and not info.strategy.allow_unconditional_update:
+            # Store.Update: the error names the resource where the kind goes (a known upstream TODO)
+            raise errors.invalid(info.resource, name, [cause(
+                "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update",
+                "metadata.resourceVersion")], info.group)
         return self._update_existing(info, bucket, old, obj, manager=manager, dry_run=dry_run,
                                      subresource=subresource)
+
+    @staticmethod
+    def _check_uid_precondition(info: ResourceInfo, uid: Any, old: Stored | None, namespace: str,
+                                name: str) -> None:
+        """`storage.Preconditions.Check` for the uid an update body carries (409 on mismatch)."""
+        if uid in (None, ""):
+            return
+        have = old.obj["metadata"]["uid"] if old is not None else ""
+        if uid == have:
+            return
+        ns = f"{namespace}/" if info.namespaced else ""
+        raise errors.conflict(info.resource, name, info.group, message=(
+            f'Operation cannot be fulfilled on {errors._qualified(info.resource, info.group)} "{name}": '
+            f"StorageError: invalid object, Code: 4, Key: /registry/{info.resource}/{ns}{name}, "
+            f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: "
+            f"UID in precondition: {uid}, UID in object meta: {have}"))
 
     def _update_existing(self, info: ResourceInfo, bucket: Bucket, old: Stored, obj: Obj, *, manager: str,
                          dry_run: bool, subresource: str, record: bool = True) -> WriteResult:
@@ -325,13 +350,7 @@ class Registry:
         rv = meta.get("resourceVersion")
         if rv not in (None, "") and str(rv) != old_meta["resourceVersion"]:
             raise errors.conflict(info.resource, name, info.group)
-        uid = meta.get("uid")
-        if uid not in (None, "") and uid != old_meta["uid"]:
-            raise errors.conflict(info.resource, name, info.group, message=(
-                f'Operation cannot be fulfilled on {errors._qualified(info.resource, info.group)} "{name}": '
-                f"StorageError: invalid object, Code: 4, Key: /registry/{info.resource}/{old_meta.get('namespace', '')}"
-                f"/{name}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: "
-                f"{uid}, UID in object meta: {old_meta['uid']}"))
+        self._check_uid_precondition(info, meta.get("uid"), old, old_meta.get("namespace", ""), name)
         if info.namespaced:
             meta["namespace"] = old_meta.get("namespace", "")
         # fields only the server sets
@@ -474,38 +493,33 @@ class Registry:
                     f'precondition ({pre["resourceVersion"]}) does not match the ResourceVersion in record '
                     f'({meta["resourceVersion"]}). The object might have been modified'),
                     {"name": name, **({"group": info.group} if info.group else {}), "kind": info.kind})
-        policy = opts.get("propagationPolicy")
         special = (info.group, info.resource)
-        fins = list(meta.get("finalizers") or [])
+        before = list(meta.get("finalizers") or [])
+        fins = gc_finalizers(before, opts, info.strategy.orphans_by_default)
         if meta.get("deletionTimestamp"):
-            # already terminating: only new GC finalizers can change anything
-            if policy == "Foreground" and "foregroundDeletion" not in fins:
-                fins.append("foregroundDeletion")
-            elif policy == "Orphan" and "orphan" not in fins:
-                fins.append("orphan")
-            if fins == list(meta.get("finalizers") or []):
+            # already terminating: only the garbage-collection finalizers can change
+            if fins == before:
                 return old, None
             obj = self.view(info, old)
             obj["metadata"]["finalizers"] = fins
             return self._commit_delete_mark(info, bucket, old, obj, dry_run), None
         plain_strategy = type(info.strategy).prepare_for_delete is Strategy.prepare_for_delete
-        if plain_strategy and not fins and special != CRDS and policy not in ("Foreground", "Orphan"):
+        if plain_strategy and not fins and special != CRDS:
             return None, self._delete_now(info, bucket, old, dry_run)  # the common case, no copy needed
         obj = self.view(info, old)
         keep = info.strategy.prepare_for_delete(info, obj)
-        fins = list(obj["metadata"].get("finalizers") or [])
         if special == CRDS and CRD_FINALIZER not in fins:
             fins.append(CRD_FINALIZER)
-        if policy == "Foreground" and "foregroundDeletion" not in fins:
-            fins.append("foregroundDeletion")
-        elif policy == "Orphan" and "orphan" not in fins:
-            fins.append("orphan")
         if fins or keep:
+            om = obj["metadata"]
             if fins:
-                obj["metadata"]["finalizers"] = fins
-            obj["metadata"]["deletionTimestamp"] = now_rfc3339()
+                om["finalizers"] = fins
+            if om.get("generation"):
+                # markAsDeleting: the spec is final from here on, which controllers see as a new generation
+                om["generation"] = int(om["generation"]) + 1
+            om["deletionTimestamp"] = now_rfc3339()
             if fins:
-                obj["metadata"]["deletionGracePeriodSeconds"] = 0
+                om["deletionGracePeriodSeconds"] = 0
             if special == CRDS:
                 conds = obj.setdefault("status", {}).setdefault("conditions", [])
                 conds.append({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
@@ -515,11 +529,15 @@ class Registry:
         return None, self._delete_now(info, bucket, old, dry_run)
 
     def _delete_now(self, info: ResourceInfo, bucket: Bucket, old: Stored, dry_run: bool) -> Obj:
-        """Remove the object (watchers get DELETED with its last state) and return the Success Status."""
+        """Remove the object (watchers get DELETED with its last state) and return what DELETE answers:
+        the Success Status, or the object itself where the registry says `ReturnDeletedObject`."""
         meta = old.obj["metadata"]
-        status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                  "details": {"name": meta["name"], **({"group": info.group} if info.group else {}),
-                              "kind": info.resource, "uid": meta["uid"]}}
+        if info.return_deleted_object:
+            status = self.view(info, old)
+        else:
+            status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                      "details": {"name": meta["name"], **({"group": info.group} if info.group else {}),
+                                  "kind": info.resource, "uid": meta["uid"]}}
         if not dry_run:
             gone = dict(old.obj)
             gone["metadata"] = dict(gone["metadata"])
@@ -548,6 +566,36 @@ class Registry:
 
 
 # ---- small helpers -----------------------------------------------------------------------------
+def gc_finalizers(finalizers: list[str], opts: Obj, orphans_by_default: bool) -> list[str]:
+    """`deletionFinalizersForGarbageCollection`: the object's finalizers with `orphan` /
+    `foregroundDeletion` recomputed from the delete options, then the finalizers already set, then
+    the kind's default policy (each one removed and re-added at the end, as the real server does)."""
+    policy = opts.get("propagationPolicy")
+    orphan_opt = opts.get("orphanDependents")
+    if orphan_opt is not None and not isinstance(orphan_opt, bool):
+        orphan_opt = str(orphan_opt).lower() == "true"
+    if orphan_opt is not None:
+        orphan = bool(orphan_opt)
+    elif policy in PROPAGATION:
+        orphan = policy == "Orphan"
+    elif "orphan" in finalizers or FOREGROUND in finalizers:
+        orphan = "orphan" in finalizers
+    else:
+        orphan = orphans_by_default
+    if orphan_opt is not None:
+        foreground = False
+    elif policy in PROPAGATION:
+        foreground = policy == "Foreground"
+    else:
+        foreground = FOREGROUND in finalizers and "orphan" not in finalizers
+    out = [f for f in finalizers if f not in ("orphan", FOREGROUND)]
+    if orphan:
+        out.append("orphan")
+    if foreground:
+        out.append(FOREGROUND)
+    return out
+
+
 def _same(new: Obj, old: Obj) -> bool:
     """A no-op write: equal objects, managedFields compared without their timestamps."""
     if new == old:

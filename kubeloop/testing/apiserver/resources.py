@@ -48,6 +48,12 @@ class Strategy:
 
     #: whether `metadata.generation` is maintained for this kind
     has_generation: bool = False
+    #: a PUT without `metadata.resourceVersion` overwrites (most built-ins); False: 422 (custom
+    #: resources, CRDs), as the strategy's `AllowUnconditionalUpdate`
+    allow_unconditional_update: bool = True
+    #: `DefaultGarbageCollectionPolicy` is OrphanDependents (batch/v1 Jobs, for compatibility): a
+    #: DELETE without a policy adds the `orphan` finalizer
+    orphans_by_default: bool = False
 
     # -- decoding (called by the prepare_* hooks) ------------------------------------------
     def decode(self, info: ResourceInfo, obj: Obj) -> None:
@@ -165,8 +171,11 @@ class ResourceInfo:
     storage: str = ""  # storage identity; versions/APIs sharing objects share it (core + events.k8s.io Events)
     strategy: Strategy = field(default_factory=Strategy)
     storage_version_hash: str = ""
-    #: PUT to a missing object creates it (Lease, Event, Endpoints, ...) instead of 404
+    #: PUT to a missing object creates it (Lease, Event, Endpoints, Service, ...) instead of 404
     allow_create_on_update: bool = False
+    #: the registry's `ReturnDeletedObject`: DELETE answers with the object, not a Status (Service,
+    #: ServiceAccount)
+    return_deleted_object: bool = False
     #: the CRD name (`<plural>.<group>`) for custom resources, "" for built-ins. Custom resources:
     #: list items carry kind/apiVersion, strategic merge patch -> 415, a body kind mismatch is a
     #: 422 from `validate_create` (not the built-in 400), unserved versions are not in the catalog.

@@ -62,6 +62,7 @@ class JobStrategy(WorkloadStrategy):
     schema = top_level("Job", spec=JOB_SPEC, status=JOB_STATUS)
     kind_word = "job"
     status_keeps_labels = False
+    orphans_by_default = True  # batch/v1 keeps the pre-garbage-collector default
 
     def default(self, info: ResourceInfo, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})

@@ -48,6 +48,7 @@ class CustomResourceStrategy(Strategy):
     """One served version of a CRD."""
 
     has_generation = True
+    allow_unconditional_update = False
 
     def __init__(self, group: str, version: str, kind: str, schema: Obj | None,
                  scale: Obj | None = None, storage_version: str = "") -> None:
