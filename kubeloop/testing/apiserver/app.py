@@ -18,7 +18,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from . import adapters, errors
+from kubeloop.client.selectors import FieldSelector, LabelSelector
+
+from . import errors
 from .catalog import Catalog
 from .errors import StatusError
 from .faults import Faults
@@ -319,10 +321,9 @@ class APIApp:
             return await self.list(request, t, mode)
         if verb == "get":
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
-            st = reg.get(info, ns, t.name)
             if t.subresource == "scale":
-                return _json(orjson.dumps(info.strategy.get_scale(info, reg.view(info, st))), mode=mode)
-            return self._object(info, st, mode)
+                return _json(orjson.dumps(reg.get_scale(info, ns, t.name)), mode=mode)
+            return self._object(info, reg.get(info, ns, t.name), mode)
         if verb == "delete":
             body = await request.read()
             opts = self._delete_options(body)
@@ -353,7 +354,9 @@ class APIApp:
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
             dry = reg.check_dry_run(q.getall("dryRun", []), "UpdateOptions")
             if t.subresource == "scale":
-                return self._scale_update(request, t, decode_yaml(body) if body else {}, manager, dry, mode)
+                scale = reg.update_scale(info, ns, t.name, decode_yaml(body) if body else {}, manager=manager,
+                                         dry_run=dry)
+                return _json(orjson.dumps(scale), mode=mode)
             obj = decode_object(body, request.headers.get("Content-Type", ""), info)
             res = reg.update(info, ns, t.name, obj, manager=manager, dry_run=dry, subresource=t.subresource,
                              allow_create=info.allow_create_on_update)
@@ -378,29 +381,12 @@ class APIApp:
             raise _patch_options_invalid("force", "FieldValueForbidden",
                                          "Forbidden: may not be specified for non-apply patch")
         if t.subresource == "scale":
-            current = info.strategy.get_scale(info, reg.view(info, reg.get(info, ns, t.name)))
-            from . import adapters as ad
-            patch = orjson.loads(body) if ptype != "apply" else decode_yaml(body)
-            scale = ad.merge_patch(current, patch) if ptype != "json" else ad.json_patch(current, patch)
-            return self._scale_update(request, t, scale, manager, dry, mode)
+            scale = reg.patch_scale(info, ns, t.name, ptype, body, manager=manager, dry_run=dry,
+                                    decode_yaml=decode_yaml)
+            return _json(orjson.dumps(scale), mode=mode)
         res = reg.patch(info, ns, t.name, ptype, body, manager=manager, dry_run=dry, subresource=t.subresource,
                         force=force, decode_yaml=decode_yaml)
         return self._object(info, res.stored, mode, status=201 if res.created else 200)
-
-    def _scale_update(self, request: web.Request, t: Target, scale: Any, manager: str, dry: bool,
-                      mode: str) -> web.Response:
-        reg, info = self.registry, t.info
-        if not isinstance(scale, dict):
-            raise errors.bad_request("the body of the request must be a Scale object")
-        st = reg.get(info, t.namespace or "", t.name)
-        obj = reg.view(info, st)
-        rv = (scale.get("metadata") or {}).get("resourceVersion")
-        if rv and rv != obj["metadata"]["resourceVersion"]:
-            raise errors.conflict(info.resource, t.name, info.group)
-        info.strategy.apply_scale(info, obj, scale)
-        res = reg.update(info, t.namespace or "", t.name, obj, manager=manager, dry_run=dry, subresource="scale")
-        out = info.strategy.get_scale(info, reg.view(info, res.stored))
-        return _json(orjson.dumps(out), mode=mode)
 
     def _object(self, info: ResourceInfo, st: Stored, mode: str, status: int = 200) -> web.Response:
         body = object_renderer(info, POM if mode == POM else JSON)(st)
@@ -426,10 +412,10 @@ class APIApp:
     def _matcher(self, info: ResourceInfo, q: Any) -> tuple[Callable[[Obj], bool] | None, bool]:
         ls_text = q.get("labelSelector", "")
         fs_text = q.get("fieldSelector", "")
-        ls = adapters.parse_label_selector(ls_text) if ls_text.strip() else None
-        fs = adapters.parse_field_selector(fs_text) if fs_text.strip() else None
+        ls = parse_label_selector(ls_text) if ls_text.strip() else None
+        fs = parse_field_selector(fs_text) if fs_text.strip() else None
         if fs is not None:
-            for label in adapters.field_requirements(fs):
+            for label in sorted(fs.fields):
                 info.strategy.check_field_label(info, label)
         if ls is None and fs is None:
             return None, False
@@ -611,3 +597,19 @@ def _patch_options_invalid(field_name: str, reason: str, msg: str) -> StatusErro
     return StatusError(422, "Invalid", f'PatchOptions.meta.k8s.io "" is invalid: {field_name}: {msg}',
                        {"group": "meta.k8s.io", "kind": "PatchOptions",
                         "causes": [errors.cause(reason, msg, field_name)]})
+
+
+def parse_label_selector(text: str) -> LabelSelector:
+    """A `labelSelector` query parameter; bad syntax is the real server's 400 BadRequest."""
+    try:
+        return LabelSelector.parse(text)
+    except ValueError as e:
+        raise errors.bad_request(str(e)) from e
+
+
+def parse_field_selector(text: str) -> FieldSelector:
+    """A `fieldSelector` query parameter; bad syntax is the real server's 400 BadRequest."""
+    try:
+        return FieldSelector.parse(text)
+    except ValueError as e:
+        raise errors.bad_request(str(e)) from e

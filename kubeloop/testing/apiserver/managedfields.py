@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any
 
 import orjson
 
@@ -45,7 +45,7 @@ from .resources import ResourceInfo
 
 Obj = dict[str, Any]
 
-__all__ = ["apply", "conflict_error", "record_update", "update_managed_fields"]
+__all__ = ["apply", "conflict_error", "record_apply", "record_update", "release_field", "update_managed_fields"]
 
 _ManagerId = tuple[str, str, str, str]  # manager, operation, apiVersion (Update only), subresource
 
@@ -259,12 +259,43 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
     _set_managed(meta, _encode(managers))
 
 
-def record_update(info: Any, new: Obj, old: Obj | None, manager: str, subresource: str | None,
+def record_update(info: ResourceInfo, new: Obj, old: Obj | None, manager: str, subresource: str | None,
                   now: str | None = None) -> None:
     """`update_managed_fields` in the registry's terms: version and list types from `info`
     (a `ResourceInfo`), `now` from the clock unless given."""
     update_managed_fields(old, new, manager, info.api_version, subresource, now or _now(),
-                          list_types=info, reset_fields=_reset_fields(info, subresource))
+                          list_types=info, reset_fields=reset_fields_of(info, subresource))
+
+
+def record_apply(info: ResourceInfo, live: Obj | None, config: Obj, manager: str, force: bool,
+                 subresource: str) -> Obj:
+    """`apply` in the registry's terms (version, list types and reset fields from `info`)."""
+    return apply(live, config, manager, info.api_version, subresource, force, _now(), list_types=info,
+                 reset_fields=reset_fields_of(info, subresource))
+
+
+def release_field(obj: Obj, field: tuple[str, ...]) -> None:
+    """Take `field` (e.g. `("spec", "replicas")`) away from every manager of `obj`, dropping the
+    managers left with nothing: what kube-apiserver 1.24's scale handler does to the parent's
+    managedFields on a `/scale` write, which itself records no entry."""
+    meta = _meta(obj)
+    if meta is None or not meta.get("managedFields"):
+        return
+    path = tuple("f:" + f for f in field)
+    try:
+        managers = _decode_managers(meta["managedFields"])
+    except (ValueError, TypeError, AttributeError):
+        return
+    touched = False
+    for m in managers.values():
+        if path in m.fields:
+            m.fields = m.fields - {path}
+            m.changed = touched = True
+    if not touched:
+        return
+    for ident in [i for i, m in managers.items() if not m.fields]:
+        del managers[ident]
+    _set_managed(meta, _encode(managers))
 
 
 def _now() -> str:
@@ -273,10 +304,10 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _reset_fields(info: Any, subresource: str | None) -> tuple[FieldPath, ...]:
+def reset_fields_of(info: ResourceInfo, subresource: str | None) -> tuple[FieldPath, ...]:
     """Fields a write cannot own: `status` through the main resource of a kind with a status
     subresource, everything but `status` (and metadata) through `/status`."""
-    subs = getattr(info, "subresources", ()) or ()
+    subs = info.subresources
     if subresource == "status":
         return (("spec",),)
     if not subresource and "status" in subs:
@@ -304,33 +335,15 @@ def conflict_error(conflicts: list[tuple[str, Path]]) -> StatusError:
     return StatusError(409, "Conflict", msg, {"causes": causes})
 
 
-@overload
 def apply(live: Obj | None, applied: Obj, manager: str, api_version: str | None = None,
           subresource: str | None = None, force: bool = False, now: str | None = None,
-          list_types: Any = None, reset_fields: Iterable[FieldPath] = ()) -> Obj: ...
-
-
-@overload
-def apply(live: ResourceInfo, applied: Obj | None, manager: Obj, api_version: str,
-          subresource: bool, force: str | None, now: str | None = None) -> Obj: ...
-
-
-def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subresource: Any = None,
-          force: Any = False, now: str | None = None, list_types: Any = None,
-          reset_fields: Iterable[FieldPath] = ()) -> Obj:
+          list_types: Any = None, reset_fields: Iterable[FieldPath] = ()) -> Obj:
     """Server-side apply of the configuration `applied` by `manager` onto `live` (None: create).
 
     Returns a fresh object (defaulting and validation still to run) whose managedFields record the
     apply. Raises 409 Conflict (causes `FieldManagerConflict`) when another manager owns a field
     whose value the apply changes and `force` is false; with `force` the applier takes it over.
-
-    Also accepts the registry's call form `apply(info, live, config, manager, force, subresource)`.
     """
-    if isinstance(live, ResourceInfo):
-        info = live
-        live, applied, manager, force, subresource = applied, manager, api_version, subresource, force
-        return apply(live, applied, manager, info.api_version, subresource, bool(force), now or _now(),
-                     list_types=info, reset_fields=_reset_fields(info, subresource))
     if api_version is None:
         api_version = str(applied.get("apiVersion") or "")
     if now is None:

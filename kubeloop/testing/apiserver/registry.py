@@ -17,10 +17,12 @@ from typing import Any
 
 import orjson
 
-from . import adapters, errors
+from . import errors
 from .catalog import Catalog
 from .errors import StatusError, cause
+from .managedfields import record_apply, record_update, release_field
 from .objectmeta import generate_name, new_uid, now_rfc3339
+from .patch import json_merge_patch, json_patch, strategic_merge_patch
 from .resources import ResourceInfo, Strategy
 from .storage import ADDED, DELETED, MODIFIED, Bucket, Change, Key, Obj, Store, Stored
 
@@ -282,7 +284,7 @@ class Registry:
         if key in bucket.objects:
             raise errors.already_exists(info.resource, name, info.group)
         if manager:
-            adapters.record_update(info, obj, None, manager, subresource)
+            record_update(info, obj, None, manager, subresource)
         _drop_empty_meta(obj)
         obj = self.to_stored_form(info, obj)
         if dry_run:
@@ -372,7 +374,7 @@ class Registry:
         else:
             info.strategy.validate_update(info, obj, old_view)
         if record and manager:
-            adapters.record_update(info, obj, old_view, manager, subresource)
+            record_update(info, obj, old_view, manager, subresource)
         _drop_empty_meta(obj)
         if _same(obj, old_view):
             return WriteResult(old)
@@ -412,15 +414,15 @@ class Registry:
         if ptype == "merge":
             if not isinstance(patch, dict):
                 raise errors.bad_request("Invalid JSON Patch")
-            new = adapters.merge_patch(current, patch)
+            new = json_merge_patch(current, patch)
         elif ptype == "json":
             if not isinstance(patch, list):
                 raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
-            new = adapters.json_patch(current, patch)
+            new = json_patch(current, patch)
         else:
             if not isinstance(patch, dict):
                 raise errors.bad_request("Invalid JSON Patch")
-            new = adapters.strategic_merge_patch(info, current, patch)
+            new = strategic_merge_patch(current, patch, info)
         if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
             raise errors.bad_request("the patched object is not a valid object")
         if new["metadata"].get("name") != name:
@@ -444,13 +446,68 @@ class Registry:
         live = self.view(info, old) if old is not None else None
         if live is None and subresource:
             raise errors.not_found(info.resource, name, info.group)
-        merged = adapters.apply(info, live, config, manager, force, subresource)
+        merged = record_apply(info, live, config, manager, force, subresource)
         merged.setdefault("metadata", {})["name"] = name
         if live is None:
             st = self.create(info, namespace, merged, manager="", dry_run=dry_run)
             return WriteResult(st, created=True)
         return self._update_existing(info, bucket, old, merged, manager=manager, dry_run=dry_run,  # type: ignore[arg-type]
                                      subresource=subresource, record=False)
+
+    # ---- scale ----------------------------------------------------------------------------
+    def get_scale(self, info: ResourceInfo, namespace: str, name: str) -> Obj:
+        """GET `/scale`: the kind's Scale view (a built-in's 404 names `<resource>/scale`)."""
+        old = self.bucket(info).objects.get((namespace if info.namespaced else "", name))
+        if old is None:
+            raise errors.not_found(info.resource if info.custom else f"{info.resource}/scale", name, info.group)
+        return info.strategy.get_scale(info, self.view(info, old))
+
+    def update_scale(self, info: ResourceInfo, namespace: str, name: str, scale: Any, *, manager: str,
+                     dry_run: bool) -> Obj:
+        """PUT `/scale`: the Scale's replicas written into the object through the normal update path.
+
+        As kube-apiserver 1.24's scale handler: the URL's name and namespace are checked first
+        (400), the Scale's resourceVersion is a precondition on the object, and the write records
+        no managedFields entry of its own but takes the replicas field away from its owners.
+        """
+        if not isinstance(scale, dict):
+            raise errors.bad_request("the body of the request must be a Scale object")
+        smeta: Obj = scale["metadata"] if isinstance(scale.get("metadata"), dict) else {}
+        if smeta.get("name") not in (None, "", name):
+            raise errors.bad_request(
+                f"the name of the object ({smeta.get('name')}) does not match the name on the URL ({name})")
+        if info.namespaced and smeta.get("namespace") not in (None, "", namespace):
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request")
+        bucket = self.bucket(info)
+        old = bucket.objects.get((namespace if info.namespaced else "", name))
+        if old is None:
+            raise errors.not_found(info.resource, name, info.group)
+        obj = self.view(info, old)
+        rv = smeta.get("resourceVersion")
+        if rv and str(rv) != obj["metadata"]["resourceVersion"]:
+            raise errors.conflict(info.resource, name, info.group)
+        info.strategy.apply_scale(info, obj, scale)
+        release_field(obj, info.strategy.scale_replicas_field(info))
+        res = self._update_existing(info, bucket, old, obj, manager=manager, dry_run=dry_run, subresource="scale",
+                                    record=False)
+        return info.strategy.get_scale(info, self.view(info, res.stored))
+
+    def patch_scale(self, info: ResourceInfo, namespace: str, name: str, ptype: str, body: bytes, *,
+                    manager: str, dry_run: bool, decode_yaml: Callable[[bytes], Any]) -> Obj:
+        """PATCH `/scale`: the patch applies to the current Scale, then as `update_scale`."""
+        current = self.get_scale(info, namespace, name)
+        try:
+            patch = orjson.loads(body) if ptype != "apply" else decode_yaml(body)
+        except orjson.JSONDecodeError:
+            raise errors.bad_request("Invalid JSON Patch") from None
+        if ptype == "json":
+            scale = json_patch(current, patch)
+        elif isinstance(patch, dict):
+            scale = json_merge_patch(current, patch)
+        else:
+            raise errors.bad_request("Invalid JSON Patch")
+        return self.update_scale(info, namespace, name, scale, manager=manager, dry_run=dry_run)
 
     # ---- delete ---------------------------------------------------------------------------
     def parse_delete_options(self, body: Obj, query: Mapping[str, str]) -> Obj:

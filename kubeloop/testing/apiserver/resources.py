@@ -144,9 +144,13 @@ class Strategy:
         raise _no_scale(info, obj)
 
     def apply_scale(self, info: ResourceInfo, obj: Obj, scale: Obj) -> None:
-        """Write `scale.spec.replicas` into `obj` in place (after validating the Scale); the flow
-        then runs the normal update path (`prepare_for_update`, generation bump, ...)."""
+        """Write `scale.spec.replicas` into `obj` in place (after validating the Scale); the
+        registry then runs the normal update path (`prepare_for_update`, generation bump, ...)."""
         raise _no_scale(info, obj)
+
+    def scale_replicas_field(self, info: ResourceInfo) -> tuple[str, ...]:
+        """The object field `/scale` writes (its managedFields owner is released on a scale write)."""
+        return ("spec", "replicas")
 
 
 def _no_scale(info: ResourceInfo, obj: Obj) -> StatusError:

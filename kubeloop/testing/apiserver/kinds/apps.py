@@ -190,14 +190,20 @@ class ScalableStrategy(WorkloadStrategy):
         obj.setdefault("spec", {})["replicas"] = int(((scale.get("spec") or {}).get("replicas")) or 0)
 
 
-def validate_scale(scale: Obj) -> None:
-    """`ValidateScale`: 422 with kind Scale in group autoscaling."""
+def decode_scale(scale: Obj) -> None:
+    """Decoding an `autoscaling/v1` Scale body: a non-integer `spec.replicas` is a 400."""
     replicas = (scale.get("spec") or {}).get("replicas")
-    name = (scale.get("metadata") or {}).get("name") or None
     if replicas is not None and (isinstance(replicas, bool) or not isinstance(replicas, int)):
         from ..errors import bad_request
         raise bad_request(f"Scale in version \"v1\" cannot be handled as a Scale: json: cannot unmarshal "
                           f"{type(replicas).__name__} into Go struct field ScaleSpec.spec.replicas of type int32")
+
+
+def validate_scale(scale: Obj) -> None:
+    """`ValidateScale` of built-in workloads: 422 with kind Scale in group autoscaling."""
+    decode_scale(scale)
+    replicas = (scale.get("spec") or {}).get("replicas")
+    name = (scale.get("metadata") or {}).get("name") or None
     if isinstance(replicas, int) and replicas < 0:
         raise invalid("Scale", name, [m.invalid_cause("spec.replicas", replicas,
                                                       "must be greater than or equal to 0")], "autoscaling")
