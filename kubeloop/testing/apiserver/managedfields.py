@@ -45,7 +45,7 @@ from .resources import ResourceInfo
 
 Obj = dict[str, Any]
 
-__all__ = ["apply", "conflict_error", "record_apply", "record_update", "release_field", "update_managed_fields"]
+__all__ = ["apply", "conflict_error", "record_apply", "record_scale", "record_update", "update_managed_fields"]
 
 _ManagerId = tuple[str, str, str, str]  # manager, operation, apiVersion (Update only), subresource
 
@@ -274,23 +274,45 @@ def record_apply(info: ResourceInfo, live: Obj | None, config: Obj, manager: str
                  reset_fields=reset_fields_of(info, subresource))
 
 
-def release_field(obj: Obj, field: tuple[str, ...]) -> None:
-    """Take `field` (e.g. `("spec", "replicas")`) away from every manager of `obj`, dropping the
-    managers left with nothing: what kube-apiserver 1.24's scale handler does to the parent's
-    managedFields on a `/scale` write, which itself records no entry."""
+def record_scale(obj: Obj, field: tuple[str, ...], api_version: str, manager: str | None, changed: bool,
+                 now: str | None = None) -> None:
+    """managedFields after a `/scale` write of `field` (e.g. `("spec", "replicas")`), as kube-apiserver
+    1.24's ScaleHandler rewrites them (ToSubresource, the Scale's own field manager, ToParent).
+
+    Every manager owning the field keeps it on the Scale side. With a field manager (`manager`
+    not None: built-in kinds; custom resources have none in 1.24), a write that changes the value
+    moves it to `manager`'s `scale` entry. Back on the object, a manager that still owns the field
+    on the Scale side is left owning *only* that field (upstream's ToParent replaces its set), the
+    others lose it, and managers left with nothing are dropped.
+    """
     meta = _meta(obj)
-    if meta is None or not meta.get("managedFields"):
+    if meta is None:
         return
     path = tuple("f:" + f for f in field)
     try:
-        managers = _decode_managers(meta["managedFields"])
+        managers = _decode_managers(meta.get("managedFields"))
     except (ValueError, TypeError, AttributeError):
         return
+    owners = {i for i, m in managers.items() if path in m.fields}
+    me: _ManagerId | None = None
+    if manager is not None and changed:
+        me = _ident(manager, "Update", api_version, "scale")
+        owners = {me}
     touched = False
-    for m in managers.values():
-        if path in m.fields:
-            m.fields = m.fields - {path}
-            m.changed = touched = True
+    for i, m in managers.items():
+        if path not in m.fields:
+            continue
+        fields = {path} if i in owners else m.fields - {path}
+        if fields != m.fields:
+            m.fields, m.changed, touched = fields, True, True
+    if me is not None:
+        mine = managers.get(me)
+        if mine is None:
+            managers[me] = _Manager(manager or "", "Update", api_version, "scale", now or _now(), {path},
+                                    changed=True)
+        else:
+            mine.fields, mine.time, mine.changed = {path}, now or _now(), True
+        touched = True
     if not touched:
         return
     for ident in [i for i, m in managers.items() if not m.fields]:

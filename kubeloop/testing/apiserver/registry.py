@@ -20,7 +20,7 @@ import orjson
 from . import errors
 from .catalog import Catalog
 from .errors import StatusError, cause
-from .managedfields import record_apply, record_update, release_field
+from .managedfields import record_apply, record_scale, record_update
 from .objectmeta import generate_name, new_uid, now_rfc3339
 from .patch import json_merge_patch, json_patch, strategic_merge_patch
 from .resources import ResourceInfo, Strategy
@@ -455,11 +455,13 @@ class Registry:
                                      subresource=subresource, record=False)
 
     # ---- scale ----------------------------------------------------------------------------
-    def get_scale(self, info: ResourceInfo, namespace: str, name: str) -> Obj:
-        """GET `/scale`: the kind's Scale view (a built-in's 404 names `<resource>/scale`)."""
+    def get_scale(self, info: ResourceInfo, namespace: str, name: str, *, reading: bool = True) -> Obj:
+        """The kind's Scale view; a built-in's GET 404 names `<resource>/scale` (its ScaleREST's own
+        error), a PATCH's (the store's) names the resource."""
         old = self.bucket(info).objects.get((namespace if info.namespaced else "", name))
         if old is None:
-            raise errors.not_found(info.resource if info.custom else f"{info.resource}/scale", name, info.group)
+            scale_rest = reading and not info.custom
+            raise errors.not_found(f"{info.resource}/scale" if scale_rest else info.resource, name, info.group)
         return info.strategy.get_scale(info, self.view(info, old))
 
     def update_scale(self, info: ResourceInfo, namespace: str, name: str, scale: Any, *, manager: str,
@@ -467,8 +469,8 @@ class Registry:
         """PUT `/scale`: the Scale's replicas written into the object through the normal update path.
 
         As kube-apiserver 1.24's scale handler: the URL's name and namespace are checked first
-        (400), the Scale's resourceVersion is a precondition on the object, and the write records
-        no managedFields entry of its own but takes the replicas field away from its owners.
+        (400), the Scale's resourceVersion is a precondition on the object, and managedFields
+        change as `managedfields.record_scale` describes.
         """
         if not isinstance(scale, dict):
             raise errors.bad_request("the body of the request must be a Scale object")
@@ -487,8 +489,11 @@ class Registry:
         rv = smeta.get("resourceVersion")
         if rv and str(rv) != obj["metadata"]["resourceVersion"]:
             raise errors.conflict(info.resource, name, info.group)
+        before = (info.strategy.get_scale(info, obj).get("spec") or {}).get("replicas") or 0
         info.strategy.apply_scale(info, obj, scale)
-        release_field(obj, info.strategy.scale_replicas_field(info))
+        after = (info.strategy.get_scale(info, obj).get("spec") or {}).get("replicas") or 0
+        record_scale(obj, info.strategy.scale_replicas_field(info), info.api_version,
+                     manager if info.strategy.scale_has_field_manager and manager else None, before != after)
         res = self._update_existing(info, bucket, old, obj, manager=manager, dry_run=dry_run, subresource="scale",
                                     record=False)
         return info.strategy.get_scale(info, self.view(info, res.stored))
@@ -496,7 +501,7 @@ class Registry:
     def patch_scale(self, info: ResourceInfo, namespace: str, name: str, ptype: str, body: bytes, *,
                     manager: str, dry_run: bool, decode_yaml: Callable[[bytes], Any]) -> Obj:
         """PATCH `/scale`: the patch applies to the current Scale, then as `update_scale`."""
-        current = self.get_scale(info, namespace, name)
+        current = self.get_scale(info, namespace, name, reading=False)
         try:
             patch = orjson.loads(body) if ptype != "apply" else decode_yaml(body)
         except orjson.JSONDecodeError:

@@ -149,8 +149,12 @@ class Strategy:
         raise _no_scale(info, obj)
 
     def scale_replicas_field(self, info: ResourceInfo) -> tuple[str, ...]:
-        """The object field `/scale` writes (its managedFields owner is released on a scale write)."""
+        """The object field `/scale` writes (see `managedfields.record_scale`)."""
         return ("spec", "replicas")
+
+    #: a `/scale` write goes through a field manager of its own and records a `scale` entry
+    #: (built-in kinds; 1.24's custom-resource scale endpoint has none)
+    scale_has_field_manager: bool = True
 
 
 def _no_scale(info: ResourceInfo, obj: Obj) -> StatusError:

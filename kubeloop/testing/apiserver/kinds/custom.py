@@ -72,6 +72,7 @@ class CustomResourceStrategy(Strategy):
 
     has_generation = True
     allow_unconditional_update = False
+    scale_has_field_manager = False
 
     def __init__(self, group: str, version: str, kind: str, schema: Obj | None,
                  scale: Obj | None = None, storage_version: str = "") -> None:
