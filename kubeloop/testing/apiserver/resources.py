@@ -69,7 +69,8 @@ class Strategy:
         """Reject an invalid new object (422 Invalid with causes, or 400 for decoding-type errors).
         The default applies the generic ObjectMeta rules (DNS-subdomain names); the registry
         validates nothing itself, so a kind's strategy decides which rules apply."""
-        objmeta.raise_invalid(info, obj, objmeta.validate_object_meta(obj.get("metadata") or {}, info.namespaced))
+        objmeta.raise_invalid(info, obj, objmeta.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
+                                                                          kube=False))
 
     def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         """Before validating an update of the main resource: keep `status` from `old` when a status

@@ -180,7 +180,7 @@ class ConfigMapStrategy(KindStrategy):
     def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += _immutable_causes(new, old, ("data", "binaryData"))
-        return causes + self.validate_spec(info, new)
+        return causes + self.validate(info, new) + self.validate_spec(info, new)
 
 
 SECRET_TYPE_KEYS = {
@@ -237,7 +237,7 @@ class SecretStrategy(FieldLabelStrategy):
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += m.immutable_causes("type", new.get("type"), old.get("type"))
         causes += _immutable_causes(new, old, ("data",))
-        return causes + self.validate_spec(info, new)
+        return causes + self.validate(info, new) + self.validate_spec(info, new)
 
     def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
         values = super().field_values(info, obj)
@@ -248,6 +248,7 @@ class SecretStrategy(FieldLabelStrategy):
 # -- ServiceAccount / Endpoints ---------------------------------------------------------------
 
 class ServiceAccountStrategy(KindStrategy):
+    update_validates_new = True
     schema = top_level("ServiceAccount", secrets=list_of(OBJECT_REFERENCE),
                        imagePullSecrets=list_of(struct("LocalObjectReference", name=STRING)),
                        automountServiceAccountToken=BOOL)
@@ -281,6 +282,7 @@ SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
 
 class ServiceStrategy(KindStrategy):
     schema = top_level("Service", spec=SERVICE_SPEC, status=ANY)
+    update_validates_new = True
     name_fn = staticmethod(m.name_is_dns1035_label)
 
     def __init__(self) -> None:

@@ -160,7 +160,7 @@ class CustomResourceStrategy(Strategy):
     def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
         type_causes = self._type_meta_causes(obj)
         self._raise(obj, type_causes)
-        causes = m.validate_object_meta(obj.get("metadata") or {}, info.namespaced)
+        causes = m.validate_object_meta(obj.get("metadata") or {}, info.namespaced, kube=False)
         causes += self._content_causes(info, obj)
         self._raise(obj, causes)
 
@@ -176,7 +176,7 @@ class CustomResourceStrategy(Strategy):
     def validate_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         self._raise(new, self._type_meta_causes(new))
         nm, om = new.get("metadata") or {}, old.get("metadata") or {}
-        causes = m.validate_object_meta_update(nm, om) + m.validate_object_meta_update(nm, om)
+        causes = 2 * m.validate_object_meta_update(nm, om, kube=False)
         causes += self._content_causes(info, new)
         self._raise(new, causes)
 
@@ -205,7 +205,7 @@ class CustomResourceStrategy(Strategy):
 
     def validate_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         nm, om = new.get("metadata") or {}, old.get("metadata") or {}
-        causes = m.validate_object_meta_update(nm, om)
+        causes = m.validate_object_meta_update(nm, om, kube=False)
         causes += self._content_causes(info, new)
         self._raise(new, causes)
 
