@@ -23,7 +23,7 @@ from .errors import StatusError, cause
 from .managedfields import record_apply, record_scale, record_update
 from .objectmeta import generate_name, new_uid, now_rfc3339
 from .patch import json_merge_patch, json_patch, strategic_merge_patch
-from .resources import ResourceInfo, Strategy
+from .resources import DRY_RUN, ResourceInfo, Strategy
 from .storage import ADDED, DELETED, MODIFIED, Bucket, Change, Key, Obj, Store, Stored
 
 NAMESPACES = ("", "namespaces")
@@ -273,7 +273,11 @@ class Registry:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
-        info.strategy.prepare_for_create(info, obj)
+        token = DRY_RUN.set(dry_run)
+        try:
+            info.strategy.prepare_for_create(info, obj)
+        finally:
+            DRY_RUN.reset(token)
         info.strategy.validate_create(info, obj)  # the strategy owns all ObjectMeta validation
         if not name:  # never store a nameless object, whatever a strategy lets through
             raise errors.invalid(info.kind, None, [cause(
@@ -315,6 +319,9 @@ class Registry:
         if old is None:
             if allow_create and not subresource:
                 if meta.get("resourceVersion"):
+                    # a create from a stale read: the create's validation answers first
+                    meta.pop("resourceVersion")
+                    self.create(info, namespace, obj, manager=manager, dry_run=True)
                     raise errors.conflict(info.resource, name, info.group)
                 return WriteResult(self.create(info, namespace, obj, manager=manager, dry_run=dry_run),
                                    created=True)

@@ -23,6 +23,7 @@ generic flow never needs to call it separately.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,10 @@ DEFAULT_VERBS: tuple[str, ...] = (
 SUBRESOURCE_VERBS: tuple[str, ...] = ("get", "patch", "update")
 
 Obj = dict[str, Any]
+
+#: whether the request being served is a dry run (what Go passes in `ctx`/options): allocators
+#: (Service node ports) answer placeholder values instead of taking real ones
+DRY_RUN: ContextVar[bool] = ContextVar("kubeloop_emulator_dry_run", default=False)
 
 
 class Strategy:

@@ -62,6 +62,11 @@ def invalid_cause_raw(fld: str, shown: str, detail: str) -> Cause:
     return cause("FieldValueInvalid", f"Invalid value: {shown}: {detail}", fld)
 
 
+def cause_raw(reason: str, fld: str, message: str) -> Cause:
+    """A cause whose message is already rendered (e.g. a Go struct printed with `%#v`)."""
+    return cause(reason, message, fld)
+
+
 def required_cause(fld: str, detail: str = "") -> Cause:
     return cause("FieldValueRequired", "Required value" + (f": {detail}" if detail else ""), fld)
 
