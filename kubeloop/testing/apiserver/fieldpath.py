@@ -456,7 +456,8 @@ def _present(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: set[Path]
 
 
 def remove_paths(obj: dict[str, Any], paths: Iterable[Path], lt: ListTypes) -> None:
-    """Remove the values at `paths` from `obj` in place, in one walk (paths under a removed one are moot)."""
+    """Remove the values at `paths` from `obj` in place, in one walk (paths under a removed one are
+    moot); a map or list emptied by the removal goes too."""
     trie: dict[str, Any] = {}
     for p in sorted(paths, key=len):
         node = trie
@@ -488,6 +489,9 @@ def _remove_walk(v: Any, trie: dict[str, Any], tpath: FieldPath, lt: ListTypes) 
                 del v[name]
             else:
                 _remove_walk(v[name], sub, (*tpath, name), lt)
+                if v[name] == {} or v[name] == []:
+                    # structured-merge-diff's removal leaves no empty map or list behind on its path
+                    del v[name]
     elif isinstance(v, list):
         ltype = lt(tpath)
         if not _merged(ltype):

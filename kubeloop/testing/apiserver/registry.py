@@ -446,14 +446,18 @@ class Registry:
         config = decode_yaml(body)
         if not isinstance(config, dict):
             raise errors.bad_request("error decoding YAML: the apply configuration must be an object")
-        cmeta = config.get("metadata")
-        if isinstance(cmeta, dict) and cmeta.get("name") not in (None, name):
-            raise errors.bad_request(
-                f"the name of the object ({cmeta.get('name')}) does not match the name on the URL ({name})")
+        cmeta: Obj = config["metadata"] if isinstance(config.get("metadata"), dict) else {}
+        mismatch = cmeta.get("name") not in (None, name)
         live = self.view(info, old) if old is not None else None
         if live is None and subresource:
             raise errors.not_found(info.resource, name, info.group)
-        merged = record_apply(info, live, config, manager, force, subresource)
+        if mismatch and live is None:
+            raise errors.bad_request(
+                f"the name of the object ({cmeta.get('name')}) does not match the name on the URL ({name})")
+        merged = record_apply(info, live, config, manager, force, subresource)  # conflicts come first
+        if mismatch:
+            raise errors.bad_request(
+                f"the name of the object ({cmeta.get('name')}) does not match the name on the URL ({name})")
         merged.setdefault("metadata", {})["name"] = name
         if live is None:
             st = self.create(info, namespace, merged, manager="", dry_run=dry_run)

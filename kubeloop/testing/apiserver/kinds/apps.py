@@ -94,8 +94,10 @@ def validate_selector_and_template(spec: Obj, kind_word: str, restart: tuple[str
             causes.append(m.not_supported_cause("spec.selector.matchExpressions.operator", req.get("operator") or "",
                                                 ("In", "NotIn", "Exists", "DoesNotExist")))
     causes += m.validate_labels((selector or {}).get("matchLabels"), "spec.selector.matchLabels")
-    if require_match and selector is not None and not _selector_empty(selector) \
-            and not selector_matches(selector, labels):
+    # LabelSelectorAsSelector: a missing selector selects nothing (so it cannot match the template
+    # either), an empty one everything
+    if require_match and (selector is None or (not _selector_empty(selector)
+                                               and not selector_matches(selector, labels))):
         causes.append(m.invalid_cause("spec.template.metadata.labels", labels,
                                       "`selector` does not match template `labels`"))
     causes += m.validate_labels(labels, "spec.template.metadata.labels")

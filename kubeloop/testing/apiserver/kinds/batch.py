@@ -84,6 +84,10 @@ class JobStrategy(WorkloadStrategy):
             labels.setdefault("job-name", meta.get("name") or "")
             if spec.get("selector") is None:
                 spec["selector"] = {"matchLabels": {"controller-uid": uid}}
+            if not meta.get("labels"):
+                # SetDefaults_Job copies the template's labels; upstream runs it again when the
+                # stored object is read back, so the generated labels show on the Job itself
+                obj["metadata"]["labels"] = dict(labels)
         return super().validate(info, obj)
 
     def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
@@ -102,7 +106,12 @@ class JobStrategy(WorkloadStrategy):
         elif mode == "Indexed" and spec.get("completions") is None:
             causes.append(m.required_cause("spec.completions",
                                            "when completion mode is Indexed"))
-        return causes + validate_selector_and_template(spec, "job", JOB_RESTART)
+        causes += validate_selector_and_template(spec, "job", podspec.RESTART_POLICIES)
+        policy = ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy")
+        if policy not in JOB_RESTART:  # upstream words it as Required, whatever the value
+            causes.append(m.required_cause("spec.template.spec.restartPolicy",
+                                           'valid values: "OnFailure", "Never"'))
+        return causes
 
     def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
