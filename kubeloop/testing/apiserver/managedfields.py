@@ -408,8 +408,9 @@ def apply(live: Obj | None, applied: Obj, manager: str, api_version: str | None 
         gone = {p for p in gone if p not in owned and not _is_key_field(p)}
         if gone:
             # keep what the configuration itself still carries (an empty list, a null)
-            gone -= present_paths(applied, lt)
-            remove_paths(merged, gone, lt)
+            present = present_paths(applied, lt)
+            gone -= present
+            remove_paths(merged, gone, lt, keep=owned | present)
 
     added, modified, removed = compare(base, merged, lt)
     if resets:
