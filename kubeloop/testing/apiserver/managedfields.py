@@ -402,10 +402,13 @@ def apply(live: Obj | None, applied: Obj, manager: str, api_version: str | None 
                   changed=last is None or last.fields != config_set or last.api_version != api_version)
     managers[ident] = me
 
-    gone = last_set - config_set
-    if gone:
+    if last_set - config_set:
+        # structured-merge-diff's prune: the applier's previous set with its named ancestors
+        # (EnsureNamedFieldsAreMembers); whatever of it nobody owns any more goes, subtree and all
+        # (so a map the applier created loses the fields defaulting added to it)
         owned = with_prefixes(p for m in managers.values() for p in m.fields)
-        gone = {p for p in gone if p not in owned and not _is_key_field(p)}
+        footprint = last_set | {p[:i] for p in last_set for i in range(2, len(p)) if p[i - 1].startswith("f:")}
+        gone = {p for p in footprint if p not in owned and not _is_key_field(p)}
         if gone:
             # keep what the configuration itself still carries (an empty list, a null)
             present = present_paths(applied, lt)
