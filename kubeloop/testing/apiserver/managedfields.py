@@ -269,19 +269,24 @@ def record_update(info: ResourceInfo, new: Obj, old: Obj | None, manager: str, s
 
 def record_apply(info: ResourceInfo, live: Obj | None, config: Obj, manager: str, force: bool,
                  subresource: str) -> Obj:
-    """`apply` in the registry's terms (version, list types and reset fields from `info`)."""
+    """`apply` in the registry's terms (version, list types and reset fields from `info`); a
+    configuration of another kind has no type to apply with (a plain Go error: 500)."""
+    kind = config.get("kind")
+    if kind and kind != info.kind:
+        version = str(config.get("apiVersion") or info.api_version)
+        raise _typed_patch_error(config, version, f"no corresponding type for {_gv(version)}, Kind={kind}")
     return apply(live, config, manager, info.api_version, subresource, force, _now(), list_types=info,
                  reset_fields=reset_fields_of(info, subresource))
 
 
 def record_scale(obj: Obj, field: tuple[str, ...], api_version: str, manager: str | None, changed: bool,
-                 now: str | None = None) -> None:
+                 zero: bool = False, now: str | None = None) -> None:
     """managedFields after a `/scale` write of `field` (e.g. `("spec", "replicas")`), as kube-apiserver
     1.24's ScaleHandler rewrites them (ToSubresource, the Scale's own field manager, ToParent).
 
     Every manager owning the field keeps it on the Scale side. With a field manager (`manager`
     not None: built-in kinds; custom resources have none in 1.24), a write that changes the value
-    moves it to `manager`'s `scale` entry. Back on the object, a manager that still owns the field
+    moves it to `manager`'s `scale` entry (to nobody when the new value is 0, `zero`). Back on the object, a manager that still owns the field
     on the Scale side is left owning *only* that field (upstream's ToParent replaces its set), the
     others lose it, and managers left with nothing are dropped.
     """
@@ -296,8 +301,11 @@ def record_scale(obj: Obj, field: tuple[str, ...], api_version: str, manager: st
     owners = {i for i, m in managers.items() if path in m.fields}
     me: _ManagerId | None = None
     if manager is not None and changed:
-        me = _ident(manager, "Update", api_version, "scale")
-        owners = {me}
+        if zero:  # the Scale's `replicas` is omitempty: scaling to 0 removes the field, owned by nobody
+            owners = set()
+        else:
+            me = _ident(manager, "Update", api_version, "scale")
+            owners = {me}
     touched = False
     for i, m in managers.items():
         if path not in m.fields:

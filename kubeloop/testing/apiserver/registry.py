@@ -504,7 +504,8 @@ class Registry:
         info.strategy.apply_scale(info, obj, scale)
         after = (info.strategy.get_scale(info, obj).get("spec") or {}).get("replicas") or 0
         record_scale(obj, info.strategy.scale_replicas_field(info), info.api_version,
-                     manager if info.strategy.scale_has_field_manager and manager else None, before != after)
+                     manager if info.strategy.scale_has_field_manager and manager else None, before != after,
+                     zero=not after)
         res = self._update_existing(info, bucket, old, obj, manager=manager, dry_run=dry_run, subresource="scale",
                                     record=False)
         return info.strategy.get_scale(info, self.view(info, res.stored))
