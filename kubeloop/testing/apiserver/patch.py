@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from .errors import StatusError, bad_request
+from .kinds.meta import go_print
 from .listtypes import FieldPath, ListType, ListTypes, list_types_for
 
 Obj = dict[str, Any]
@@ -507,21 +508,8 @@ def _check_order_covers(patch: list[Any], order: list[Any], mk: str | None) -> N
     items = [x for x in patch if not (isinstance(x, dict) and _PATCH in x)]
     if all(_item_key(x, mk) in named for x in items):
         return
-    raise StatusError(500, "", f"The order in patch list:\n{_go_list(items)}\n doesn't match $setElementOrder "
-                               f"list:\n{_go_list(order)}\n")
-
-
-def _go_list(items: list[Any]) -> str:
-    """A list printed with Go's `%v` (maps as `map[k:v ...]` with sorted keys)."""
-    def one(v: Any) -> str:
-        if isinstance(v, dict):
-            return "map[" + " ".join(f"{k}:{one(v[k])}" for k in sorted(v)) + "]"
-        if isinstance(v, list):
-            return "[" + " ".join(one(x) for x in v) + "]"
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        return str(v)
-    return one(items)
+    raise StatusError(500, "", f"The order in patch list:\n{go_print(items)}\n doesn't match $setElementOrder "
+                               f"list:\n{go_print(order)}\n")
 
 
 def _reorder(merged: list[Any], patch: list[Any], order: list[Any] | None, mk: str | None,

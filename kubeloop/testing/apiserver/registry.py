@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,8 @@ import orjson
 from . import errors
 from .catalog import Catalog
 from .errors import StatusError, cause
+from .kinds.meta import go_print
+from .kinds.schema import DecodeFailure
 from .managedfields import record_apply, record_scale, record_update
 from .objectmeta import generate_name, new_uid, now_rfc3339
 from .patch import json_merge_patch, json_patch, strategic_merge_patch
@@ -437,8 +440,16 @@ class Registry:
                 f"the name of the object ({new['metadata'].get('name')}) does not match the name on the URL ({name})")
         if new.get("kind") != info.kind or new.get("apiVersion") != info.api_version:
             new["kind"], new["apiVersion"] = info.kind, info.api_version
-        return self._update_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
-                                     subresource=subresource)
+        shown = go_print(patch) if ptype == "smp" else orjson.dumps(new).decode()
+        try:
+            return self._update_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
+                                         subresource=subresource)
+        except DecodeFailure as e:
+            # the patched object does not fit the kind's types: upstream reports the patch itself
+            # (its map for a strategic merge patch, the patched JSON otherwise) as an invalid field
+            msg = f"Invalid value: {json.dumps(shown)}: {e.detail}"
+            raise StatusError(422, "Invalid", f'"" is invalid: patch: {msg}', {"causes": [
+                cause("FieldValueInvalid", msg, "patch")]}) from None
 
     def _apply(self, info: ResourceInfo, bucket: Bucket, namespace: str, name: str, old: Stored | None,
                body: bytes, *, manager: str, dry_run: bool, subresource: str, force: bool,

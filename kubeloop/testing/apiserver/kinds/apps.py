@@ -255,6 +255,34 @@ class DeploymentStrategy(ScalableStrategy):
                                           "must be greater than minReadySeconds"))
         return causes
 
+    def validate_status(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        """`ValidateDeploymentStatus`."""
+        status = obj.get("status") or {}
+        causes = validate_replica_status(
+            status, ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
+                     "unavailableReplicas", "collisionCount"),
+            ("updatedReplicas", "readyReplicas", "availableReplicas"))
+        available, ready = status.get("availableReplicas") or 0, status.get("readyReplicas") or 0
+        if isinstance(available, int) and isinstance(ready, int) and available > ready:
+            causes.append(m.invalid_cause("status.availableReplicas", available, "cannot be greater than readyReplicas"))
+        return causes
+
+
+def validate_replica_status(status: Any, fields: tuple[str, ...], bounded: tuple[str, ...]) -> list[Cause]:
+    """The shape shared by `ValidateDeploymentStatus` and its siblings: counts are non-negative,
+    and the `bounded` ones cannot exceed `status.replicas`."""
+    if not isinstance(status, dict):
+        return []
+    causes: list[Cause] = []
+    for key in fields:
+        causes += _non_negative(status.get(key), f"status.{key}")
+    replicas = status.get("replicas") or 0
+    for key in bounded:
+        value = status.get(key) or 0
+        if isinstance(value, int) and isinstance(replicas, int) and value > replicas:
+            causes.append(m.invalid_cause(f"status.{key}", value, "cannot be greater than status.replicas"))
+    return causes
+
 
 def _is_zero(v: Any) -> bool:
     return v == 0 or v == "0%" or v == "0"

@@ -123,6 +123,16 @@ class JobStrategy(WorkloadStrategy):
             causes.append(m.invalid_cause("spec.template", ns.get("template"), "field is immutable"))
         return causes
 
+    def validate_status(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        """`validateJobStatus`: the pod counts are non-negative."""
+        status = obj.get("status") or {}
+        causes: list[Cause] = []
+        for key in ("active", "succeeded", "failed", "ready"):
+            value = status.get(key)
+            if isinstance(value, int) and value < 0:
+                causes.append(m.invalid_cause(f"status.{key}", value, "must be greater than or equal to 0"))
+        return causes
+
     def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
         return (*super().field_labels(info), "status.successful")
 

@@ -44,16 +44,6 @@ def _go_type(value: Any) -> str:
     return "[]interface {}" if isinstance(value, list) else "map[string]interface {}"
 
 
-def _go_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_value(v)}" for k, v in sorted(value.items())) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_value(v) for v in value) + "]"
-    return str(value)
-
-
 def _set_path(obj: Obj, json_path: str, value: Any) -> None:
     parts = [p for p in json_path.split(".") if p]
     cur = obj
@@ -144,7 +134,7 @@ class CustomResourceStrategy(Strategy):
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
-                causes.append(m.invalid_cause_raw(path, "0", f"{path} accessor error: {_go_value(value)} is of the "
+                causes.append(m.invalid_cause_raw(path, "0", f"{path} accessor error: {m.go_print(value)} is of the "
                                                   f"type {_go_type(value)}, expected int64"))
             elif value < 0:
                 causes.append(m.invalid_cause(path, value, "should be a non-negative integer"))
@@ -153,7 +143,7 @@ class CustomResourceStrategy(Strategy):
         sel_path = self.scale.get("labelSelectorPath") or ""
         sel = _get_path(obj, sel_path) if sel_path else None
         if sel is not None and not isinstance(sel, str):
-            causes.append(m.invalid_cause_raw(sel_path, '""', f"{sel_path} accessor error: {_go_value(sel)} is of "
+            causes.append(m.invalid_cause_raw(sel_path, '""', f"{sel_path} accessor error: {m.go_print(sel)} is of "
                                               f"the type {_go_type(sel)}, expected string"))
         return causes
 

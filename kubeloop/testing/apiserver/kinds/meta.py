@@ -50,6 +50,17 @@ def go_repr(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def go_print(value: Any) -> str:
+    """Render a decoded JSON value the way Go's `%v` prints it (maps as `map[k:v ...]`, sorted)."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_print(x) for x in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "<nil>" if value is None else str(value)
+
+
 # -- field error causes (field.ErrorList entries) ---------------------------------------------
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from ..errors import StatusError, bad_request
+from ..errors import StatusError
 
 
 class DecodeError(Exception):
@@ -290,8 +290,17 @@ def decode_object(node: Struct, obj: dict[str, Any], kind: str, version: str) ->
         raise decode_failure(kind, version, str(e)) from None
 
 
+class DecodeFailure(StatusError):
+    """The 400 for a body the kind's types cannot hold; `detail` is the decoder's own error (a
+    patch whose result cannot be decoded reports it differently, see `Registry.patch`)."""
+
+    def __init__(self, kind: str, version: str, detail: str) -> None:
+        super().__init__(400, "BadRequest", f'{kind} in version "{version}" cannot be handled as a {kind}: {detail}')
+        self.detail = detail
+
+
 def decode_failure(kind: str, version: str, detail: str) -> StatusError:
-    return bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {detail}')
+    return DecodeFailure(kind, version, detail)
 
 
 # -- common structures ---------------------------------------------------------------------------
