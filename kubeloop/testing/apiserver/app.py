@@ -61,6 +61,9 @@ class Target:
     namespace: str | None  # None: cluster-scoped, or all namespaces
     name: str
     subresource: str
+    #: addressed through the deprecated `/watch/` prefix (`/api/v1/watch/namespaces/ns/configmaps`),
+    #: which kube-apiserver 1.24 still serves as a GET with `watch=true`
+    watch_path: bool = False
 
 
 def _status_response(err: StatusError) -> web.Response:
@@ -257,6 +260,9 @@ class APIApp:
         not_found = StatusError(404, "NotFound", "the server could not find the requested resource", {})
         cat = self.catalog
         namespace: str | None = None
+        watch_path = len(rest) > 1 and rest[0] == "watch"
+        if watch_path:
+            rest = rest[1:]
         if rest[0] == "namespaces" and len(rest) >= 3 and not (len(rest) == 3 and group == "" and rest[2] in (
                 "status", "finalize")):
             namespace, rest = rest[1], rest[2:]
@@ -277,14 +283,20 @@ class APIApp:
             raise not_found
         if info.namespaced and namespace is None and name:
             raise not_found
-        return Target(info, namespace, name, sub)
+        if watch_path and sub:
+            raise not_found
+        return Target(info, namespace, name, sub, watch_path)
 
     # ---- resources -------------------------------------------------------------------------
     async def resource(self, request: web.Request, t: Target) -> web.StreamResponse:
         method = request.method
         q = request.query
         info = t.info
-        if not t.name:
+        if t.watch_path:
+            if method != "GET":
+                raise errors.method_not_allowed()
+            verb = "watch"
+        elif not t.name:
             if method == "GET":
                 verb = "watch" if _truthy(q.get("watch")) else "list"
             elif method == "POST":
@@ -347,12 +359,14 @@ class APIApp:
         if verb == "create":
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
             dry = reg.check_dry_run(q.getall("dryRun", []), "CreateOptions")
+            _check_field_manager(q.get("fieldManager", ""), "CreateOptions")
             obj = decode_object(body, request.headers.get("Content-Type", ""), info)
             st = reg.create(info, ns, obj, manager=manager, dry_run=dry, subresource=t.subresource)
             return self._object(info, st, mode, status=201)
         if verb == "update":
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
             dry = reg.check_dry_run(q.getall("dryRun", []), "UpdateOptions")
+            _check_field_manager(q.get("fieldManager", ""), "UpdateOptions")
             if t.subresource == "scale":
                 scale = reg.update_scale(info, ns, t.name, decode_yaml(body) if body else {}, manager=manager,
                                          dry_run=dry)
@@ -373,6 +387,7 @@ class APIApp:
                               "application/json-patch+json, application/merge-patch+json, "
                               "application/apply-patch+yaml")
         dry = reg.check_dry_run(q.getall("dryRun", []), "PatchOptions")
+        _check_field_manager(q.get("fieldManager", ""), "PatchOptions")
         force = _truthy(q.get("force"))
         if ptype == "apply" and not q.get("fieldManager"):
             raise _patch_options_invalid("fieldManager", "FieldValueRequired",
@@ -591,6 +606,27 @@ def _injected(code: int, retry_after: int) -> StatusError:
     if code == 500:
         return StatusError(500, "InternalError", "Internal error occurred: injected fault", {})
     return StatusError(code, "", f"injected fault ({code})", {})
+
+
+FIELD_MANAGER_MAX_LENGTH = 128
+
+
+def _check_field_manager(manager: str, kind: str) -> None:
+    """apimachinery's `ValidateFieldManager` (part of Create/Update/PatchOptions validation): at most
+    128 bytes, printable characters only."""
+    causes: list[dict[str, str]] = []
+    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        causes.append(errors.cause("FieldValueTooLong", f"Too long: must have at most {FIELD_MANAGER_MAX_LENGTH} bytes",
+                                   "fieldManager"))
+    for i, ch in enumerate(manager):
+        if not ch.isprintable():
+            causes.append(errors.cause("FieldValueInvalid", f"Invalid value: {orjson.dumps(manager).decode()}: "
+                                       f"invalid character U+{ord(ch):04X} (at position {i})", "fieldManager"))
+    if causes:
+        texts = list(dict.fromkeys(f"fieldManager: {c['message']}" for c in causes))
+        text = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+        raise StatusError(422, "Invalid", f'{kind}.meta.k8s.io "" is invalid: {text}',
+                          {"group": "meta.k8s.io", "kind": kind, "causes": causes})
 
 
 def _patch_options_invalid(field_name: str, reason: str, msg: str) -> StatusError:
