@@ -599,8 +599,9 @@ class Registry:
             om = obj["metadata"]
             if fins:
                 om["finalizers"] = fins
-            if om.get("generation"):
-                # markAsDeleting: the spec is final from here on, which controllers see as a new generation
+            if om.get("generation") and special != CRDS:
+                # markAsDeleting: the spec is final from here on, which controllers see as a new
+                # generation (a CRD's own Delete marks it without going through it)
                 om["generation"] = int(om["generation"]) + 1
             om["deletionTimestamp"] = now_rfc3339()
             if fins:
