@@ -153,7 +153,7 @@ def test_job_generates_selector_and_requires_restart_policy() -> None:
     assert obj["spec"]["completionMode"] == "NonIndexed" and obj["spec"]["suspend"] is False
     always = copy.deepcopy(body)
     del always["spec"]["template"]["spec"]["restartPolicy"]
-    assert invalid_fields(create, job, always) == [("spec.template.spec.restartPolicy", "FieldValueNotSupported")]
+    assert invalid_fields(create, job, always) == [("spec.template.spec.restartPolicy", "FieldValueRequired")]
     cron = create(info("batch", "cronjobs"), {"metadata": {"name": "c"}, "spec": {
         "schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {"spec": {
             "containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "OnFailure"}}}}}})

@@ -18,7 +18,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from . import adapters, errors
+from kubeloop.meta import FieldSelector, LabelSelector
+
+from . import errors
 from .catalog import Catalog
 from .errors import StatusError
 from .faults import Faults
@@ -59,6 +61,9 @@ class Target:
     namespace: str | None  # None: cluster-scoped, or all namespaces
     name: str
     subresource: str
+    #: addressed through the deprecated `/watch/` prefix (`/api/v1/watch/namespaces/ns/configmaps`),
+    #: which kube-apiserver 1.24 still serves as a GET with `watch=true`
+    watch_path: bool = False
 
 
 def _status_response(err: StatusError) -> web.Response:
@@ -255,6 +260,9 @@ class APIApp:
         not_found = StatusError(404, "NotFound", "the server could not find the requested resource", {})
         cat = self.catalog
         namespace: str | None = None
+        watch_path = len(rest) > 1 and rest[0] == "watch"
+        if watch_path:
+            rest = rest[1:]
         if rest[0] == "namespaces" and len(rest) >= 3 and not (len(rest) == 3 and group == "" and rest[2] in (
                 "status", "finalize")):
             namespace, rest = rest[1], rest[2:]
@@ -275,14 +283,20 @@ class APIApp:
             raise not_found
         if info.namespaced and namespace is None and name:
             raise not_found
-        return Target(info, namespace, name, sub)
+        if watch_path and sub:
+            raise not_found
+        return Target(info, namespace, name, sub, watch_path)
 
     # ---- resources -------------------------------------------------------------------------
     async def resource(self, request: web.Request, t: Target) -> web.StreamResponse:
         method = request.method
         q = request.query
         info = t.info
-        if not t.name:
+        if t.watch_path:
+            if method != "GET":
+                raise errors.method_not_allowed()
+            verb = "watch"
+        elif not t.name:
             if method == "GET":
                 verb = "watch" if _truthy(q.get("watch")) else "list"
             elif method == "POST":
@@ -319,10 +333,9 @@ class APIApp:
             return await self.list(request, t, mode)
         if verb == "get":
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
-            st = reg.get(info, ns, t.name)
             if t.subresource == "scale":
-                return _json(orjson.dumps(info.strategy.get_scale(info, reg.view(info, st))), mode=mode)
-            return self._object(info, st, mode)
+                return _json(orjson.dumps(reg.get_scale(info, ns, t.name)), mode=mode)
+            return self._object(info, reg.get(info, ns, t.name), mode)
         if verb == "delete":
             body = await request.read()
             opts = self._delete_options(body)
@@ -346,14 +359,18 @@ class APIApp:
         if verb == "create":
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
             dry = reg.check_dry_run(q.getall("dryRun", []), "CreateOptions")
+            _check_field_manager(q.get("fieldManager", ""), "CreateOptions")
             obj = decode_object(body, request.headers.get("Content-Type", ""), info)
             st = reg.create(info, ns, obj, manager=manager, dry_run=dry, subresource=t.subresource)
             return self._object(info, st, mode, status=201)
         if verb == "update":
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
             dry = reg.check_dry_run(q.getall("dryRun", []), "UpdateOptions")
+            _check_field_manager(q.get("fieldManager", ""), "UpdateOptions")
             if t.subresource == "scale":
-                return self._scale_update(request, t, decode_yaml(body) if body else {}, manager, dry, mode)
+                scale = reg.update_scale(info, ns, t.name, decode_yaml(body) if body else {}, manager=manager,
+                                         dry_run=dry)
+                return _json(orjson.dumps(scale), mode=mode)
             obj = decode_object(body, request.headers.get("Content-Type", ""), info)
             res = reg.update(info, ns, t.name, obj, manager=manager, dry_run=dry, subresource=t.subresource,
                              allow_create=info.allow_create_on_update)
@@ -370,6 +387,7 @@ class APIApp:
                               "application/json-patch+json, application/merge-patch+json, "
                               "application/apply-patch+yaml")
         dry = reg.check_dry_run(q.getall("dryRun", []), "PatchOptions")
+        _check_field_manager(q.get("fieldManager", ""), "PatchOptions")
         force = _truthy(q.get("force"))
         if ptype == "apply" and not q.get("fieldManager"):
             raise _patch_options_invalid("fieldManager", "FieldValueRequired",
@@ -378,29 +396,12 @@ class APIApp:
             raise _patch_options_invalid("force", "FieldValueForbidden",
                                          "Forbidden: may not be specified for non-apply patch")
         if t.subresource == "scale":
-            current = info.strategy.get_scale(info, reg.view(info, reg.get(info, ns, t.name)))
-            from . import adapters as ad
-            patch = orjson.loads(body) if ptype != "apply" else decode_yaml(body)
-            scale = ad.merge_patch(current, patch) if ptype != "json" else ad.json_patch(current, patch)
-            return self._scale_update(request, t, scale, manager, dry, mode)
+            scale = reg.patch_scale(info, ns, t.name, ptype, body, manager=manager, dry_run=dry,
+                                    decode_yaml=decode_yaml)
+            return _json(orjson.dumps(scale), mode=mode)
         res = reg.patch(info, ns, t.name, ptype, body, manager=manager, dry_run=dry, subresource=t.subresource,
                         force=force, decode_yaml=decode_yaml)
         return self._object(info, res.stored, mode, status=201 if res.created else 200)
-
-    def _scale_update(self, request: web.Request, t: Target, scale: Any, manager: str, dry: bool,
-                      mode: str) -> web.Response:
-        reg, info = self.registry, t.info
-        if not isinstance(scale, dict):
-            raise errors.bad_request("the body of the request must be a Scale object")
-        st = reg.get(info, t.namespace or "", t.name)
-        obj = reg.view(info, st)
-        rv = (scale.get("metadata") or {}).get("resourceVersion")
-        if rv and rv != obj["metadata"]["resourceVersion"]:
-            raise errors.conflict(info.resource, t.name, info.group)
-        info.strategy.apply_scale(info, obj, scale)
-        res = reg.update(info, t.namespace or "", t.name, obj, manager=manager, dry_run=dry, subresource="scale")
-        out = info.strategy.get_scale(info, reg.view(info, res.stored))
-        return _json(orjson.dumps(out), mode=mode)
 
     def _object(self, info: ResourceInfo, st: Stored, mode: str, status: int = 200) -> web.Response:
         body = object_renderer(info, POM if mode == POM else JSON)(st)
@@ -426,10 +427,10 @@ class APIApp:
     def _matcher(self, info: ResourceInfo, q: Any) -> tuple[Callable[[Obj], bool] | None, bool]:
         ls_text = q.get("labelSelector", "")
         fs_text = q.get("fieldSelector", "")
-        ls = adapters.parse_label_selector(ls_text) if ls_text.strip() else None
-        fs = adapters.parse_field_selector(fs_text) if fs_text.strip() else None
+        ls = parse_label_selector(ls_text) if ls_text.strip() else None
+        fs = parse_field_selector(fs_text) if fs_text.strip() else None
         if fs is not None:
-            for label in adapters.field_requirements(fs):
+            for label in sorted(fs.fields):
                 info.strategy.check_field_label(info, label)
         if ls is None and fs is None:
             return None, False
@@ -607,7 +608,44 @@ def _injected(code: int, retry_after: int) -> StatusError:
     return StatusError(code, "", f"injected fault ({code})", {})
 
 
+FIELD_MANAGER_MAX_LENGTH = 128
+
+
+def _check_field_manager(manager: str, kind: str) -> None:
+    """apimachinery's `ValidateFieldManager` (part of Create/Update/PatchOptions validation): at most
+    128 bytes, printable characters only."""
+    causes: list[dict[str, str]] = []
+    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        causes.append(errors.cause("FieldValueTooLong", f"Too long: must have at most {FIELD_MANAGER_MAX_LENGTH} bytes",
+                                   "fieldManager"))
+    for i, ch in enumerate(manager):
+        if not ch.isprintable():
+            causes.append(errors.cause("FieldValueInvalid", f"Invalid value: {orjson.dumps(manager).decode()}: "
+                                       f"invalid character U+{ord(ch):04X} (at position {i})", "fieldManager"))
+    if causes:
+        texts = list(dict.fromkeys(f"fieldManager: {c['message']}" for c in causes))
+        text = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+        raise StatusError(422, "Invalid", f'{kind}.meta.k8s.io "" is invalid: {text}',
+                          {"group": "meta.k8s.io", "kind": kind, "causes": causes})
+
+
 def _patch_options_invalid(field_name: str, reason: str, msg: str) -> StatusError:
     return StatusError(422, "Invalid", f'PatchOptions.meta.k8s.io "" is invalid: {field_name}: {msg}',
                        {"group": "meta.k8s.io", "kind": "PatchOptions",
                         "causes": [errors.cause(reason, msg, field_name)]})
+
+
+def parse_label_selector(text: str) -> LabelSelector:
+    """A `labelSelector` query parameter; bad syntax is the real server's 400 BadRequest."""
+    try:
+        return LabelSelector.parse(text)
+    except ValueError as e:
+        raise errors.bad_request(str(e)) from e
+
+
+def parse_field_selector(text: str) -> FieldSelector:
+    """A `fieldSelector` query parameter; bad syntax is the real server's 400 BadRequest."""
+    try:
+        return FieldSelector.parse(text)
+    except ValueError as e:
+        raise errors.bad_request(str(e)) from e

@@ -455,8 +455,11 @@ def _present(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: set[Path]
                 _present(item, q, tpath, lt, out)
 
 
-def remove_paths(obj: dict[str, Any], paths: Iterable[Path], lt: ListTypes) -> None:
-    """Remove the values at `paths` from `obj` in place, in one walk (paths under a removed one are moot)."""
+def remove_paths(obj: dict[str, Any], paths: Iterable[Path], lt: ListTypes,
+                 keep: frozenset[Path] | set[Path] = frozenset()) -> None:
+    """Remove the values at `paths` from `obj` in place, in one walk (paths under a removed one are
+    moot). A map or list the removal empties goes too, unless its path is in `keep` (a field some
+    manager still owns: structured-merge-diff adds those back after pruning)."""
     trie: dict[str, Any] = {}
     for p in sorted(paths, key=len):
         node = trie
@@ -470,13 +473,14 @@ def remove_paths(obj: dict[str, Any], paths: Iterable[Path], lt: ListTypes) -> N
         else:
             node[p[-1]] = _GONE
     if trie:
-        _remove_walk(obj, trie, (), lt)
+        _remove_walk(obj, trie, (), lt, (), keep)
 
 
 _GONE: dict[str, Any] = {}
 
 
-def _remove_walk(v: Any, trie: dict[str, Any], tpath: FieldPath, lt: ListTypes) -> None:
+def _remove_walk(v: Any, trie: dict[str, Any], tpath: FieldPath, lt: ListTypes, path: Path,
+                 keep: frozenset[Path] | set[Path]) -> None:
     if isinstance(v, dict):
         for el, sub in trie.items():
             if not el.startswith("f:"):
@@ -487,7 +491,9 @@ def _remove_walk(v: Any, trie: dict[str, Any], tpath: FieldPath, lt: ListTypes) 
             if sub is _GONE:
                 del v[name]
             else:
-                _remove_walk(v[name], sub, (*tpath, name), lt)
+                _remove_walk(v[name], sub, (*tpath, name), lt, (*path, el), keep)
+                if (v[name] == {} or v[name] == []) and (*path, el) not in keep:
+                    del v[name]
     elif isinstance(v, list):
         ltype = lt(tpath)
         if not _merged(ltype):
@@ -504,6 +510,6 @@ def _remove_walk(v: Any, trie: dict[str, Any], tpath: FieldPath, lt: ListTypes) 
             if sub is _GONE:
                 drop.add(i)
             elif isinstance(item, dict):
-                _remove_walk(item, sub, tpath, lt)
+                _remove_walk(item, sub, tpath, lt, (*path, pe), keep)
         if drop:
             v[:] = [x for i, x in enumerate(v) if i not in drop]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any
 
 import orjson
 
@@ -45,7 +45,7 @@ from .resources import ResourceInfo
 
 Obj = dict[str, Any]
 
-__all__ = ["apply", "conflict_error", "record_update", "update_managed_fields"]
+__all__ = ["apply", "conflict_error", "record_apply", "record_scale", "record_update", "update_managed_fields"]
 
 _ManagerId = tuple[str, str, str, str]  # manager, operation, apiVersion (Update only), subresource
 
@@ -259,12 +259,73 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
     _set_managed(meta, _encode(managers))
 
 
-def record_update(info: Any, new: Obj, old: Obj | None, manager: str, subresource: str | None,
+def record_update(info: ResourceInfo, new: Obj, old: Obj | None, manager: str, subresource: str | None,
                   now: str | None = None) -> None:
     """`update_managed_fields` in the registry's terms: version and list types from `info`
     (a `ResourceInfo`), `now` from the clock unless given."""
     update_managed_fields(old, new, manager, info.api_version, subresource, now or _now(),
-                          list_types=info, reset_fields=_reset_fields(info, subresource))
+                          list_types=info, reset_fields=reset_fields_of(info, subresource))
+
+
+def record_apply(info: ResourceInfo, live: Obj | None, config: Obj, manager: str, force: bool,
+                 subresource: str) -> Obj:
+    """`apply` in the registry's terms (version, list types and reset fields from `info`); a
+    configuration of another kind has no type to apply with (a plain Go error: 500)."""
+    kind = config.get("kind")
+    if kind and kind != info.kind:
+        version = str(config.get("apiVersion") or info.api_version)
+        raise _typed_patch_error(config, version, f"no corresponding type for {_gv(version)}, Kind={kind}")
+    return apply(live, config, manager, info.api_version, subresource, force, _now(), list_types=info,
+                 reset_fields=reset_fields_of(info, subresource))
+
+
+def record_scale(obj: Obj, field: tuple[str, ...], api_version: str, manager: str | None, changed: bool,
+                 zero: bool = False, now: str | None = None) -> None:
+    """managedFields after a `/scale` write of `field` (e.g. `("spec", "replicas")`), as kube-apiserver
+    1.24's ScaleHandler rewrites them (ToSubresource, the Scale's own field manager, ToParent).
+
+    Every manager owning the field keeps it on the Scale side. With a field manager (`manager`
+    not None: built-in kinds; custom resources have none in 1.24), a write that changes the value
+    moves it to `manager`'s `scale` entry (to nobody when the new value is 0, `zero`). Back on the object, a manager that still owns the field
+    on the Scale side is left owning *only* that field (upstream's ToParent replaces its set), the
+    others lose it, and managers left with nothing are dropped.
+    """
+    meta = _meta(obj)
+    if meta is None:
+        return
+    path = tuple("f:" + f for f in field)
+    try:
+        managers = _decode_managers(meta.get("managedFields"))
+    except (ValueError, TypeError, AttributeError):
+        return
+    owners = {i for i, m in managers.items() if path in m.fields}
+    me: _ManagerId | None = None
+    if manager is not None and changed:
+        if zero:  # the Scale's `replicas` is omitempty: scaling to 0 removes the field, owned by nobody
+            owners = set()
+        else:
+            me = _ident(manager, "Update", api_version, "scale")
+            owners = {me}
+    touched = False
+    for i, m in managers.items():
+        if path not in m.fields:
+            continue
+        fields = {path} if i in owners else m.fields - {path}
+        if fields != m.fields:
+            m.fields, m.changed, touched = fields, True, True
+    if me is not None:
+        mine = managers.get(me)
+        if mine is None:
+            managers[me] = _Manager(manager or "", "Update", api_version, "scale", now or _now(), {path},
+                                    changed=True)
+        else:
+            mine.fields, mine.time, mine.changed = {path}, now or _now(), True
+        touched = True
+    if not touched:
+        return
+    for ident in [i for i, m in managers.items() if not m.fields]:
+        del managers[ident]
+    _set_managed(meta, _encode(managers))
 
 
 def _now() -> str:
@@ -273,10 +334,10 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _reset_fields(info: Any, subresource: str | None) -> tuple[FieldPath, ...]:
+def reset_fields_of(info: ResourceInfo, subresource: str | None) -> tuple[FieldPath, ...]:
     """Fields a write cannot own: `status` through the main resource of a kind with a status
     subresource, everything but `status` (and metadata) through `/status`."""
-    subs = getattr(info, "subresources", ()) or ()
+    subs = info.subresources
     if subresource == "status":
         return (("spec",),)
     if not subresource and "status" in subs:
@@ -304,33 +365,15 @@ def conflict_error(conflicts: list[tuple[str, Path]]) -> StatusError:
     return StatusError(409, "Conflict", msg, {"causes": causes})
 
 
-@overload
 def apply(live: Obj | None, applied: Obj, manager: str, api_version: str | None = None,
           subresource: str | None = None, force: bool = False, now: str | None = None,
-          list_types: Any = None, reset_fields: Iterable[FieldPath] = ()) -> Obj: ...
-
-
-@overload
-def apply(live: ResourceInfo, applied: Obj | None, manager: Obj, api_version: str,
-          subresource: bool, force: str | None, now: str | None = None) -> Obj: ...
-
-
-def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subresource: Any = None,
-          force: Any = False, now: str | None = None, list_types: Any = None,
-          reset_fields: Iterable[FieldPath] = ()) -> Obj:
+          list_types: Any = None, reset_fields: Iterable[FieldPath] = ()) -> Obj:
     """Server-side apply of the configuration `applied` by `manager` onto `live` (None: create).
 
     Returns a fresh object (defaulting and validation still to run) whose managedFields record the
     apply. Raises 409 Conflict (causes `FieldManagerConflict`) when another manager owns a field
     whose value the apply changes and `force` is false; with `force` the applier takes it over.
-
-    Also accepts the registry's call form `apply(info, live, config, manager, force, subresource)`.
     """
-    if isinstance(live, ResourceInfo):
-        info = live
-        live, applied, manager, force, subresource = applied, manager, api_version, subresource, force
-        return apply(live, applied, manager, info.api_version, subresource, bool(force), now or _now(),
-                     list_types=info, reset_fields=_reset_fields(info, subresource))
     if api_version is None:
         api_version = str(applied.get("apiVersion") or "")
     if now is None:
@@ -367,14 +410,18 @@ def apply(live: Any, applied: Any, manager: Any, api_version: Any = None, subres
                   changed=last is None or last.fields != config_set or last.api_version != api_version)
     managers[ident] = me
 
-    gone = last_set - config_set
-    if gone:
+    if last_set - config_set:
+        # structured-merge-diff's prune: the applier's previous set with its named ancestors
+        # (EnsureNamedFieldsAreMembers); whatever of it nobody owns any more goes, subtree and all
+        # (so a map the applier created loses the fields defaulting added to it)
         owned = with_prefixes(p for m in managers.values() for p in m.fields)
-        gone = {p for p in gone if p not in owned and not _is_key_field(p)}
+        footprint = last_set | {p[:i] for p in last_set for i in range(2, len(p)) if p[i - 1].startswith("f:")}
+        gone = {p for p in footprint if p not in owned and not _is_key_field(p)}
         if gone:
             # keep what the configuration itself still carries (an empty list, a null)
-            gone -= present_paths(applied, lt)
-            remove_paths(merged, gone, lt)
+            present = present_paths(applied, lt)
+            gone -= present
+            remove_paths(merged, gone, lt, keep=owned | present)
 
     added, modified, removed = compare(base, merged, lt)
     if resets:

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from .errors import StatusError, bad_request
+from .kinds.meta import go_print
 from .listtypes import FieldPath, ListType, ListTypes, list_types_for
 
 Obj = dict[str, Any]
@@ -447,6 +448,8 @@ def _smp_list(orig: list[Any], patch: list[Any], path: FieldPath, ltype: ListTyp
     if ltype is None or ltype.strategy != "merge":
         return _clean_list(patch, path, lt)
     is_maps = any(isinstance(x, dict) for x in patch) or any(isinstance(x, dict) for x in orig)
+    if order is not None:
+        _check_order_covers(patch, order, ltype.merge_key if is_maps else None)
     if not is_maps:
         merged = list(orig)
         seen = {_hashable(x) for x in merged}
@@ -496,6 +499,17 @@ def _smp_list(orig: list[Any], patch: list[Any], path: FieldPath, ltype: ListTyp
                 index[key] = len(merged)
                 merged.append(res)
     return _reorder(merged, plain, order, mk, orig)
+
+
+def _check_order_covers(patch: list[Any], order: list[Any], mk: str | None) -> None:
+    """`normalizeElementOrder`: every item the patch list names must be in its `$setElementOrder`
+    list; otherwise a plain Go error, which kube-apiserver answers with a 500."""
+    named = {_item_key(x, mk) for x in order}
+    items = [x for x in patch if not (isinstance(x, dict) and _PATCH in x)]
+    if all(_item_key(x, mk) in named for x in items):
+        return
+    raise StatusError(500, "", f"The order in patch list:\n{go_print(items)}\n doesn't match $setElementOrder "
+                               f"list:\n{go_print(order)}\n")
 
 
 def _reorder(merged: list[Any], patch: list[Any], order: list[Any] | None, mk: str | None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,17 +20,22 @@ import orjson
 
 from kubeloop.meta import ADDED, DELETED, MODIFIED
 
-from . import adapters, errors
+from . import errors
 from .catalog import Catalog
 from .errors import StatusError, cause
+from .kinds.meta import go_print
+from .kinds.schema import DecodeFailure
+from .managedfields import record_apply, record_scale, record_update
 from .objectmeta import generate_name, new_uid, now_rfc3339
-from .resources import ResourceInfo, Strategy
+from .patch import json_merge_patch, json_patch, strategic_merge_patch
+from .resources import DRY_RUN, ResourceInfo, Strategy
 from .storage import Bucket, Change, Key, Obj, Store, Stored
 
 NAMESPACES = ("", "namespaces")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 PROPAGATION = ("Foreground", "Background", "Orphan")
+FOREGROUND = "foregroundDeletion"
 
 
 def is_identity(strategy: Strategy) -> bool:
@@ -272,7 +278,11 @@ class Registry:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
-        info.strategy.prepare_for_create(info, obj)
+        token = DRY_RUN.set(dry_run)
+        try:
+            info.strategy.prepare_for_create(info, obj)
+        finally:
+            DRY_RUN.reset(token)
         info.strategy.validate_create(info, obj)  # the strategy owns all ObjectMeta validation
         if not name:  # never store a nameless object, whatever a strategy lets through
             raise errors.invalid(info.kind, None, [cause(
@@ -283,7 +293,7 @@ class Registry:
         if key in bucket.objects:
             raise errors.already_exists(info.resource, name, info.group)
         if manager:
-            adapters.record_update(info, obj, None, manager, subresource)
+            record_update(info, obj, None, manager, subresource)
         _drop_empty_meta(obj)
         obj = self.to_stored_form(info, obj)
         if dry_run:
@@ -308,15 +318,42 @@ class Registry:
         bucket = self.bucket(info)
         key = (namespace if info.namespaced else "", name)
         old = bucket.objects.get(key)
+        # GuaranteedUpdate checks the body's uid precondition first, against an empty object when
+        # there is none: a uid on a missing object is a 409, not a 404
+        self._check_uid_precondition(info, meta.get("uid"), old, namespace, name)
         if old is None:
             if allow_create and not subresource:
                 if meta.get("resourceVersion"):
+                    # a create from a stale read: the create's validation answers first
+                    meta.pop("resourceVersion")
+                    self.create(info, namespace, obj, manager=manager, dry_run=True)
                     raise errors.conflict(info.resource, name, info.group)
                 return WriteResult(self.create(info, namespace, obj, manager=manager, dry_run=dry_run),
                                    created=True)
             raise errors.not_found(info.resource, name, info.group)
+        if meta.get("resourceVersion") in (None, "") and not info.strategy.allow_unconditional_update:
+            # Store.Update: the error names the resource where the kind goes (a known upstream TODO)
+            raise errors.invalid(info.resource, name, [cause(
+                "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update",
+                "metadata.resourceVersion")], info.group)
         return self._update_existing(info, bucket, old, obj, manager=manager, dry_run=dry_run,
                                      subresource=subresource)
+
+    @staticmethod
+    def _check_uid_precondition(info: ResourceInfo, uid: Any, old: Stored | None, namespace: str,
+                                name: str) -> None:
+        """`storage.Preconditions.Check` for the uid an update body carries (409 on mismatch)."""
+        if uid in (None, ""):
+            return
+        have = old.obj["metadata"]["uid"] if old is not None else ""
+        if uid == have:
+            return
+        ns = f"{namespace}/" if info.namespaced else ""
+        raise errors.conflict(info.resource, name, info.group, message=(
+            f'Operation cannot be fulfilled on {errors._qualified(info.resource, info.group)} "{name}": '
+            f"StorageError: invalid object, Code: 4, Key: /registry/{info.resource}/{ns}{name}, "
+            f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: "
+            f"UID in precondition: {uid}, UID in object meta: {have}"))
 
     def _update_existing(self, info: ResourceInfo, bucket: Bucket, old: Stored, obj: Obj, *, manager: str,
                          dry_run: bool, subresource: str, record: bool = True) -> WriteResult:
@@ -327,13 +364,7 @@ class Registry:
         rv = meta.get("resourceVersion")
         if rv not in (None, "") and str(rv) != old_meta["resourceVersion"]:
             raise errors.conflict(info.resource, name, info.group)
-        uid = meta.get("uid")
-        if uid not in (None, "") and uid != old_meta["uid"]:
-            raise errors.conflict(info.resource, name, info.group, message=(
-                f'Operation cannot be fulfilled on {errors._qualified(info.resource, info.group)} "{name}": '
-                f"StorageError: invalid object, Code: 4, Key: /registry/{info.resource}/{old_meta.get('namespace', '')}"
-                f"/{name}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: "
-                f"{uid}, UID in object meta: {old_meta['uid']}"))
+        self._check_uid_precondition(info, meta.get("uid"), old, old_meta.get("namespace", ""), name)
         if info.namespaced:
             meta["namespace"] = old_meta.get("namespace", "")
         # fields only the server sets
@@ -355,7 +386,7 @@ class Registry:
         else:
             info.strategy.validate_update(info, obj, old_view)
         if record and manager:
-            adapters.record_update(info, obj, old_view, manager, subresource)
+            record_update(info, obj, old_view, manager, subresource)
         _drop_empty_meta(obj)
         if _same(obj, old_view):
             return WriteResult(old)
@@ -395,15 +426,15 @@ class Registry:
         if ptype == "merge":
             if not isinstance(patch, dict):
                 raise errors.bad_request("Invalid JSON Patch")
-            new = adapters.merge_patch(current, patch)
+            new = json_merge_patch(current, patch)
         elif ptype == "json":
             if not isinstance(patch, list):
                 raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
-            new = adapters.json_patch(current, patch)
+            new = json_patch(current, patch)
         else:
             if not isinstance(patch, dict):
                 raise errors.bad_request("Invalid JSON Patch")
-            new = adapters.strategic_merge_patch(info, current, patch)
+            new = strategic_merge_patch(current, patch, info)
         if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
             raise errors.bad_request("the patched object is not a valid object")
         if new["metadata"].get("name") != name:
@@ -411,8 +442,16 @@ class Registry:
                 f"the name of the object ({new['metadata'].get('name')}) does not match the name on the URL ({name})")
         if new.get("kind") != info.kind or new.get("apiVersion") != info.api_version:
             new["kind"], new["apiVersion"] = info.kind, info.api_version
-        return self._update_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
-                                     subresource=subresource)
+        shown = go_print(patch) if ptype == "smp" else orjson.dumps(new).decode()
+        try:
+            return self._update_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
+                                         subresource=subresource)
+        except DecodeFailure as e:
+            # the patched object does not fit the kind's types: upstream reports the patch itself
+            # (its map for a strategic merge patch, the patched JSON otherwise) as an invalid field
+            msg = f"Invalid value: {json.dumps(shown)}: {e.detail}"
+            raise StatusError(422, "Invalid", f'"" is invalid: patch: {msg}', {"causes": [
+                cause("FieldValueInvalid", msg, "patch")]}) from None
 
     def _apply(self, info: ResourceInfo, bucket: Bucket, namespace: str, name: str, old: Stored | None,
                body: bytes, *, manager: str, dry_run: bool, subresource: str, force: bool,
@@ -420,20 +459,85 @@ class Registry:
         config = decode_yaml(body)
         if not isinstance(config, dict):
             raise errors.bad_request("error decoding YAML: the apply configuration must be an object")
-        cmeta = config.get("metadata")
-        if isinstance(cmeta, dict) and cmeta.get("name") not in (None, name):
-            raise errors.bad_request(
-                f"the name of the object ({cmeta.get('name')}) does not match the name on the URL ({name})")
+        cmeta: Obj = config["metadata"] if isinstance(config.get("metadata"), dict) else {}
+        mismatch = cmeta.get("name") not in (None, name)
         live = self.view(info, old) if old is not None else None
         if live is None and subresource:
             raise errors.not_found(info.resource, name, info.group)
-        merged = adapters.apply(info, live, config, manager, force, subresource)
+        if mismatch and live is None:
+            raise errors.bad_request(
+                f"the name of the object ({cmeta.get('name')}) does not match the name on the URL ({name})")
+        merged = record_apply(info, live, config, manager, force, subresource)  # conflicts come first
+        if mismatch:
+            raise errors.bad_request(
+                f"the name of the object ({cmeta.get('name')}) does not match the name on the URL ({name})")
         merged.setdefault("metadata", {})["name"] = name
         if live is None:
             st = self.create(info, namespace, merged, manager="", dry_run=dry_run)
             return WriteResult(st, created=True)
         return self._update_existing(info, bucket, old, merged, manager=manager, dry_run=dry_run,  # type: ignore[arg-type]
                                      subresource=subresource, record=False)
+
+    # ---- scale ----------------------------------------------------------------------------
+    def get_scale(self, info: ResourceInfo, namespace: str, name: str, *, reading: bool = True) -> Obj:
+        """The kind's Scale view; a built-in's GET 404 names `<resource>/scale` (its ScaleREST's own
+        error), a PATCH's (the store's) names the resource."""
+        old = self.bucket(info).objects.get((namespace if info.namespaced else "", name))
+        if old is None:
+            scale_rest = reading and not info.custom
+            raise errors.not_found(f"{info.resource}/scale" if scale_rest else info.resource, name, info.group)
+        return info.strategy.get_scale(info, self.view(info, old))
+
+    def update_scale(self, info: ResourceInfo, namespace: str, name: str, scale: Any, *, manager: str,
+                     dry_run: bool) -> Obj:
+        """PUT `/scale`: the Scale's replicas written into the object through the normal update path.
+
+        As kube-apiserver 1.24's scale handler: the URL's name and namespace are checked first
+        (400), the Scale's resourceVersion is a precondition on the object, and managedFields
+        change as `managedfields.record_scale` describes.
+        """
+        if not isinstance(scale, dict):
+            raise errors.bad_request("the body of the request must be a Scale object")
+        smeta: Obj = scale["metadata"] if isinstance(scale.get("metadata"), dict) else {}
+        if smeta.get("name") not in (None, "", name):
+            raise errors.bad_request(
+                f"the name of the object ({smeta.get('name')}) does not match the name on the URL ({name})")
+        if info.namespaced and smeta.get("namespace") not in (None, "", namespace):
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request")
+        bucket = self.bucket(info)
+        old = bucket.objects.get((namespace if info.namespaced else "", name))
+        if old is None:
+            raise errors.not_found(info.resource, name, info.group)
+        obj = self.view(info, old)
+        rv = smeta.get("resourceVersion")
+        if rv and str(rv) != obj["metadata"]["resourceVersion"]:
+            raise errors.conflict(info.resource, name, info.group)
+        before = (info.strategy.get_scale(info, obj).get("spec") or {}).get("replicas") or 0
+        info.strategy.apply_scale(info, obj, scale)
+        after = (info.strategy.get_scale(info, obj).get("spec") or {}).get("replicas") or 0
+        record_scale(obj, info.strategy.scale_replicas_field(info), info.api_version,
+                     manager if info.strategy.scale_has_field_manager and manager else None, before != after,
+                     zero=not after)
+        res = self._update_existing(info, bucket, old, obj, manager=manager, dry_run=dry_run, subresource="scale",
+                                    record=False)
+        return info.strategy.get_scale(info, self.view(info, res.stored))
+
+    def patch_scale(self, info: ResourceInfo, namespace: str, name: str, ptype: str, body: bytes, *,
+                    manager: str, dry_run: bool, decode_yaml: Callable[[bytes], Any]) -> Obj:
+        """PATCH `/scale`: the patch applies to the current Scale, then as `update_scale`."""
+        current = self.get_scale(info, namespace, name, reading=False)
+        try:
+            patch = orjson.loads(body) if ptype != "apply" else decode_yaml(body)
+        except orjson.JSONDecodeError:
+            raise errors.bad_request("Invalid JSON Patch") from None
+        if ptype == "json":
+            scale = json_patch(current, patch)
+        elif isinstance(patch, dict):
+            scale = json_merge_patch(current, patch)
+        else:
+            raise errors.bad_request("Invalid JSON Patch")
+        return self.update_scale(info, namespace, name, scale, manager=manager, dry_run=dry_run)
 
     # ---- delete ---------------------------------------------------------------------------
     def parse_delete_options(self, body: Obj, query: Mapping[str, str]) -> Obj:
@@ -476,38 +580,34 @@ class Registry:
                     f'precondition ({pre["resourceVersion"]}) does not match the ResourceVersion in record '
                     f'({meta["resourceVersion"]}). The object might have been modified'),
                     {"name": name, **({"group": info.group} if info.group else {}), "kind": info.kind})
-        policy = opts.get("propagationPolicy")
         special = (info.group, info.resource)
-        fins = list(meta.get("finalizers") or [])
+        before = list(meta.get("finalizers") or [])
+        fins = gc_finalizers(before, opts, info.strategy.orphans_by_default)
         if meta.get("deletionTimestamp"):
-            # already terminating: only new GC finalizers can change anything
-            if policy == "Foreground" and "foregroundDeletion" not in fins:
-                fins.append("foregroundDeletion")
-            elif policy == "Orphan" and "orphan" not in fins:
-                fins.append("orphan")
-            if fins == list(meta.get("finalizers") or []):
+            # already terminating: only the garbage-collection finalizers can change
+            if fins == before:
                 return old, None
             obj = self.view(info, old)
             obj["metadata"]["finalizers"] = fins
             return self._commit_delete_mark(info, bucket, old, obj, dry_run), None
         plain_strategy = type(info.strategy).prepare_for_delete is Strategy.prepare_for_delete
-        if plain_strategy and not fins and special != CRDS and policy not in ("Foreground", "Orphan"):
+        if plain_strategy and not fins and special != CRDS:
             return None, self._delete_now(info, bucket, old, dry_run)  # the common case, no copy needed
         obj = self.view(info, old)
         keep = info.strategy.prepare_for_delete(info, obj)
-        fins = list(obj["metadata"].get("finalizers") or [])
         if special == CRDS and CRD_FINALIZER not in fins:
             fins.append(CRD_FINALIZER)
-        if policy == "Foreground" and "foregroundDeletion" not in fins:
-            fins.append("foregroundDeletion")
-        elif policy == "Orphan" and "orphan" not in fins:
-            fins.append("orphan")
         if fins or keep:
+            om = obj["metadata"]
             if fins:
-                obj["metadata"]["finalizers"] = fins
-            obj["metadata"]["deletionTimestamp"] = now_rfc3339()
+                om["finalizers"] = fins
+            if om.get("generation") and special != CRDS:
+                # markAsDeleting: the spec is final from here on, which controllers see as a new
+                # generation (a CRD's own Delete marks it without going through it)
+                om["generation"] = int(om["generation"]) + 1
+            om["deletionTimestamp"] = now_rfc3339()
             if fins:
-                obj["metadata"]["deletionGracePeriodSeconds"] = 0
+                om["deletionGracePeriodSeconds"] = 0
             if special == CRDS:
                 conds = obj.setdefault("status", {}).setdefault("conditions", [])
                 conds.append({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
@@ -517,11 +617,15 @@ class Registry:
         return None, self._delete_now(info, bucket, old, dry_run)
 
     def _delete_now(self, info: ResourceInfo, bucket: Bucket, old: Stored, dry_run: bool) -> Obj:
-        """Remove the object (watchers get DELETED with its last state) and return the Success Status."""
+        """Remove the object (watchers get DELETED with its last state) and return what DELETE answers:
+        the Success Status, or the object itself where the registry says `ReturnDeletedObject`."""
         meta = old.obj["metadata"]
-        status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                  "details": {"name": meta["name"], **({"group": info.group} if info.group else {}),
-                              "kind": info.resource, "uid": meta["uid"]}}
+        if info.return_deleted_object:
+            status = self.view(info, old)
+        else:
+            status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                      "details": {"name": meta["name"], **({"group": info.group} if info.group else {}),
+                                  "kind": info.resource, "uid": meta["uid"]}}
         if not dry_run:
             gone = dict(old.obj)
             gone["metadata"] = dict(gone["metadata"])
@@ -550,6 +654,36 @@ class Registry:
 
 
 # ---- small helpers -----------------------------------------------------------------------------
+def gc_finalizers(finalizers: list[str], opts: Obj, orphans_by_default: bool) -> list[str]:
+    """`deletionFinalizersForGarbageCollection`: the object's finalizers with `orphan` /
+    `foregroundDeletion` recomputed from the delete options, then the finalizers already set, then
+    the kind's default policy (each one removed and re-added at the end, as the real server does)."""
+    policy = opts.get("propagationPolicy")
+    orphan_opt = opts.get("orphanDependents")
+    if orphan_opt is not None and not isinstance(orphan_opt, bool):
+        orphan_opt = str(orphan_opt).lower() == "true"
+    if orphan_opt is not None:
+        orphan = bool(orphan_opt)
+    elif policy in PROPAGATION:
+        orphan = policy == "Orphan"
+    elif "orphan" in finalizers or FOREGROUND in finalizers:
+        orphan = "orphan" in finalizers
+    else:
+        orphan = orphans_by_default
+    if orphan_opt is not None:
+        foreground = False
+    elif policy in PROPAGATION:
+        foreground = policy == "Foreground"
+    else:
+        foreground = FOREGROUND in finalizers and "orphan" not in finalizers
+    out = [f for f in finalizers if f not in ("orphan", FOREGROUND)]
+    if orphan:
+        out.append("orphan")
+    if foreground:
+        out.append(FOREGROUND)
+    return out
+
+
 def _same(new: Obj, old: Obj) -> bool:
     """A no-op write: equal objects, managedFields compared without their timestamps."""
     if new == old:

@@ -23,6 +23,7 @@ generic flow never needs to call it separately.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,10 @@ SUBRESOURCE_VERBS: tuple[str, ...] = ("get", "patch", "update")
 
 Obj = dict[str, Any]
 
+#: whether the request being served is a dry run (what Go passes in `ctx`/options): allocators
+#: (Service node ports) answer placeholder values instead of taking real ones
+DRY_RUN: ContextVar[bool] = ContextVar("kubeloop_emulator_dry_run", default=False)
+
 
 class Strategy:
     """Per-kind behaviour hooks called by the generic registry flow.
@@ -48,6 +53,12 @@ class Strategy:
 
     #: whether `metadata.generation` is maintained for this kind
     has_generation: bool = False
+    #: a PUT without `metadata.resourceVersion` overwrites (most built-ins); False: 422 (custom
+    #: resources, CRDs), as the strategy's `AllowUnconditionalUpdate`
+    allow_unconditional_update: bool = True
+    #: `DefaultGarbageCollectionPolicy` is OrphanDependents (batch/v1 Jobs, for compatibility): a
+    #: DELETE without a policy adds the `orphan` finalizer
+    orphans_by_default: bool = False
 
     # -- decoding (called by the prepare_* hooks) ------------------------------------------
     def decode(self, info: ResourceInfo, obj: Obj) -> None:
@@ -63,7 +74,8 @@ class Strategy:
         """Reject an invalid new object (422 Invalid with causes, or 400 for decoding-type errors).
         The default applies the generic ObjectMeta rules (DNS-subdomain names); the registry
         validates nothing itself, so a kind's strategy decides which rules apply."""
-        objmeta.raise_invalid(info, obj, objmeta.validate_object_meta(obj.get("metadata") or {}, info.namespaced))
+        objmeta.raise_invalid(info, obj, objmeta.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
+                                                                          kube=False))
 
     def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         """Before validating an update of the main resource: keep `status` from `old` when a status
@@ -138,9 +150,17 @@ class Strategy:
         raise _no_scale(info, obj)
 
     def apply_scale(self, info: ResourceInfo, obj: Obj, scale: Obj) -> None:
-        """Write `scale.spec.replicas` into `obj` in place (after validating the Scale); the flow
-        then runs the normal update path (`prepare_for_update`, generation bump, ...)."""
+        """Write `scale.spec.replicas` into `obj` in place (after validating the Scale); the
+        registry then runs the normal update path (`prepare_for_update`, generation bump, ...)."""
         raise _no_scale(info, obj)
+
+    def scale_replicas_field(self, info: ResourceInfo) -> tuple[str, ...]:
+        """The object field `/scale` writes (see `managedfields.record_scale`)."""
+        return ("spec", "replicas")
+
+    #: a `/scale` write goes through a field manager of its own and records a `scale` entry
+    #: (built-in kinds; 1.24's custom-resource scale endpoint has none)
+    scale_has_field_manager: bool = True
 
 
 def _no_scale(info: ResourceInfo, obj: Obj) -> StatusError:
@@ -165,8 +185,11 @@ class ResourceInfo:
     storage: str = ""  # storage identity; versions/APIs sharing objects share it (core + events.k8s.io Events)
     strategy: Strategy = field(default_factory=Strategy)
     storage_version_hash: str = ""
-    #: PUT to a missing object creates it (Lease, Event, Endpoints, ...) instead of 404
+    #: PUT to a missing object creates it (Lease, Event, Endpoints, Service, ...) instead of 404
     allow_create_on_update: bool = False
+    #: the registry's `ReturnDeletedObject`: DELETE answers with the object, not a Status (Service,
+    #: ServiceAccount)
+    return_deleted_object: bool = False
     #: the CRD name (`<plural>.<group>`) for custom resources, "" for built-ins. Custom resources:
     #: list items carry kind/apiVersion, strategic merge patch -> 415, a body kind mismatch is a
     #: 422 from `validate_create` (not the built-in 400), unserved versions are not in the catalog.

@@ -14,11 +14,13 @@ from .base import KindStrategy, semantic_equal, without
 from .core import FieldLabelStrategy
 from .schema import (
     ANY,
-    BOOL,
     INT32,
     INT_OR_STRING,
     LABEL_SELECTOR,
     OBJECT_META,
+    OMIT_BOOL,
+    OMIT_INT32,
+    OMIT_INT64,
     POD_TEMPLATE_SPEC,
     STRING,
     list_of,
@@ -92,8 +94,10 @@ def validate_selector_and_template(spec: Obj, kind_word: str, restart: tuple[str
             causes.append(m.not_supported_cause("spec.selector.matchExpressions.operator", req.get("operator") or "",
                                                 ("In", "NotIn", "Exists", "DoesNotExist")))
     causes += m.validate_labels((selector or {}).get("matchLabels"), "spec.selector.matchLabels")
-    if require_match and selector is not None and not _selector_empty(selector) \
-            and not selector_matches(selector, labels):
+    # LabelSelectorAsSelector: a missing selector selects nothing (so it cannot match the template
+    # either), an empty one everything
+    if require_match and (selector is None or (not _selector_empty(selector)
+                                               and not selector_matches(selector, labels))):
         causes.append(m.invalid_cause("spec.template.metadata.labels", labels,
                                       "`selector` does not match template `labels`"))
     causes += m.validate_labels(labels, "spec.template.metadata.labels")
@@ -116,7 +120,12 @@ ROLLING_UPDATE_DEPLOYMENT = struct("RollingUpdateDeployment", maxUnavailable=INT
 DEPLOYMENT_SPEC = struct(
     "DeploymentSpec", replicas=INT32, selector=LABEL_SELECTOR, template=POD_TEMPLATE_SPEC,
     strategy=struct("DeploymentStrategy", type=STRING, rollingUpdate=ROLLING_UPDATE_DEPLOYMENT),
-    minReadySeconds=INT32, revisionHistoryLimit=INT32, paused=BOOL, progressDeadlineSeconds=INT32,
+    minReadySeconds=OMIT_INT32, revisionHistoryLimit=INT32, paused=OMIT_BOOL, progressDeadlineSeconds=INT32,
+)
+DEPLOYMENT_STATUS = struct(
+    "DeploymentStatus", open=True, observedGeneration=OMIT_INT64, replicas=OMIT_INT32, updatedReplicas=OMIT_INT32,
+    readyReplicas=OMIT_INT32, availableReplicas=OMIT_INT32, unavailableReplicas=OMIT_INT32,
+    conditions=list_of(ANY), collisionCount=INT32,
 )
 PVC_TEMPLATE = struct("PersistentVolumeClaim", apiVersion=STRING, kind=STRING, metadata=OBJECT_META,
                       spec=ANY, status=ANY)
@@ -126,16 +135,16 @@ STATEFUL_SET_SPEC = struct(
     updateStrategy=struct("StatefulSetUpdateStrategy", type=STRING,
                           rollingUpdate=struct("RollingUpdateStatefulSetStrategy", partition=INT32,
                                                maxUnavailable=INT_OR_STRING)),
-    revisionHistoryLimit=INT32, minReadySeconds=INT32, persistentVolumeClaimRetentionPolicy=ANY,
+    revisionHistoryLimit=INT32, minReadySeconds=OMIT_INT32, persistentVolumeClaimRetentionPolicy=ANY,
 )
-REPLICA_SET_SPEC = struct("ReplicaSetSpec", replicas=INT32, minReadySeconds=INT32, selector=LABEL_SELECTOR,
+REPLICA_SET_SPEC = struct("ReplicaSetSpec", replicas=INT32, minReadySeconds=OMIT_INT32, selector=LABEL_SELECTOR,
                           template=POD_TEMPLATE_SPEC)
 DAEMON_SET_SPEC = struct(
     "DaemonSetSpec", selector=LABEL_SELECTOR, template=POD_TEMPLATE_SPEC,
     updateStrategy=struct("DaemonSetUpdateStrategy", type=STRING,
                           rollingUpdate=struct("RollingUpdateDaemonSet", maxUnavailable=INT_OR_STRING,
                                                maxSurge=INT_OR_STRING)),
-    minReadySeconds=INT32, revisionHistoryLimit=INT32,
+    minReadySeconds=OMIT_INT32, revisionHistoryLimit=INT32,
 )
 
 
@@ -183,14 +192,20 @@ class ScalableStrategy(WorkloadStrategy):
         obj.setdefault("spec", {})["replicas"] = int(((scale.get("spec") or {}).get("replicas")) or 0)
 
 
-def validate_scale(scale: Obj) -> None:
-    """`ValidateScale`: 422 with kind Scale in group autoscaling."""
+def decode_scale(scale: Obj) -> None:
+    """Decoding an `autoscaling/v1` Scale body: a non-integer `spec.replicas` is a 400."""
     replicas = (scale.get("spec") or {}).get("replicas")
-    name = (scale.get("metadata") or {}).get("name") or None
     if replicas is not None and (isinstance(replicas, bool) or not isinstance(replicas, int)):
         from ..errors import bad_request
         raise bad_request(f"Scale in version \"v1\" cannot be handled as a Scale: json: cannot unmarshal "
                           f"{type(replicas).__name__} into Go struct field ScaleSpec.spec.replicas of type int32")
+
+
+def validate_scale(scale: Obj) -> None:
+    """`ValidateScale` of built-in workloads: 422 with kind Scale in group autoscaling."""
+    decode_scale(scale)
+    replicas = (scale.get("spec") or {}).get("replicas")
+    name = (scale.get("metadata") or {}).get("name") or None
     if isinstance(replicas, int) and replicas < 0:
         raise invalid("Scale", name, [m.invalid_cause("spec.replicas", replicas,
                                                       "must be greater than or equal to 0")], "autoscaling")
@@ -199,7 +214,7 @@ def validate_scale(scale: Obj) -> None:
 # -- Deployment -----------------------------------------------------------------------------------
 
 class DeploymentStrategy(ScalableStrategy):
-    schema = top_level("Deployment", spec=DEPLOYMENT_SPEC, status=ANY)
+    schema = top_level("Deployment", spec=DEPLOYMENT_SPEC, status=DEPLOYMENT_STATUS)
     annotations_bump_generation = True
     kind_word = "deployment"
 
@@ -239,6 +254,34 @@ class DeploymentStrategy(ScalableStrategy):
             causes.append(m.invalid_cause("spec.progressDeadlineSeconds", pds,
                                           "must be greater than minReadySeconds"))
         return causes
+
+    def validate_status(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        """`ValidateDeploymentStatus`."""
+        status = obj.get("status") or {}
+        causes = validate_replica_status(
+            status, ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
+                     "unavailableReplicas", "collisionCount"),
+            ("updatedReplicas", "readyReplicas", "availableReplicas"))
+        available, ready = status.get("availableReplicas") or 0, status.get("readyReplicas") or 0
+        if isinstance(available, int) and isinstance(ready, int) and available > ready:
+            causes.append(m.invalid_cause("status.availableReplicas", available, "cannot be greater than readyReplicas"))
+        return causes
+
+
+def validate_replica_status(status: Any, fields: tuple[str, ...], bounded: tuple[str, ...]) -> list[Cause]:
+    """The shape shared by `ValidateDeploymentStatus` and its siblings: counts are non-negative,
+    and the `bounded` ones cannot exceed `status.replicas`."""
+    if not isinstance(status, dict):
+        return []
+    causes: list[Cause] = []
+    for key in fields:
+        causes += _non_negative(status.get(key), f"status.{key}")
+    replicas = status.get("replicas") or 0
+    for key in bounded:
+        value = status.get(key) or 0
+        if isinstance(value, int) and isinstance(replicas, int) and value > replicas:
+            causes.append(m.invalid_cause(f"status.{key}", value, "cannot be greater than status.replicas"))
+    return causes
 
 
 def _is_zero(v: Any) -> bool:

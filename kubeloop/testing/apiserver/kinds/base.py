@@ -51,6 +51,9 @@ class KindStrategy(Strategy):
     validates_meta: bool = True
     #: annotation changes bump generation too (Deployment)
     annotations_bump_generation: bool = False
+    #: the kind's `ValidateXUpdate` runs `ValidateX` on the new object, ObjectMeta included (core's
+    #: Service, ServiceAccount, ConfigMap, Secret), so metadata errors are listed once more
+    update_validates_new: bool = False
     #: a `/status` write cannot change labels (apps workloads)
     status_keeps_labels: bool = False
     #: the group 422 errors name when it differs from the served group (events.k8s.io Events are
@@ -78,10 +81,13 @@ class KindStrategy(Strategy):
         return m.validate_object_meta(obj.get("metadata") or {}, info.namespaced, self.name_fn)
 
     def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
-        """The kind's `ValidateUpdate`: by default ObjectMeta update rules plus new-object rules."""
+        """The kind's `ValidateUpdate`: by default ObjectMeta update rules plus new-object rules
+        (with the whole `validate` when the kind's `ValidateXUpdate` calls `ValidateX`)."""
         if not self.validates_meta:
             return []
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        if self.update_validates_new:
+            causes += self.validate(info, new)
         return causes + self.validate_spec(info, new)
 
     def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
@@ -119,7 +125,7 @@ class KindStrategy(Strategy):
             return  # the kind's own ObjectMeta rules passed, and they are stricter than the generic ones
         # rest.BeforeCreate: generic ObjectMeta checks with the path-segment name rule, for every kind
         m.raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
-                                                        m.validate_path_segment_name), self.error_group)
+                                                        m.validate_path_segment_name, kube=False), self.error_group)
 
     def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         self.decode(info, new)
@@ -137,8 +143,11 @@ class KindStrategy(Strategy):
     def validate_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         causes: list[Cause] = []
         if self.validates_meta:
-            # rest.BeforeUpdate's common ObjectMeta checks, then the kind's own (which repeat them)
-            causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+            # rest.BeforeUpdate's validateCommonFields (generic ObjectMeta rules, then the generic update
+            # rules), then the kind's own, which repeat them: an invalid label is reported 3-4 times
+            nm, om = new.get("metadata") or {}, old.get("metadata") or {}
+            causes += m.validate_object_meta(nm, info.namespaced, m.validate_path_segment_name, kube=False)
+            causes += m.validate_object_meta_update(nm, om, kube=False)
         m.raise_invalid(info, new, causes + self.validate_update_causes(info, new, old), self.error_group)
 
     def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:

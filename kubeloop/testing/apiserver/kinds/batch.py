@@ -17,8 +17,11 @@ from .schema import (
     INT64,
     LABEL_SELECTOR,
     OBJECT_META,
+    OMIT_INT32,
     POD_TEMPLATE_SPEC,
     STRING,
+    TIME,
+    list_of,
     struct,
     top_level,
 )
@@ -31,6 +34,10 @@ JOB_SPEC = struct(
     "JobSpec", open=True, parallelism=INT32, completions=INT32, activeDeadlineSeconds=INT64, backoffLimit=INT32,
     selector=LABEL_SELECTOR, manualSelector=BOOL, template=POD_TEMPLATE_SPEC, ttlSecondsAfterFinished=INT32,
     completionMode=STRING, suspend=BOOL,
+)
+JOB_STATUS = struct(
+    "JobStatus", open=True, conditions=list_of(ANY), startTime=TIME, completionTime=TIME, active=OMIT_INT32,
+    succeeded=OMIT_INT32, failed=OMIT_INT32, completedIndexes=STRING, ready=INT32,
 )
 CRON_JOB_SPEC = struct(
     "CronJobSpec", schedule=STRING, timeZone=STRING, startingDeadlineSeconds=INT64, concurrencyPolicy=STRING,
@@ -52,9 +59,10 @@ def default_job_spec(spec: Obj) -> None:
 
 
 class JobStrategy(WorkloadStrategy):
-    schema = top_level("Job", spec=JOB_SPEC, status=ANY)
+    schema = top_level("Job", spec=JOB_SPEC, status=JOB_STATUS)
     kind_word = "job"
     status_keeps_labels = False
+    orphans_by_default = True  # batch/v1 keeps the pre-garbage-collector default
 
     def default(self, info: ResourceInfo, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
@@ -76,6 +84,10 @@ class JobStrategy(WorkloadStrategy):
             labels.setdefault("job-name", meta.get("name") or "")
             if spec.get("selector") is None:
                 spec["selector"] = {"matchLabels": {"controller-uid": uid}}
+            if not meta.get("labels"):
+                # SetDefaults_Job copies the template's labels; upstream runs it again when the
+                # stored object is read back, so the generated labels show on the Job itself
+                obj["metadata"]["labels"] = dict(labels)
         return super().validate(info, obj)
 
     def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
@@ -94,7 +106,12 @@ class JobStrategy(WorkloadStrategy):
         elif mode == "Indexed" and spec.get("completions") is None:
             causes.append(m.required_cause("spec.completions",
                                            "when completion mode is Indexed"))
-        return causes + validate_selector_and_template(spec, "job", JOB_RESTART)
+        causes += validate_selector_and_template(spec, "job", podspec.RESTART_POLICIES)
+        policy = ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy")
+        if policy not in JOB_RESTART:  # upstream words it as Required, whatever the value
+            causes.append(m.required_cause("spec.template.spec.restartPolicy",
+                                           'valid values: "OnFailure", "Never"'))
+        return causes
 
     def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
@@ -104,6 +121,16 @@ class JobStrategy(WorkloadStrategy):
                 causes.append(m.invalid_cause(f"spec.{key}", ns.get(key), "field is immutable"))
         if not os_.get("suspend") and not semantic_equal(ns.get("template"), os_.get("template")):
             causes.append(m.invalid_cause("spec.template", ns.get("template"), "field is immutable"))
+        return causes
+
+    def validate_status(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        """`validateJobStatus`: the pod counts are non-negative."""
+        status = obj.get("status") or {}
+        causes: list[Cause] = []
+        for key in ("active", "succeeded", "failed", "ready"):
+            value = status.get(key)
+            if isinstance(value, int) and value < 0:
+                causes.append(m.invalid_cause(f"status.{key}", value, "must be greater than or equal to 0"))
         return causes
 
     def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:

@@ -37,12 +37,12 @@ def storage_version_hash(group: str, version: str, kind: str) -> str:
 def _info(group: str, version: str, resource: str, kind: str, namespaced: bool, strategy: Strategy, *,
           short: tuple[str, ...] = (), categories: tuple[str, ...] = (), sub: tuple[str, ...] = (),
           verbs: tuple[str, ...] = DEFAULT_VERBS, storage: str = "", hash_gvk: tuple[str, str, str] | None = None,
-          create_on_update: bool = False) -> ResourceInfo:
+          create_on_update: bool = False, return_deleted: bool = False) -> ResourceInfo:
     hg, hv, hk = hash_gvk or (group, version, kind)
     return ResourceInfo(group, version, resource, kind, namespaced, short_names=short, categories=categories,
                         verbs=verbs, subresources=frozenset(sub), storage=storage, strategy=strategy,
                         storage_version_hash=storage_version_hash(hg, hv, hk),
-                        allow_create_on_update=create_on_update)
+                        allow_create_on_update=create_on_update, return_deleted_object=return_deleted)
 
 
 def builtin_resources() -> list[ResourceInfo]:
@@ -54,11 +54,12 @@ def builtin_resources() -> list[ResourceInfo]:
         _info("", "v1", "configmaps", "ConfigMap", True, ConfigMapStrategy(), short=("cm",)),
         _info("", "v1", "secrets", "Secret", True, SecretStrategy()),
         _info("", "v1", "services", "Service", True, ServiceStrategy(), short=("svc",), categories=("all",),
-              sub=("status",), verbs=NO_DELETECOLLECTION),
+              sub=("status",), create_on_update=True, return_deleted=True),
         _info("", "v1", "pods", "Pod", True, PodStrategy(), short=("po",), categories=("all",), sub=("status",)),
         _info("", "v1", "events", "Event", True, CoreEventStrategy(), short=("ev",), storage=events_storage,
               create_on_update=True),
-        _info("", "v1", "serviceaccounts", "ServiceAccount", True, ServiceAccountStrategy(), short=("sa",)),
+        _info("", "v1", "serviceaccounts", "ServiceAccount", True, ServiceAccountStrategy(), short=("sa",),
+              return_deleted=True),
         _info("", "v1", "endpoints", "Endpoints", True, EndpointsStrategy(), short=("ep",), create_on_update=True),
         _info("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, PersistentVolumeClaimStrategy(),
               short=("pvc",), sub=("status",)),

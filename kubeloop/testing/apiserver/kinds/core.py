@@ -7,12 +7,13 @@ import base64
 import copy
 import itertools
 import json
+import re
 from typing import Any
 
 from kubeloop import meta as kv
 
-from ..errors import bad_request
-from ..resources import ResourceInfo
+from ..errors import bad_request, invalid
+from ..resources import DRY_RUN, ResourceInfo
 from . import meta as m
 from . import podspec
 from .base import KindStrategy, semantic_equal, without
@@ -23,6 +24,7 @@ from .schema import (
     INT32,
     INT_OR_STRING,
     OBJECT_REFERENCE,
+    OMIT_INT32,
     POD_SPEC,
     POD_TEMPLATE_SPEC,
     STRING,
@@ -179,7 +181,7 @@ class ConfigMapStrategy(KindStrategy):
     def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += _immutable_causes(new, old, ("data", "binaryData"))
-        return causes + self.validate_spec(info, new)
+        return causes + self.validate(info, new) + self.validate_spec(info, new)
 
 
 SECRET_TYPE_KEYS = {
@@ -236,7 +238,7 @@ class SecretStrategy(FieldLabelStrategy):
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += m.immutable_causes("type", new.get("type"), old.get("type"))
         causes += _immutable_causes(new, old, ("data",))
-        return causes + self.validate_spec(info, new)
+        return causes + self.validate(info, new) + self.validate_spec(info, new)
 
     def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
         values = super().field_values(info, obj)
@@ -247,6 +249,7 @@ class SecretStrategy(FieldLabelStrategy):
 # -- ServiceAccount / Endpoints ---------------------------------------------------------------
 
 class ServiceAccountStrategy(KindStrategy):
+    update_validates_new = True
     schema = top_level("ServiceAccount", secrets=list_of(OBJECT_REFERENCE),
                        imagePullSecrets=list_of(struct("LocalObjectReference", name=STRING)),
                        automountServiceAccountToken=BOOL)
@@ -270,16 +273,69 @@ class EndpointsStrategy(KindStrategy):
 # -- Service ----------------------------------------------------------------------------------
 
 SERVICE_PORT = struct("ServicePort", name=STRING, protocol=STRING, appProtocol=STRING, port=INT32,
-                      targetPort=INT_OR_STRING, nodePort=INT32)
+                      targetPort=INT_OR_STRING, nodePort=OMIT_INT32)
 SERVICE_SPEC = struct("ServiceSpec", open=True, ports=list_of(SERVICE_PORT), selector=map_of(STRING),
+                      sessionAffinityConfig=struct("SessionAffinityConfig", clientIP=struct(
+                          "ClientIPConfig", timeoutSeconds=INT32)),
                       clusterIP=STRING, clusterIPs=list_of(STRING), type=STRING, sessionAffinity=STRING,
                       externalName=STRING, ipFamilies=list_of(STRING), ipFamilyPolicy=STRING,
                       internalTrafficPolicy=STRING, externalTrafficPolicy=STRING)
 SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
+PORT_PROTOCOLS = ("SCTP", "TCP", "UDP")
+NODE_PORT_RANGE = (30000, 32767)
+DEFAULT_CLIENT_IP_TIMEOUT = 10800
+MAX_CLIENT_IP_TIMEOUT = 86400
+_PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+$")
+
+
+def _validate_service_port(port: Obj, require_name: bool, names: set[str], fld: str) -> list[Cause]:
+    """`validateServicePort`."""
+    causes: list[Cause] = []
+    name = port.get("name") or ""
+    if require_name and not name:
+        causes.append(m.required_cause(f"{fld}.name"))
+    elif name:
+        causes += [m.invalid_cause(f"{fld}.name", name, msg) for msg in kv.is_dns1123_label(name)]
+        if name in names:
+            causes.append(m.duplicate_cause(f"{fld}.name", name))
+        names.add(name)
+    number = port.get("port")
+    if not isinstance(number, int) or not 0 < number < 65536:
+        causes.append(m.invalid_cause(f"{fld}.port", number or 0, "must be between 1 and 65535, inclusive"))
+    protocol = port.get("protocol")
+    if not protocol:
+        causes.append(m.required_cause(f"{fld}.protocol"))
+    elif protocol not in PORT_PROTOCOLS:
+        causes.append(m.not_supported_cause(f"{fld}.protocol", protocol, PORT_PROTOCOLS))
+    causes += validate_port_num_or_name(port.get("targetPort"), f"{fld}.targetPort")
+    return causes
+
+
+def validate_port_num_or_name(value: Any, fld: str) -> list[Cause]:
+    """`ValidatePortNumOrName`: a number in 1-65535 or an IANA_SVC_NAME."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 0 < value < 65536:
+            return [m.invalid_cause(fld, value, "must be between 1 and 65535, inclusive")]
+        return []
+    if not isinstance(value, str):
+        return []
+    msgs = []
+    if len(value) > 15:
+        msgs.append("must be no more than 15 characters")
+    if not _PORT_NAME_CHARS.match(value):
+        msgs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not re.search(r"[a-z]", value):
+        msgs.append("must contain at least one letter (a-z)")
+    if "--" in value:
+        msgs.append("must not contain consecutive hyphens")
+    if value and (value[0] == "-" or value[-1] == "-"):
+        msgs.append("must not begin or end with a hyphen")
+    return [m.invalid_cause(fld, value, msg) for msg in msgs]
 
 
 class ServiceStrategy(KindStrategy):
     schema = top_level("Service", spec=SERVICE_SPEC, status=ANY)
+    update_validates_new = True
     name_fn = staticmethod(m.name_is_dns1035_label)
 
     def __init__(self) -> None:
@@ -290,10 +346,15 @@ class ServiceStrategy(KindStrategy):
         spec = obj.setdefault("spec", {})
         spec.setdefault("type", "ClusterIP")
         spec.setdefault("sessionAffinity", "None")
+        if spec["sessionAffinity"] == "ClientIP":
+            cfg = spec.get("sessionAffinityConfig")
+            if not isinstance(cfg, dict) or not isinstance(cfg.get("clientIP"), dict) or \
+                    cfg["clientIP"].get("timeoutSeconds") is None:
+                spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": DEFAULT_CLIENT_IP_TIMEOUT}}
         for port in spec.get("ports") or []:
             if isinstance(port, dict):
                 port.setdefault("protocol", "TCP")
-                if "targetPort" not in port and "port" in port:
+                if not port.get("targetPort") and "port" in port:
                     port["targetPort"] = port["port"]
         if spec["type"] in ("NodePort", "LoadBalancer"):
             spec.setdefault("externalTrafficPolicy", "Cluster")
@@ -316,45 +377,109 @@ class ServiceStrategy(KindStrategy):
         spec.setdefault("ipFamilies", ["IPv4"])
         spec.setdefault("ipFamilyPolicy", "SingleStack")
         spec.setdefault("internalTrafficPolicy", "Cluster")
-        if spec.get("type") in ("NodePort", "LoadBalancer"):
-            for port in spec.get("ports") or []:
-                if isinstance(port, dict) and not port.get("nodePort"):
-                    port["nodePort"] = next(self._next_node_port)
+        self._allocate_node_ports(obj, {})
+
+    def _allocate_node_ports(self, obj: Obj, kept: dict[tuple[Any, Any], int]) -> None:
+        """The registry's `initNodePorts`, which runs before validation: ports sharing a port number
+        share one node port (a requested one if any port asks for it, else the next free one); a
+        requested port outside 30000-32767 is a 422 on its own. `kept`: the node ports an update keeps
+        (`patchAllocatedValues`, by port and protocol)."""
+        spec = obj["spec"]
+        ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
+        allocate = spec.get("type") in ("NodePort", "LoadBalancer")
+        by_port: dict[Any, int] = {}
+        dry_next = 32768
+        for i, port in enumerate(ports):
+            if not port.get("nodePort") and not allocate:
+                continue
+            number = port.get("port")
+            have = by_port.get(number)
+            if have:
+                if not port.get("nodePort"):
+                    port["nodePort"] = have
+                continue
+            requested = next((p.get("nodePort") for p in ports[i:] if p.get("port") == number and p.get("nodePort")),
+                             None) or kept.get((number, port.get("protocol")))
+            if requested:
+                if isinstance(requested, int) and not NODE_PORT_RANGE[0] <= requested <= NODE_PORT_RANGE[1]:
+                    raise invalid("Service", (obj.get("metadata") or {}).get("name"), [m.invalid_cause(
+                        f"spec.ports[{i}].nodePort", requested, "provided port is not in the valid range. The range "
+                        f"of valid ports is {NODE_PORT_RANGE[0]}-{NODE_PORT_RANGE[1]}")])
+                value = requested
+            elif DRY_RUN.get():
+                dry_next += 1  # the dry-run allocator's placeholders, as upstream's (32769, 32770, ...)
+                value = dry_next
+            else:
+                value = next(self._next_node_port)
+            port["nodePort"] = value
+            by_port[number] = value
 
     def prepare_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         ns, os_ = new.setdefault("spec", {}), old.get("spec") or {}
         for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "internalTrafficPolicy"):
             if not ns.get(key) and os_.get(key) and ns.get("type") == os_.get("type"):
                 ns[key] = copy.deepcopy(os_[key])
-        old_ports = {(p.get("port"), p.get("protocol")): p for p in os_.get("ports") or [] if isinstance(p, dict)}
-        for port in ns.get("ports") or []:
-            prev = old_ports.get((port.get("port"), port.get("protocol")))
-            if isinstance(port, dict) and prev and prev.get("nodePort") and not port.get("nodePort") \
-                    and ns.get("type") in ("NodePort", "LoadBalancer"):
-                port["nodePort"] = prev["nodePort"]
+        kept: dict[tuple[Any, Any], int] = {}
+        if ns.get("type") in ("NodePort", "LoadBalancer"):
+            kept = {(p.get("port"), p.get("protocol")): p["nodePort"] for p in os_.get("ports") or []
+                    if isinstance(p, dict) and p.get("nodePort")}
+        self._allocate_node_ports(new, kept)
 
     def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+        """`ValidateService` without ObjectMeta, in upstream's order."""
         spec = obj.get("spec") or {}
         causes: list[Cause] = []
         stype = spec.get("type")
-        if stype not in SERVICE_TYPES:
-            causes.append(m.not_supported_cause("spec.type", stype or "", SERVICE_TYPES))
-        ports = spec.get("ports") or []
-        if stype == "ExternalName":
-            if not spec.get("externalName"):
-                causes.append(m.required_cause("spec.externalName"))
-        elif not ports and spec.get("clusterIP") != "None":
+        ports = [p if isinstance(p, dict) else {} for p in spec.get("ports") or []]
+        headless = spec.get("clusterIP") == "None"
+        if not ports and not headless and stype != "ExternalName":
             causes.append(m.required_cause("spec.ports"))
+        if stype == "ExternalName" and not spec.get("externalName"):
+            causes.append(m.required_cause("spec.externalName"))
+        names: set[str] = set()
         for i, port in enumerate(ports):
-            p = (port or {}).get("port")
-            if not isinstance(p, int) or not 0 < p < 65536:
-                causes.append(m.invalid_cause(f"spec.ports[{i}].port", p or 0,
-                                              "must be between 1 and 65535, inclusive"))
-            if len(ports) > 1 and not (port or {}).get("name"):
-                causes.append(m.required_cause(f"spec.ports[{i}].name"))
-        if spec.get("sessionAffinity") not in ("None", "ClientIP"):
-            causes.append(m.not_supported_cause("spec.sessionAffinity", spec.get("sessionAffinity") or "",
-                                                ("ClientIP", "None")))
+            causes += _validate_service_port(port, len(ports) > 1, names, f"spec.ports[{i}]")
+        if spec.get("selector"):
+            causes += m.validate_labels(spec["selector"], "spec.selector")
+        affinity = spec.get("sessionAffinity")
+        if not affinity:
+            causes.append(m.required_cause("spec.sessionAffinity"))
+        elif affinity not in ("None", "ClientIP"):
+            causes.append(m.not_supported_cause("spec.sessionAffinity", affinity, ("ClientIP", "None")))
+        cfg = spec.get("sessionAffinityConfig")
+        if affinity == "ClientIP":
+            timeout = ((cfg or {}).get("clientIP") or {}).get("timeoutSeconds")
+            if isinstance(timeout, int) and not 0 < timeout <= MAX_CLIENT_IP_TIMEOUT:
+                causes.append(m.invalid_cause("spec.sessionAffinityConfig.clientIP.timeoutSeconds", timeout,
+                                              f"must be greater than 0 and less than {MAX_CLIENT_IP_TIMEOUT}"))
+        elif affinity == "None" and cfg is not None:
+            causes.append(m.forbidden_cause("spec.sessionAffinityConfig",
+                                            "must not be set when session affinity is None"))
+        if not stype:
+            causes.append(m.required_cause("spec.type"))
+        elif stype not in SERVICE_TYPES:
+            causes.append(m.not_supported_cause("spec.type", stype, SERVICE_TYPES))
+        if stype == "ClusterIP":
+            for i, port in enumerate(ports):
+                if port.get("nodePort"):
+                    causes.append(m.forbidden_cause(f"spec.ports[{i}].nodePort",
+                                                    "may not be used when `type` is 'ClusterIP'"))
+        seen_node: set[tuple[Any, Any]] = set()
+        for i, port in enumerate(ports):
+            if not port.get("nodePort"):
+                continue
+            key = (port.get("protocol"), port.get("nodePort"))
+            if key in seen_node:
+                causes.append(m.duplicate_cause(f"spec.ports[{i}].nodePort", port.get("nodePort")))
+            seen_node.add(key)
+        seen: set[tuple[Any, Any]] = set()
+        for i, port in enumerate(ports):
+            key = (port.get("protocol"), port.get("port"))
+            if key in seen:
+                causes.append(m.cause_raw("FieldValueDuplicate", f"spec.ports[{i}]", "Duplicate value: "
+                                          f"core.ServicePort{{Name:\"\", Protocol:{m.go_repr(key[0] or '')}, "
+                                          f"Port:{key[1]}}}"))
+            seen.add(key)
         return causes
 
     def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:

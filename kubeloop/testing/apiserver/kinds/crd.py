@@ -161,6 +161,7 @@ def _validate_structural(schema: Any, fld: str, root: bool = True, data_path: st
 class CustomResourceDefinitionStrategy(KindStrategy):
     schema = top_level("CustomResourceDefinition", spec=ANY, status=ANY)
     has_generation = True
+    allow_unconditional_update = False
 
     def default(self, info: ResourceInfo, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})

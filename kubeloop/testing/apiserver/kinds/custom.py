@@ -16,7 +16,7 @@ from ..errors import bad_request, invalid
 from ..resources import ResourceInfo, Strategy
 from . import meta as m
 from . import structural
-from .apps import validate_scale
+from .apps import decode_scale
 from .base import semantic_equal
 from .schema import OBJECT_META, DecodeError, decode_struct
 
@@ -29,6 +29,19 @@ def _get_path(obj: Obj, json_path: str) -> Any:
     for part in [p for p in json_path.split(".") if p]:
         cur = cur.get(part) if isinstance(cur, dict) else None
     return cur
+
+
+def _go_type(value: Any) -> str:
+    """The Go type `unstructured` holds for a JSON value (as accessor errors name it)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    return "[]interface {}" if isinstance(value, list) else "map[string]interface {}"
 
 
 def _set_path(obj: Obj, json_path: str, value: Any) -> None:
@@ -48,6 +61,8 @@ class CustomResourceStrategy(Strategy):
     """One served version of a CRD."""
 
     has_generation = True
+    allow_unconditional_update = False
+    scale_has_field_manager = False
 
     def __init__(self, group: str, version: str, kind: str, schema: Obj | None,
                  scale: Obj | None = None, storage_version: str = "") -> None:
@@ -108,23 +123,34 @@ class CustomResourceStrategy(Strategy):
         return causes
 
     def _scale_causes(self, obj: Obj) -> list[Cause]:
+        """`ValidateScaleSpec` / `ValidateScaleStatus`: the field is the CRD's JSON path as written
+        (`.spec.replicas`, with its dot), and a value of the wrong type is an accessor error."""
         if not self.scale:
             return []
         causes: list[Cause] = []
-        spec_path = self.scale.get("specReplicasPath") or ""
-        value = _get_path(obj, spec_path)
-        fld = spec_path.lstrip(".")
-        if value is not None:
+        for key in ("specReplicasPath", "statusReplicasPath"):
+            path = self.scale.get(key) or ""
+            value = _get_path(obj, path) if path else None
+            if value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, int):
-                causes.append(m.invalid_cause(fld, value, "should be an integer"))
+                causes.append(m.invalid_cause_raw(path, "0", f"{path} accessor error: {m.go_print(value)} is of the "
+                                                  f"type {_go_type(value)}, expected int64"))
             elif value < 0:
-                causes.append(m.invalid_cause(fld, value, "should be a non-negative integer"))
+                causes.append(m.invalid_cause(path, value, "should be a non-negative integer"))
+            elif value > 2**31 - 1:
+                causes.append(m.invalid_cause(path, value, f"should be less than or equal to {2**31 - 1}"))
+        sel_path = self.scale.get("labelSelectorPath") or ""
+        sel = _get_path(obj, sel_path) if sel_path else None
+        if sel is not None and not isinstance(sel, str):
+            causes.append(m.invalid_cause_raw(sel_path, '""', f"{sel_path} accessor error: {m.go_print(sel)} is of "
+                                              f"the type {_go_type(sel)}, expected string"))
         return causes
 
     def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
         type_causes = self._type_meta_causes(obj)
         self._raise(obj, type_causes)
-        causes = m.validate_object_meta(obj.get("metadata") or {}, info.namespaced)
+        causes = m.validate_object_meta(obj.get("metadata") or {}, info.namespaced, kube=False)
         causes += self._content_causes(info, obj)
         self._raise(obj, causes)
 
@@ -140,7 +166,7 @@ class CustomResourceStrategy(Strategy):
     def validate_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         self._raise(new, self._type_meta_causes(new))
         nm, om = new.get("metadata") or {}, old.get("metadata") or {}
-        causes = m.validate_object_meta_update(nm, om) + m.validate_object_meta_update(nm, om)
+        causes = 2 * m.validate_object_meta_update(nm, om, kube=False)
         causes += self._content_causes(info, new)
         self._raise(new, causes)
 
@@ -169,7 +195,7 @@ class CustomResourceStrategy(Strategy):
 
     def validate_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
         nm, om = new.get("metadata") or {}, old.get("metadata") or {}
-        causes = m.validate_object_meta_update(nm, om)
+        causes = m.validate_object_meta_update(nm, om, kube=False)
         causes += self._content_causes(info, new)
         self._raise(new, causes)
 
@@ -222,9 +248,14 @@ class CustomResourceStrategy(Strategy):
         if not self.scale:
             super().apply_scale(info, obj, scale)
             return
-        validate_scale(scale)
+        decode_scale(scale)  # no ValidateScale: the custom resource's own validation judges the result
         replicas = int((scale.get("spec") or {}).get("replicas") or 0)
         _set_path(obj, self.scale.get("specReplicasPath") or ".spec.replicas", replicas)
+
+    def scale_replicas_field(self, info: ResourceInfo) -> tuple[str, ...]:
+        if not self.scale:
+            return super().scale_replicas_field(info)
+        return tuple((self.scale.get("specReplicasPath") or ".spec.replicas").lstrip(".").split("."))
 
     # -- server-side apply ----------------------------------------------------------------------
     def list_types(self, info: ResourceInfo) -> Mapping[tuple[str, ...], Any]:

@@ -17,7 +17,7 @@ from ..errors import bad_request
 from ..resources import ResourceInfo
 from . import meta as m
 from .base import KindStrategy
-from .schema import INT32, MICROTIME, OBJECT_REFERENCE, STRING, TIME, struct, top_level
+from .schema import INT32, MICROTIME, OBJECT_REFERENCE, OMIT_INT32, STRING, TIME, struct, top_level
 
 Obj = dict[str, Any]
 Cause = dict[str, str]
@@ -26,7 +26,7 @@ EVENT_SOURCE = struct("EventSource", component=STRING, host=STRING)
 EVENT_SERIES = struct("EventSeries", count=INT32, lastObservedTime=MICROTIME)
 CORE_EVENT = top_level(
     "Event", involvedObject=OBJECT_REFERENCE, reason=STRING, message=STRING, source=EVENT_SOURCE,
-    firstTimestamp=TIME, lastTimestamp=TIME, count=INT32, type=STRING, eventTime=MICROTIME,
+    firstTimestamp=TIME, lastTimestamp=TIME, count=OMIT_INT32, type=STRING, eventTime=MICROTIME,
     series=EVENT_SERIES, action=STRING, related=OBJECT_REFERENCE, reportingComponent=STRING,
     reportingInstance=STRING,
 )
@@ -34,7 +34,7 @@ NEW_EVENT = top_level(
     "Event", eventTime=MICROTIME, series=EVENT_SERIES, reportingController=STRING, reportingInstance=STRING,
     action=STRING, reason=STRING, regarding=OBJECT_REFERENCE, related=OBJECT_REFERENCE, note=STRING,
     type=STRING, deprecatedSource=EVENT_SOURCE, deprecatedFirstTimestamp=TIME, deprecatedLastTimestamp=TIME,
-    deprecatedCount=INT32,
+    deprecatedCount=OMIT_INT32,
 )
 
 #: core field <-> events.k8s.io field

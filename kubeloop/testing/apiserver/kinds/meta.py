@@ -50,6 +50,17 @@ def go_repr(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def go_print(value: Any) -> str:
+    """Render a decoded JSON value the way Go's `%v` prints it (maps as `map[k:v ...]`, sorted)."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_print(x) for x in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "<nil>" if value is None else str(value)
+
+
 # -- field error causes (field.ErrorList entries) ---------------------------------------------
 
 
@@ -60,6 +71,11 @@ def invalid_cause(fld: str, value: Any, detail: str) -> Cause:
 def invalid_cause_raw(fld: str, shown: str, detail: str) -> Cause:
     """Invalid with an already rendered value (e.g. `""` when the real server prints an empty value)."""
     return cause("FieldValueInvalid", f"Invalid value: {shown}: {detail}", fld)
+
+
+def cause_raw(reason: str, fld: str, message: str) -> Cause:
+    """A cause whose message is already rendered (e.g. a Go struct printed with `%#v`)."""
+    return cause(reason, message, fld)
 
 
 def required_cause(fld: str, detail: str = "") -> Cause:
@@ -191,13 +207,23 @@ def validate_finalizers(finalizers: Any, fld: str) -> list[Cause]:
     causes: list[Cause] = []
     if not isinstance(finalizers, list):
         return causes
-    for i, f in enumerate(finalizers):
+    for f in finalizers:  # apimachinery's ValidateFinalizerName names the list, not the item
         for msg in is_qualified_name(f):
-            causes.append(invalid_cause(f"{fld}[{i}]", f, msg))
+            causes.append(invalid_cause(fld, f, msg))
     if "orphan" in finalizers and "foregroundDeletion" in finalizers:
         causes.append(invalid_cause(fld, finalizers,
                                     "finalizers \"orphan\" and \"foregroundDeletion\" cannot be both set"))
     return causes
+
+
+def validate_kube_finalizers(finalizers: Any, fld: str) -> list[Cause]:
+    """core's `validateKubeFinalizerName`, run on built-in kinds after the generic rules: a name
+    without a `/` must be one of the standard finalizers."""
+    if not isinstance(finalizers, list):
+        return []
+    return [invalid_cause(f"{fld}[{i}]", f, "name is neither a standard finalizer name nor is it fully qualified")
+            for i, f in enumerate(finalizers)
+            if isinstance(f, str) and "/" not in f and f not in STANDARD_FINALIZERS]
 
 
 def validate_owner_references(refs: Any, fld: str) -> list[Cause]:
@@ -227,8 +253,10 @@ def validate_owner_references(refs: Any, fld: str) -> list[Cause]:
 
 
 def validate_object_meta(meta: Obj, namespaced: bool, name_fn: NameValidator = name_is_dns_subdomain,
-                         fld: str = "metadata") -> list[Cause]:
-    """`ValidateObjectMeta` for a new object (after generateName produced a name)."""
+                         fld: str = "metadata", kube: bool = True) -> list[Cause]:
+    """`ValidateObjectMeta` for a new object (after generateName produced a name); `kube`: core's
+    version for built-in kinds, which adds `validate_kube_finalizers` (False: apimachinery's
+    generic one, which `rest.BeforeCreate/BeforeUpdate` and custom resources run)."""
     causes: list[Cause] = []
     gen = meta.get("generateName") or ""
     name = meta.get("name") or ""
@@ -256,6 +284,8 @@ def validate_object_meta(meta: Obj, namespaced: bool, name_fn: NameValidator = n
     causes += validate_annotations(meta.get("annotations"), f"{fld}.annotations")
     causes += validate_owner_references(meta.get("ownerReferences"), f"{fld}.ownerReferences")
     causes += validate_finalizers(meta.get("finalizers"), f"{fld}.finalizers")
+    if kube:
+        causes += validate_kube_finalizers(meta.get("finalizers"), f"{fld}.finalizers")
     return causes
 
 
@@ -283,8 +313,9 @@ def validate_no_new_finalizers(new: Any, old: Any, fld: str) -> list[Cause]:
                             f"found new finalizers {go_repr(new_set)}")]
 
 
-def validate_object_meta_update(new: Obj, old: Obj, fld: str = "metadata") -> list[Cause]:
-    """`ValidateObjectMetaUpdate` (resourceVersion presence is the registry's business)."""
+def validate_object_meta_update(new: Obj, old: Obj, fld: str = "metadata", kube: bool = True) -> list[Cause]:
+    """`ValidateObjectMetaUpdate` (resourceVersion presence is the registry's business); `kube`:
+    core's version for built-in kinds (see `validate_object_meta`)."""
     causes: list[Cause] = []
     if old.get("deletionTimestamp"):
         causes += validate_no_new_finalizers(new.get("finalizers"), old.get("finalizers"), f"{fld}.finalizers")
@@ -298,6 +329,8 @@ def validate_object_meta_update(new: Obj, old: Obj, fld: str = "metadata") -> li
     causes += validate_annotations(new.get("annotations"), f"{fld}.annotations")
     causes += validate_owner_references(new.get("ownerReferences"), f"{fld}.ownerReferences")
     causes += validate_finalizers(new.get("finalizers"), f"{fld}.finalizers")
+    if kube:
+        causes += validate_kube_finalizers(new.get("finalizers"), f"{fld}.finalizers")
     return causes
 
 

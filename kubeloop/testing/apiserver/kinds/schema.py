@@ -4,7 +4,10 @@ dropped silently, `null` means "unset", and time values are parsed and re-render
 (`metav1.Time` at second precision, `metav1.MicroTime` needing exactly six fractional digits).
 
 Only the fields the emulator models are described; a struct marked `open` keeps fields it does
-not describe (so nothing a client sends for an unmodelled part is lost).
+not describe (so nothing a client sends for an unmodelled part is lost). A field marked `omitempty`
+is dropped when it holds its zero value (0, false, "", an empty map or list), as Go's encoder drops
+a non-pointer `omitempty` field: the real server never returns `data: {}` or `minReadySeconds: 0`,
+so a PUT that leaves them out is not a change. Pointer fields (`*int32 replicas`) keep their zero.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from ..errors import StatusError, bad_request
+from ..errors import StatusError
 
 
 class DecodeError(Exception):
@@ -29,6 +32,8 @@ class Node:
     quantity or any."""
 
     kind: str
+    #: Go `omitempty` on a non-pointer field: the zero value is not kept
+    omitempty: bool = field(default=False, kw_only=True)
 
     @property
     def go_type(self) -> str:
@@ -70,18 +75,28 @@ def struct(go_name: str, open: bool = False, **fields: Node) -> Struct:
     return Struct("struct", go_name, fields, open)
 
 
-def map_of(value: Node) -> MapOf:
-    return MapOf("map", value)
+def map_of(value: Node, omitempty: bool = True) -> MapOf:
+    return MapOf("map", value, omitempty=omitempty)
 
 
-def list_of(item: Node) -> ListOf:
-    return ListOf("list", item)
+def list_of(item: Node, omitempty: bool = True) -> ListOf:
+    return ListOf("list", item, omitempty=omitempty)
 
 
-STRING = Node("string")
-INT32 = Node("int32")
+def is_zero(value: Any) -> bool:
+    """Go's `omitempty` test for a decoded JSON value (false, 0, "", {} and [])."""
+    if isinstance(value, bool):
+        return not value
+    return value == 0 or value == "" or value == {} or value == []
+
+
+STRING = Node("string", omitempty=True)  # nearly every Go string field is `omitempty`
+INT32 = Node("int32")  # a pointer (`*int32`) or a field without omitempty: 0 is kept
 INT64 = Node("int64")
 BOOL = Node("bool")
+OMIT_INT32 = Node("int32", omitempty=True)
+OMIT_INT64 = Node("int64", omitempty=True)
+OMIT_BOOL = Node("bool", omitempty=True)
 FLOAT = Node("float64")
 TIME = Node("time")
 MICROTIME = Node("microtime")
@@ -260,7 +275,11 @@ def decode_struct(node: Struct, obj: dict[str, Any], path: str = "") -> None:
         if value is None:
             del obj[key]
             continue
-        obj[key] = decode_value(sub, value, node.go_name, f"{path}.{key}" if path else key)
+        value = decode_value(sub, value, node.go_name, f"{path}.{key}" if path else key)
+        if sub.omitempty and is_zero(value):
+            del obj[key]
+        else:
+            obj[key] = value
 
 
 def decode_object(node: Struct, obj: dict[str, Any], kind: str, version: str) -> None:
@@ -271,8 +290,17 @@ def decode_object(node: Struct, obj: dict[str, Any], kind: str, version: str) ->
         raise decode_failure(kind, version, str(e)) from None
 
 
+class DecodeFailure(StatusError):
+    """The 400 for a body the kind's types cannot hold; `detail` is the decoder's own error (a
+    patch whose result cannot be decoded reports it differently, see `Registry.patch`)."""
+
+    def __init__(self, kind: str, version: str, detail: str) -> None:
+        super().__init__(400, "BadRequest", f'{kind} in version "{version}" cannot be handled as a {kind}: {detail}')
+        self.detail = detail
+
+
 def decode_failure(kind: str, version: str, detail: str) -> StatusError:
-    return bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {detail}')
+    return DecodeFailure(kind, version, detail)
 
 
 # -- common structures ---------------------------------------------------------------------------
@@ -283,7 +311,7 @@ MANAGED_FIELDS_ENTRY = struct("ManagedFieldsEntry", manager=STRING, operation=ST
                               time=TIME, fieldsType=STRING, fieldsV1=ANY, subresource=STRING)
 OBJECT_META = struct(
     "ObjectMeta", name=STRING, generateName=STRING, namespace=STRING, selfLink=STRING, uid=STRING,
-    resourceVersion=STRING, generation=INT64, creationTimestamp=TIME, deletionTimestamp=TIME,
+    resourceVersion=STRING, generation=OMIT_INT64, creationTimestamp=TIME, deletionTimestamp=TIME,
     deletionGracePeriodSeconds=INT64, labels=map_of(STRING), annotations=map_of(STRING),
     ownerReferences=list_of(OWNER_REFERENCE), finalizers=list_of(STRING), clusterName=STRING,
     managedFields=list_of(MANAGED_FIELDS_ENTRY),
@@ -294,7 +322,7 @@ LABEL_SELECTOR = struct("LabelSelector", matchLabels=map_of(STRING),
                         matchExpressions=list_of(LABEL_SELECTOR_REQUIREMENT))
 OBJECT_REFERENCE = struct("ObjectReference", kind=STRING, namespace=STRING, name=STRING, uid=STRING,
                           apiVersion=STRING, resourceVersion=STRING, fieldPath=STRING)
-CONTAINER_PORT = struct("ContainerPort", name=STRING, hostPort=INT32, containerPort=INT32, protocol=STRING,
+CONTAINER_PORT = struct("ContainerPort", name=STRING, hostPort=OMIT_INT32, containerPort=INT32, protocol=STRING,
                         hostIP=STRING)
 ENV_VAR = struct("EnvVar", open=True, name=STRING, value=STRING)
 RESOURCE_REQUIREMENTS = struct("ResourceRequirements", limits=map_of(QUANTITY), requests=map_of(QUANTITY))
@@ -302,13 +330,13 @@ CONTAINER = struct(
     "Container", open=True, name=STRING, image=STRING, command=list_of(STRING), args=list_of(STRING),
     workingDir=STRING, ports=list_of(CONTAINER_PORT), env=list_of(ENV_VAR), resources=RESOURCE_REQUIREMENTS,
     terminationMessagePath=STRING, terminationMessagePolicy=STRING, imagePullPolicy=STRING,
-    stdin=BOOL, stdinOnce=BOOL, tty=BOOL,
+    stdin=OMIT_BOOL, stdinOnce=OMIT_BOOL, tty=OMIT_BOOL,
 )
 POD_SPEC = struct(
     "PodSpec", open=True, containers=list_of(CONTAINER), initContainers=list_of(CONTAINER),
     restartPolicy=STRING, terminationGracePeriodSeconds=INT64, activeDeadlineSeconds=INT64,
     dnsPolicy=STRING, nodeSelector=map_of(STRING), serviceAccountName=STRING, serviceAccount=STRING,
-    automountServiceAccountToken=BOOL, nodeName=STRING, hostNetwork=BOOL, hostPID=BOOL, hostIPC=BOOL,
+    automountServiceAccountToken=BOOL, nodeName=STRING, hostNetwork=OMIT_BOOL, hostPID=OMIT_BOOL, hostIPC=OMIT_BOOL,
     hostname=STRING, subdomain=STRING, schedulerName=STRING, priorityClassName=STRING, priority=INT32,
     enableServiceLinks=BOOL, preemptionPolicy=STRING,
 )
