@@ -6,6 +6,13 @@
   delay, so a client still sees it `Terminating` right after its DELETE, as on a real cluster).
 - Garbage collector: ownerReferences dependents, background and foreground deletion, orphaning
   (kube-controller-manager's behaviour), switchable.
+- Namespace bootstrap: every active namespace gets the `kube-root-ca.crt` ConfigMap and the `default`
+  ServiceAccount (root-ca-cert-publisher and serviceaccounts controllers), restored when deleted or
+  the CA bundle is edited.
+
+The CRD controllers are part of kube-apiserver and always run; the others are
+kube-controller-manager's and run only in cluster mode (`Settings.cluster`; `--bare` turns them off,
+as envtest serves kube-apiserver alone).
 
 They subscribe to the store's commits synchronously (only to queue work) and do the writes from one
 asyncio task, so a commit never re-enters the store.
@@ -31,14 +38,27 @@ log = logging.getLogger(__name__)
 
 CRD_BUCKET = "apiextensions.k8s.io/customresourcedefinitions"
 NS_BUCKET = "/namespaces"
+CM_BUCKET = "/configmaps"
+SA_BUCKET = "/serviceaccounts"
+ROOT_CA_NAME = "kube-root-ca.crt"
+ROOT_CA_KEY = "ca.crt"
+DEFAULT_SA = "default"
+#: the name kube-controller-manager's writes are recorded under (managedFields)
+KCM_MANAGER = "kube-controller-manager"
+ROOT_CA_DESCRIPTION = (
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as "
+    "the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of "
+    "Kubernetes clusters.")
 Ref = tuple[str, Key]  # (bucket name, key)
 
 
 class Controllers:
     """Queues work from commits and runs it in one background task."""
 
-    def __init__(self, registry: Registry, on_resource_removed: Callable[[ResourceInfo], None]) -> None:
+    def __init__(self, registry: Registry, on_resource_removed: Callable[[ResourceInfo], None],
+                 root_ca_pem: str = "") -> None:
         self.registry = registry
+        self.root_ca_pem = root_ca_pem
         self.store = registry.store
         self.settings = registry.settings
         self.on_resource_removed = on_resource_removed
@@ -97,7 +117,12 @@ class Controllers:
         self._index(bucket.name, ch)
         if bucket.name == CRD_BUCKET:
             self._crd_changed(ch)
-        elif bucket.name == NS_BUCKET and ch.type == MODIFIED and meta.get("deletionTimestamp"):
+            return
+        if not self.settings.cluster:
+            return
+        if bucket.name in (NS_BUCKET, CM_BUCKET, SA_BUCKET):
+            self._bootstrap_changed(bucket.name, ch)
+        if bucket.name == NS_BUCKET and ch.type == MODIFIED and meta.get("deletionTimestamp"):
             name = meta["name"]
             if name not in self._scheduled_ns:
                 self._scheduled_ns.add(name)
@@ -261,6 +286,58 @@ class Controllers:
             if info.namespaced and info.storage_key not in seen:
                 seen[info.storage_key] = info
         return list(seen.values())
+
+    # ---- namespace bootstrap (root-ca-cert-publisher, serviceaccounts controller) ----------
+    def _bootstrap_changed(self, bucket_name: str, ch: Change) -> None:
+        meta = ch.new.obj["metadata"]
+        if bucket_name == NS_BUCKET:
+            if ch.type == ADDED:
+                name = meta["name"]
+                self._later(0, lambda: self._ensure_root_ca(name))
+                self._later(0, lambda: self._ensure_default_sa(name))
+            return
+        ns = meta.get("namespace", "")
+        if bucket_name == CM_BUCKET and meta.get("name") == ROOT_CA_NAME:
+            if ch.type == DELETED or (ch.new.obj.get("data") or {}) != {ROOT_CA_KEY: self.root_ca_pem}:
+                self._later(0, lambda: self._ensure_root_ca(ns))
+        elif bucket_name == SA_BUCKET and meta.get("name") == DEFAULT_SA and ch.type == DELETED:
+            self._later(0, lambda: self._ensure_default_sa(ns))
+
+    def _namespace_active(self, name: str) -> bool:
+        ns = self.store.bucket(NS_BUCKET).objects.get(("", name))
+        return ns is not None and not ns.obj["metadata"].get("deletionTimestamp")
+
+    def _ensure_root_ca(self, namespace: str) -> bool:
+        """The CA bundle ConfigMap: created if missing, its data and description put back if changed."""
+        info = self.registry.catalog.lookup("", "v1", "configmaps")
+        if info is None or not self._namespace_active(namespace):
+            return True
+        data = {ROOT_CA_KEY: self.root_ca_pem}
+        cur = self.store.bucket(CM_BUCKET).objects.get((namespace, ROOT_CA_NAME))
+        if cur is None:
+            self.registry.create(info, namespace, {"metadata": {
+                "name": ROOT_CA_NAME, "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION}},
+                "data": data}, manager=KCM_MANAGER, dry_run=False)
+            return True
+        view = self.registry.view(info, cur)
+        annotations = view["metadata"].get("annotations") or {}
+        if view.get("data") == data and annotations.get("kubernetes.io/description"):
+            return True
+        obj = _copy(view)
+        obj["data"] = data
+        obj.pop("binaryData", None)
+        obj["metadata"].setdefault("annotations", {})["kubernetes.io/description"] = ROOT_CA_DESCRIPTION
+        self.registry.update(info, namespace, ROOT_CA_NAME, obj, manager=KCM_MANAGER, dry_run=False)
+        return True
+
+    def _ensure_default_sa(self, namespace: str) -> bool:
+        info = self.registry.catalog.lookup("", "v1", "serviceaccounts")
+        if info is None or not self._namespace_active(namespace):
+            return True
+        if (namespace, DEFAULT_SA) not in self.store.bucket(SA_BUCKET).objects:
+            self.registry.create(info, namespace, {"metadata": {"name": DEFAULT_SA}}, manager=KCM_MANAGER,
+                                 dry_run=False)
+        return True
 
     # ---- CRDs ------------------------------------------------------------------------------
     def _crd_changed(self, ch: Change) -> None:

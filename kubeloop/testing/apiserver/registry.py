@@ -53,6 +53,9 @@ class Settings:
     """Tunable behaviour (tests shorten the delays)."""
 
     gc_enabled: bool = True
+    #: kube-controller-manager's controllers too (namespace bootstrap and deletion, garbage collector,
+    #: workloads); False serves kube-apiserver alone (`--bare`)
+    cluster: bool = True
     namespace_delete_delay: float = 2.0
     crd_cleanup_delay: float = 0.2
     future_rv_wait: float = 3.0
