@@ -108,7 +108,7 @@ class APIServer:
         if not self.bare:  # what the namespaces' kube-root-ca.crt publishes: the serving CA, or a stand-in
             from .tls import placeholder_ca_pem
 
-            root_ca = (self.ca_pem or await asyncio.to_thread(placeholder_ca_pem)).decode()
+            root_ca = (self.ca_pem if self.ca_pem else await asyncio.to_thread(placeholder_ca_pem)).decode()
         for info in self.catalog.all():
             self.store.bucket(info.storage_key)
         self.controllers = Controllers(self.registry, self._resource_removed, root_ca_pem=root_ca)
