@@ -33,6 +33,7 @@ from .objectmeta import now_rfc3339
 from .registry import CRD_FINALIZER, CRDS, Registry
 from .resources import ResourceInfo
 from .storage import ADDED, DELETED, MODIFIED, Bucket, Change, Key, Stored
+from .workloads import Workloads
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,15 @@ SA_BUCKET = "/serviceaccounts"
 ROOT_CA_NAME = "kube-root-ca.crt"
 ROOT_CA_KEY = "ca.crt"
 DEFAULT_SA = "default"
+#: the namespace controller's conditions when all is well (type, reason, message), in its order
+NS_OK_CONDITIONS = (
+    ("NamespaceDeletionDiscoveryFailure", "ResourcesDiscovered", "All resources successfully discovered"),
+    ("NamespaceDeletionGroupVersionParsingFailure", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
+    ("NamespaceDeletionContentFailure", "ContentDeleted",
+     "All content successfully deleted, may be waiting on finalization"),
+    ("NamespaceContentRemaining", "ContentRemoved", "All content successfully removed"),
+    ("NamespaceFinalizersRemaining", "ContentHasNoFinalizers", "All content-preserving finalizers finished"),
+)
 #: the name kube-controller-manager's writes are recorded under (managedFields)
 KCM_MANAGER = "kube-controller-manager"
 ROOT_CA_DESCRIPTION = (
@@ -69,7 +79,10 @@ class Controllers:
         self._by_uid: dict[str, Ref] = {}
         self._scheduled_ns: set[str] = set()
         self._scheduled_crd: set[str] = set()
+        self.workloads = Workloads(self)
         self.store.listeners.append(self._on_commit)
+        if self.settings.cluster:
+            registry.admission.append(_service_account_admission)
 
     # ---- scheduling ------------------------------------------------------------------------
     def _later(self, delay: float, job: Callable[[], bool]) -> None:
@@ -122,6 +135,7 @@ class Controllers:
             return
         if bucket.name in (NS_BUCKET, CM_BUCKET, SA_BUCKET):
             self._bootstrap_changed(bucket.name, ch)
+        self.workloads.changed(bucket, ch)
         if bucket.name == NS_BUCKET and ch.type == MODIFIED and meta.get("deletionTimestamp"):
             name = meta["name"]
             if name not in self._scheduled_ns:
@@ -235,16 +249,24 @@ class Controllers:
                 self._remove_finalizer(owner_ref[0], owner, "orphan")
             return True
         if "foregroundDeletion" in fins:
-            remaining = [r for r in deps if self._lookup(r) is not None]
-            for ref in remaining:
-                self._delete(ref, "Foreground")
-            remaining = [r for r in deps if self._lookup(r) is not None]
-            if remaining:
+            for ref in deps:
+                dep = self._lookup(ref)
+                if dep is not None:  # a dependent with dependents of its own goes in the foreground too
+                    dep_uid = dep.obj["metadata"].get("uid", "")
+                    self._delete(ref, "Foreground" if self._dependents.get(dep_uid) else "Background")
+            # only dependents whose reference says blockOwnerDeletion hold the owner back
+            if any(self._blocks(self._lookup(r), uid) for r in deps):
                 return True  # re-queued when a dependent goes away
             owner = self._lookup(owner_ref)
             if owner is not None:
                 self._remove_finalizer(owner_ref[0], owner, "foregroundDeletion")
         return True
+
+    @staticmethod
+    def _blocks(dep: Stored | None, owner_uid: str) -> bool:
+        return dep is not None and any(
+            isinstance(r, dict) and r.get("uid") == owner_uid and r.get("blockOwnerDeletion")
+            for r in dep.obj["metadata"].get("ownerReferences") or [])
 
     def _collect_dangling(self, bucket_name: str, key: Key) -> bool:
         dep = self._lookup((bucket_name, key))
@@ -261,14 +283,21 @@ class Controllers:
         if ns is None or not ns.obj["metadata"].get("deletionTimestamp"):
             self._scheduled_ns.discard(name)
             return True
-        remaining = 0
         for info in self._namespaced_infos():
             bucket = self.store.bucket(info.storage_key)
             for key in [k for k in bucket.sorted_keys() if k[0] == name]:
-                remaining += 1
                 self._delete((info.storage_key, key))
-        if remaining and any(k[0] == name for info in self._namespaced_infos()
-                             for k in self.store.bucket(info.storage_key).objects):
+        by_resource: dict[str, int] = {}
+        by_finalizer: dict[str, int] = {}
+        for info in self._namespaced_infos():
+            for key, st in self.store.bucket(info.storage_key).objects.items():
+                if key[0] == name:
+                    gr = f"{info.resource}.{info.group}"
+                    by_resource[gr] = by_resource.get(gr, 0) + 1
+                    for f in st.obj["metadata"].get("finalizers") or []:
+                        by_finalizer[f] = by_finalizer.get(f, 0) + 1
+        self._namespace_conditions(ns, by_resource, by_finalizer)
+        if by_resource:
             return False
         self._scheduled_ns.discard(name)
 
@@ -279,6 +308,26 @@ class Controllers:
                 del spec["finalizers"]
         self._write(NS_BUCKET, ns, finalize)
         return True
+
+    def _namespace_conditions(self, ns: Stored, by_resource: dict[str, int], by_finalizer: dict[str, int]) -> None:
+        """The namespace controller's five deletion conditions (status False and an "ok" reason when fine)."""
+        new = {t: ("False", reason, message) for t, reason, message in NS_OK_CONDITIONS}
+        if by_resource:
+            new["NamespaceContentRemaining"] = ("True", "SomeResourcesRemain", "Some resources are remaining: " + ", ".join(
+                sorted(f"{gr} has {n} resource instances" for gr, n in by_resource.items())))
+        if by_finalizer:
+            new["NamespaceFinalizersRemaining"] = (
+                "True", "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: " + ", ".join(
+                    sorted(f"{f} in {n} resource instances" for f, n in by_finalizer.items())))
+        old = {c.get("type"): c for c in (ns.obj.get("status") or {}).get("conditions") or [] if isinstance(c, dict)}
+        if all(old.get(t, {}).get("status") == v[0] and old[t].get("reason") == v[1] and old[t].get("message") == v[2]
+               for t, v in new.items()):
+            return
+        ts = now_rfc3339()
+        conds = [{"type": t, "status": st, "lastTransitionTime": old[t].get("lastTransitionTime", ts)
+                  if t in old and old[t].get("status") == st else ts, "reason": reason, "message": message}
+                 for t, (st, reason, message) in new.items()]
+        self._write(NS_BUCKET, ns, lambda o: o.setdefault("status", {}).__setitem__("conditions", conds))
 
     def _namespaced_infos(self) -> list[ResourceInfo]:
         seen: dict[str, ResourceInfo] = {}
@@ -422,6 +471,18 @@ class Controllers:
         if st is not None:
             self._remove_finalizer(CRD_BUCKET, st, CRD_FINALIZER)
         return True
+
+
+def _service_account_admission(info: ResourceInfo, namespace: str, obj: dict[str, Any]) -> None:
+    """The ServiceAccount admission plugin, as a cluster runs it: a Pod without one runs as `default`.
+
+    (envtest, like `--bare`, turns it off: without kube-controller-manager no ServiceAccount exists.)"""
+    if (info.group, info.resource) != ("", "pods"):
+        return
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and not spec.get("serviceAccountName"):
+        spec["serviceAccountName"] = spec.get("serviceAccount") or DEFAULT_SA
+        spec.setdefault("serviceAccount", spec["serviceAccountName"])
 
 
 def _conditions(obj: dict[str, Any]) -> dict[str, str]:

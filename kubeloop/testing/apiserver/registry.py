@@ -85,6 +85,8 @@ class Registry:
         self.store = store
         self.catalog = catalog
         self.settings = settings or Settings()
+        #: mutating admission on create, after defaulting (cluster mode adds the ServiceAccount plugin)
+        self.admission: list[Callable[[ResourceInfo, str, Obj], None]] = []
 
     # ---- helpers ------------------------------------------------------------------------
     def bucket(self, info: ResourceInfo) -> Bucket:
@@ -274,6 +276,8 @@ class Registry:
         else:
             meta.pop("generation", None)
         info.strategy.prepare_for_create(info, obj)
+        for admit in self.admission:
+            admit(info, namespace, obj)
         info.strategy.validate_create(info, obj)  # the strategy owns all ObjectMeta validation
         if not name:  # never store a nameless object, whatever a strategy lets through
             raise errors.invalid(info.kind, None, [cause(
