@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CANDIDATES = [REPO.parent / "shared" / "conformance", REPO / "shared" / "conformance"]
+# KUBELOOP_CONFORMANCE_DIR: the checker elsewhere (e.g. from a git worktree that is not beside ../shared)
+CANDIDATES = [Path(p) for p in [os.environ.get("KUBELOOP_CONFORMANCE_DIR", "")] if p] + [
+    REPO.parent / "shared" / "conformance", REPO / "shared" / "conformance"]
 CONFORMANCE = next((p for p in CANDIDATES if (p / "k8s_conformance.py").exists()), None)
 
 pytestmark = [
@@ -39,7 +41,7 @@ def _check(expected: str, *server_args: str, checker_args: tuple[str, ...] = (),
         assert url.startswith("https://"), f"server did not start: {url!r} {server.stderr.read() if server.stderr else ''}"
         result = subprocess.run(
             [sys.executable, str(CONFORMANCE / "k8s_conformance.py"), "--server", url, "--token", token,
-             "--insecure", "--check", str(CONFORMANCE / expected), *checker_args],
+             "--insecure", "--strict", "--check", str(CONFORMANCE / expected), *checker_args],
             capture_output=True, text=True, timeout=timeout)
         failed = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
         assert result.returncode == 0 and not failed, "\n" + result.stdout + result.stderr
