@@ -155,3 +155,35 @@ async def test_job_runs_parallel_pods_and_suspends(cluster_http: Http) -> None:
     j, ps = await _until(state, lambda s: len(s[1]) == 2)
     assert len(ps) == 2 and [(c["type"], c["status"], c["reason"]) for c in j["status"]["conditions"]] == [
         ("Suspended", "False", "JobResumed")]
+
+
+async def test_pod_status_written_by_a_test_drives_availability_and_completion(cluster_http: Http) -> None:
+    """No kubelet: a test plays it by writing Pod status, and the controllers react as on a cluster."""
+    http = cluster_http
+    await http.post(NS, {"metadata": {"name": "kubelet"}})
+    deps, pods = "/apis/apps/v1/namespaces/kubelet/deployments", f"{NS}/kubelet/pods"
+    await http.post(deps, _deployment(1))
+    _, found = await _until(lambda: http.get(pods, labelSelector="app=web"), lambda r: len(r[1]["items"]) == 1)
+    pod = found["items"][0]
+    pod["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    code, _ = await http.req("PUT", f"{pods}/{pod['metadata']['name']}/status", pod)
+    assert code == 200
+
+    def available(r: tuple[int, Any]) -> bool:
+        return (r[1].get("status") or {}).get("availableReplicas") == 1
+    _, d = await _until(lambda: http.get(deps + "/web"), available)
+    assert {c["type"]: (c["status"], c["reason"]) for c in d["status"]["conditions"]} == {
+        "Available": ("True", "MinimumReplicasAvailable"), "Progressing": ("True", "NewReplicaSetAvailable")}
+    assert "unavailableReplicas" not in d["status"]
+
+    jobs = "/apis/batch/v1/namespaces/kubelet/jobs"
+    await http.post(jobs, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once"},
+                           "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "busybox"}],
+                                                          "restartPolicy": "Never"}}}})
+    _, found = await _until(lambda: http.get(pods, labelSelector="job-name=once"), lambda r: len(r[1]["items"]) == 1)
+    pod = found["items"][0]
+    pod["status"] = {"phase": "Succeeded"}
+    await http.req("PUT", f"{pods}/{pod['metadata']['name']}/status", pod)
+    _, job = await _until(lambda: http.get(jobs + "/once"), lambda r: (r[1].get("status") or {}).get("succeeded") == 1)
+    assert job["status"]["succeeded"] == 1 and job["status"]["completionTime"]
+    assert [(c["type"], c["status"]) for c in job["status"]["conditions"]] == [("Complete", "True")]
