@@ -7,12 +7,14 @@ from typing import Any
 
 from kubeloop import Client, Manager
 from kubeloop.client import NotFound
+from kubeloop.testing import TestCluster
 
 from ..conftest import settle
 from .controller import GENERATOR, install_crd, make_controller
 
 
-async def test_generates_updates_and_prunes_configmaps(client: Client, namespace: str) -> None:
+async def test_generates_updates_and_prunes_configmaps(apiserver: TestCluster, client: Client, namespace: str) -> None:
+    apiserver.require_controller_manager()  # the children go with their parent through the garbage collector
     ns = namespace
     await install_crd(client)
     manager = Manager(client)

@@ -11,15 +11,48 @@
         api.faults.fail_next(3, 429, retry_after=1)     # the next 3 requests fail
         api.stats()                                     # open watches and requests per resource
 
-Options: `gc` (garbage collector on/off), `history_size`, `bookmark_interval`,
+By default the server is a cluster: it also runs what kube-controller-manager does (namespace
+bootstrap and deletion, garbage collection, Deployments, ReplicaSets, Jobs; no scheduler, no
+kubelet, so Pods stay Pending); `APIServer(bare=True)` (`kubeloop apiserver --bare`) serves the API
+server alone, as envtest does. `pip install 'kubeloop[testing]'` installs what it needs.
+
+Options: `bare`, `gc` (garbage collector on/off), `history_size`, `bookmark_interval`,
 `namespace_delete_delay`, `future_rv_wait`. The pytest plugin (`pytest_plugin.py`) gives each test
 a fresh server as the `apiserver` fixture (a `TestCluster`), or the real cluster named by
 `KUBELOOP_TEST_KUBECONFIG`, with a `client` on it and a fresh `namespace`; `kubeloop apiserver` runs the same server from the command line, and
 `APIServerProcess` runs that command as a child process (benchmarks) with the same fault API.
 """
 
-from .apiserver.server import APIServer
-from .cluster import TestCluster
-from .process import APIServerProcess
+from __future__ import annotations
 
-__all__ = ["APIServer", "APIServerProcess", "TestCluster"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .apiserver.server import APIServer
+    from .cluster import TestCluster
+    from .process import APIServerProcess
+
+__all__ = ["INSTALL_HINT", "APIServer", "APIServerProcess", "TestCluster", "missing_dependencies"]
+
+#: what to install for the emulator and the fixtures (they are an extra, not a runtime dependency)
+INSTALL_HINT = "pip install 'kubeloop[testing]'"
+#: the `testing` extra's modules the emulator itself needs (pytest ones only matter to the fixtures)
+_EMULATOR_NEEDS = ("cryptography",)
+
+
+def missing_dependencies() -> list[str]:
+    """The emulator's dependencies that are not installed (a plain `pip install kubeloop` lacks them)."""
+    import importlib.util
+
+    return [name for name in _EMULATOR_NEEDS if importlib.util.find_spec(name) is None]
+
+# imported on first use: pytest loads the plugin (a submodule) in every run, and an unrelated run
+# should not pay for importing the emulator
+_LAZY = {"APIServer": ".apiserver.server", "TestCluster": ".cluster", "APIServerProcess": ".process"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -53,6 +53,14 @@ class TestCluster:
             pytest.skip("fault injection needs the kubeloop emulator (KUBELOOP_TEST_KUBECONFIG is set)")
         return self.faults
 
+    def require_controller_manager(self) -> None:
+        """Skip the calling test on a bare emulator (`KUBELOOP_TEST_EMULATOR=bare`), which, like envtest,
+        has no garbage collector, namespace controller or workload controllers (a real cluster does)."""
+        if self.server is not None and self.server.bare:
+            import pytest
+
+            pytest.skip("needs kube-controller-manager's behaviour (the emulator runs bare)")
+
     @classmethod
     def from_server(cls, server: APIServer) -> TestCluster:
         return cls(url=server.url, kubeconfig=server.kubeconfig, token=server.token, faults=server.faults,

@@ -1,9 +1,11 @@
-"""`kubeloop apiserver` as a process: it serves, and it stops promptly on SIGTERM."""
+"""`kubeloop apiserver` as a process: it stops promptly on SIGTERM, and without the `testing` extra it
+says what to install."""
 
 from __future__ import annotations
 
 import asyncio
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -40,3 +42,14 @@ async def test_sigterm_stops_the_apiserver_promptly_with_open_watches_and_slow_r
             await proc.wait()
     assert code == 0
     assert elapsed < 3.0, elapsed
+
+
+def test_apiserver_without_the_testing_extra_says_what_to_install() -> None:
+    # `sys.modules[name] = None` is how a missing package looks to the import system
+    run = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.modules['cryptography'] = None; "
+         "from kubeloop.cli.main import main; main()", "apiserver"],
+        capture_output=True, text=True, timeout=30)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines() == [
+        "Error: the API server emulator needs cryptography: pip install 'kubeloop[testing]'"]

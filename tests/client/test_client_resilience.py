@@ -169,7 +169,7 @@ def rewrite_user(kubeconfig: str, dest: Path, user: dict[str, Any]) -> Path:
 
 
 async def test_tls_and_token_from_written_kubeconfig(emulator_only: None, tmp_path: Path) -> None:
-    async with APIServer(token="s3cret", tls=True) as srv:
+    async with APIServer(token="s3cret", tls=True, bare=True) as srv:  # an empty default namespace
         assert srv.url.startswith("https://")
         cfg = load_kubeconfig(srv.kubeconfig)
         assert cfg.ca_data
