@@ -31,10 +31,13 @@ async def ns(namespace: str) -> str:
     return namespace
 
 
+MINE = "kubeloop-test"
+"""A label every ConfigMap of these tests carries, and the selector that picks them out: a real
+cluster puts its own ConfigMaps (kube-root-ca.crt) in every namespace."""
+
+
 def cm(name: str, labels: dict[str, str] | None = None, data: dict[str, str] | None = None) -> dict[str, Any]:
-    md: dict[str, Any] = {"name": name}
-    if labels:
-        md["labels"] = labels
+    md: dict[str, Any] = {"name": name, "labels": {MINE: "1", **(labels or {})}}
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": md, "data": data or {"k": "v"}}
 
 

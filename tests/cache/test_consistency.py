@@ -135,7 +135,7 @@ async def test_store_equals_a_fresh_list_after_churn_and_faults(client: Client, 
         for name, obj in by_name.items():
             cached = h.get(name, ns)
             assert cached is not None and cached["data"] == obj["data"]
-            assert cached["metadata"]["labels"] == obj["metadata"]["labels"]
+            assert cached["metadata"].get("labels") == obj["metadata"].get("labels")
         assert h.ready
         counters = h.informer.watcher.counters
         print(f"ops={ops} faults={nfaults} {counters} overflows={sub.overflows}/{laggard.overflows}")
