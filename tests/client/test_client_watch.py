@@ -44,8 +44,10 @@ async def collect(stream: AsyncIterator[WatchEvent], count: int, *, skip_bookmar
 
 async def test_watch_events_in_order(client: Client, ns: str) -> None:
     rv = (await client.list("v1/ConfigMap", namespace=ns)).resource_version
-    async with client.watch("v1/ConfigMap", namespace=ns, resource_version=rv, timeout_seconds=30) as w:
-        a = await client.create(cm("w1", {"a": "1"}), namespace=ns)
+    # only this test's objects (label MINE): a real cluster adds its own ConfigMaps to a new namespace
+    async with client.watch("v1/ConfigMap", namespace=ns, label_selector=MINE, resource_version=rv,
+                            timeout_seconds=30) as w:
+        a = await client.create(label(cm("w1", {"a": "1"})), namespace=ns)
         b = await client.patch("v1/ConfigMap", "w1", {"data": {"a": "2"}}, namespace=ns)
         await client.delete("v1/ConfigMap", "w1", namespace=ns)
         events = await collect(w, 3)
@@ -104,9 +106,9 @@ async def test_watch_closed_mid_stream_keeps_earlier_events(client: Client, ns: 
     faults = apiserver.require_faults()
     rv = (await client.list("v1/ConfigMap", namespace=ns)).resource_version
     seen: list[str] = []
-    async with client.watch("v1/ConfigMap", namespace=ns, resource_version=rv) as w:
+    async with client.watch("v1/ConfigMap", namespace=ns, label_selector=MINE, resource_version=rv) as w:
         for i in range(3):
-            await client.create(cm(f"c{i}"), namespace=ns)
+            await client.create(label(cm(f"c{i}")), namespace=ns)
         async for ev in w:
             if ev.type != "ADDED":
                 continue
