@@ -16,10 +16,13 @@ Options: `gc` (garbage collector on/off), `history_size`, `bookmark_interval`,
 a fresh server as the `apiserver` fixture (a `TestCluster`), or the real cluster named by
 `KUBELOOP_TEST_KUBECONFIG`, with a `client` on it and a fresh `namespace`; `kubeloop apiserver` runs the same server from the command line, and
 `APIServerProcess` runs that command as a child process (benchmarks) with the same fault API.
+`eventually()` waits for a condition and `install_crd()` installs a CRD and waits until it is served,
+for tests that run on the emulator and on a real cluster alike.
 """
 
+from ._kit import eventually, install_crd
 from .apiserver.server import APIServer
 from .cluster import TestCluster
 from .process import APIServerProcess
 
-__all__ = ["APIServer", "APIServerProcess", "TestCluster"]
+__all__ = ["APIServer", "APIServerProcess", "TestCluster", "eventually", "install_crd"]

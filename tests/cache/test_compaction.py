@@ -197,7 +197,7 @@ async def test_informer_deflates_watched_changes_once_they_stay_unchanged(client
             await client.patch(CM, "c0", {"data": {"text": f"changed {i} " * 20}}, namespace=ns)
         await eventually(lambda: inf.store.deferred_writes > 0)
         assert inf.store.stats()["payload_bytes"] > compact  # the changed object is held as JSON for now
-        await eventually(lambda: inf.store.deferred_writes == 0, wait=5)
+        await eventually(lambda: inf.store.deferred_writes == 0, timeout=5)
         assert inf.store.stats()["payload_bytes"] < compact * 1.2
         assert inf.reader.get("c0", ns)["data"]["text"] == "changed 2 " * 20
 

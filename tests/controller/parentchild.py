@@ -71,4 +71,6 @@ def widget_controller(group: str, record: Record, *, name: str = "widgets", read
     return (Controller(name, for_=f"{group}/v1/Widget", reconcile=reconcile, predicates=predicates,
                        read_your_writes=read_your_writes, **kwargs)
             .owns("v1/ConfigMap")
-            .owns("apps/v1/Deployment"))
+            # kube-controller-manager writes the Deployment's status and revision annotation; like
+            # controller-runtime operators, react only to spec changes (and creation, deletion)
+            .owns("apps/v1/Deployment", predicates=generation_changed))

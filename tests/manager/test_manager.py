@@ -10,6 +10,7 @@ import aiohttp
 
 from kubeloop import Context, Controller, Manager, Request, Result
 from kubeloop.client import Client
+from kubeloop.testing import eventually
 
 from ..builders import MINE, cm, label
 
@@ -20,13 +21,6 @@ def recording(name: str, seen: list[Request], resource: str = "v1/ConfigMap", **
         return None
 
     return Controller(name, for_=resource, reconcile=reconcile, **kw)
-
-
-async def eventually(cond: Any, within: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while not cond():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
 
 
 async def test_two_controllers_on_one_kind_share_one_watch(apiserver: Any, client: Client, ns: str) -> None:
@@ -100,7 +94,7 @@ async def test_forbidden_watch_blocks_only_its_controller_and_readyz_names_it(
         assert 'list and watch resource "secrets"' in body
         assert "controller secrets: starting" in body
         await eventually(lambda: any("not ready" in r.getMessage() and "forbidden" in r.getMessage()
-                                     for r in caplog.records), within=3)
+                                     for r in caplog.records), timeout=3)
         faults.reset()
         assert await m.wait_ready(10)
         assert (await get(f"{m.health_url}/readyz"))[0] == 200
