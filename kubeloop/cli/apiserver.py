@@ -17,6 +17,10 @@ import click
               help="Write a kubeconfig for the server to this file.")
 @click.option("--tls/--no-tls", default=False, show_default=True,
               help="Serve HTTPS with a self-signed certificate generated at start (CA in the kubeconfig).")
+@click.option("--bare", is_flag=True, default=False,
+              help="Serve the API server alone, as envtest does: no namespace bootstrap (kube-root-ca.crt, default "
+                   "ServiceAccount), no garbage collector, no namespace deletion, no Deployment/ReplicaSet/Job "
+                   "controllers. The default also emulates kube-controller-manager, like a real cluster.")
 @click.option("--gc/--no-gc", default=True, show_default=True, help="Run the ownerReferences garbage collector.")
 @click.option("--history-size", default=10_000, show_default=True, type=int,
               help="Changes kept per resource for watch resume and list snapshots.")
@@ -24,13 +28,13 @@ import click
               help="Seconds between watch bookmarks.")
 @click.option("--namespace-delete-delay", default=2.0, show_default=True, type=float,
               help="Seconds a deleted namespace stays Terminating before its contents are removed.")
-def apiserver(host: str, port: int, token: str | None, kubeconfig_out: str | None, tls: bool, gc: bool,
+def apiserver(host: str, port: int, token: str | None, kubeconfig_out: str | None, tls: bool, bare: bool, gc: bool,
               history_size: int, bookmark_interval: float, namespace_delete_delay: float) -> None:
     """Run the Kubernetes API server emulator; prints its URL when ready."""
     from kubeloop.testing.apiserver.server import APIServer
 
     async def run() -> None:
-        server = APIServer(host=host, port=port, token=token, tls=tls, kubeconfig_path=kubeconfig_out, gc=gc,
+        server = APIServer(host=host, port=port, token=token, tls=tls, kubeconfig_path=kubeconfig_out, bare=bare, gc=gc,
                            history_size=history_size, bookmark_interval=bookmark_interval,
                            namespace_delete_delay=namespace_delete_delay)
         stop = asyncio.Event()

@@ -11,7 +11,12 @@
         api.faults.fail_next(3, 429, retry_after=1)     # the next 3 requests fail
         api.stats()                                     # open watches and requests per resource
 
-Options: `gc` (garbage collector on/off), `history_size`, `bookmark_interval`,
+By default the server is a cluster: it also runs what kube-controller-manager does (namespace
+bootstrap and deletion, garbage collection, Deployments, ReplicaSets, Jobs; no scheduler, no
+kubelet, so Pods stay Pending); `APIServer(bare=True)` (`kubeloop apiserver --bare`) serves the API
+server alone, as envtest does. `pip install 'kubeloop[testing]'` installs what it needs.
+
+Options: `bare`, `gc` (garbage collector on/off), `history_size`, `bookmark_interval`,
 `namespace_delete_delay`, `future_rv_wait`. The pytest plugin (`pytest_plugin.py`) gives each test
 a fresh server as the `apiserver` fixture (a `TestCluster`), or the real cluster named by
 `KUBELOOP_TEST_KUBECONFIG`, with a `client` on it and a fresh `namespace`; `kubeloop apiserver` runs the same server from the command line, and
@@ -20,9 +25,26 @@ a fresh server as the `apiserver` fixture (a `TestCluster`), or the real cluster
 for tests that run on the emulator and on a real cluster alike.
 """
 
-from ._kit import eventually, install_crd
-from .apiserver.server import APIServer
-from .cluster import TestCluster
-from .process import APIServerProcess
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._kit import eventually, install_crd
+    from .apiserver.server import APIServer
+    from .cluster import TestCluster
+    from .process import APIServerProcess
 
 __all__ = ["APIServer", "APIServerProcess", "TestCluster", "eventually", "install_crd"]
+
+# imported on first use: pytest loads the plugin (a submodule) in every run, and an unrelated run
+# should not pay for importing the emulator
+_LAZY = {"APIServer": ".apiserver.server", "TestCluster": ".cluster", "APIServerProcess": ".process",
+         "eventually": "._kit", "install_crd": "._kit"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,14 +1,20 @@
 """pytest fixtures for kubeloop users and kubeloop's own tests (registered as a pytest11 plugin).
 
 - `apiserver`: a fresh in-process emulator per test, as a `TestCluster`; with the environment
-  variable `KUBELOOP_TEST_KUBECONFIG` set, the real cluster that kubeconfig names instead.
+  variable `KUBELOOP_TEST_KUBECONFIG` set, the real cluster that kubeconfig names instead. The
+  emulator runs in cluster mode (kube-controller-manager's controllers too, as a real cluster);
+  `KUBELOOP_TEST_EMULATOR=bare` serves the API server alone instead (as envtest).
 - `client`: a `kubeloop.Client` connected to the `apiserver` fixture's cluster, closed after the
   test; tuned for tests: no client-side rate limit, quick retries (`TEST_RETRY`), 10 s timeout.
   For other settings, override it with `async with apiserver.client(**options) as c: yield c`.
 - `namespace`: the name of a fresh namespace created through `client` and deleted after the test,
   so that tests also run side by side on a shared real cluster.
-- `emulator`: always the in-process `APIServer` itself (skips on a real cluster), for tests that
-  need fault injection or emulator settings.
+- `emulator`: the `APIServer` behind the `apiserver` fixture (skips on a real cluster), for tests that
+  need fault injection or emulator settings on the very server their client talks to.
+
+pytest loads this plugin whenever kubeloop is installed, so it must never break an unrelated run:
+it imports nothing optional at load time. Without pytest-asyncio (`pip install 'kubeloop[testing]'`)
+the fixtures exist but fail with a message saying what to install.
 """
 
 from __future__ import annotations
@@ -16,44 +22,84 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
-import pytest_asyncio
 
 from kubeloop.client import ApiError, Client, RetryPolicy
 
-from .apiserver.server import APIServer
 from .cluster import TestCluster
+
+if TYPE_CHECKING:
+    from .apiserver.server import APIServer
 
 ENV = "KUBELOOP_TEST_KUBECONFIG"
 #: the `client` fixture's retries: a few quick ones, so an injected failure does not slow a test down
 TEST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
+#: `bare` runs the fixtures' emulator without kube-controller-manager's controllers; `cluster` (default) with
+MODE_ENV = "KUBELOOP_TEST_EMULATOR"
+MODES = ("cluster", "bare")
+MISSING = ("kubeloop's pytest fixtures need pytest-asyncio (and the emulator's dependencies): "
+           "pip install 'kubeloop[testing]'")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+try:
+    import pytest_asyncio
+except ImportError:  # the fixtures stay defined, and say what to install when a test uses them
+    pytest_asyncio = None  # type: ignore[assignment]
+
+
+def _async_fixture(fn: F) -> F:
+    if pytest_asyncio is not None:
+        return pytest_asyncio.fixture(fn)  # type: ignore[return-value]
+
+    def missing(*args: Any, **kwargs: Any) -> None:
+        pytest.fail(MISSING, pytrace=False)
+    missing.__name__ = fn.__name__
+    missing.__doc__ = fn.__doc__
+    return pytest.fixture(name=fn.__name__)(missing)
 
 
 def real_cluster_kubeconfig() -> str | None:
     return os.environ.get(ENV) or None
 
 
-@pytest_asyncio.fixture
+def emulator_bare() -> bool:
+    """Whether `KUBELOOP_TEST_EMULATOR` asks for the API server alone (`bare`) instead of a cluster."""
+    mode = (os.environ.get(MODE_ENV) or "cluster").strip().lower()
+    if mode not in MODES:
+        raise pytest.UsageError(f"{MODE_ENV}={mode!r}: expected one of {', '.join(MODES)}")
+    return mode == "bare"
+
+
+#: the emulator settings the fixtures use: short delays, so controllers react within a test's patience
+FIXTURE_SETTINGS: dict[str, Any] = {"namespace_delete_delay": 0.05, "crd_cleanup_delay": 0.05,
+                                    "future_rv_wait": 0.5}
+
+
+@_async_fixture
 async def apiserver() -> AsyncIterator[TestCluster]:
     """A cluster for this test: a fresh emulator, or the real cluster of KUBELOOP_TEST_KUBECONFIG."""
     path = real_cluster_kubeconfig()
     if path:
         yield TestCluster.from_kubeconfig(path)
         return
-    async with APIServer(namespace_delete_delay=0.05, crd_cleanup_delay=0.05, future_rv_wait=0.5) as server:
+    from .apiserver.server import APIServer  # the emulator is imported only when a test uses it
+
+    async with APIServer(bare=emulator_bare(), **FIXTURE_SETTINGS) as server:
         yield TestCluster.from_server(server)
 
 
-@pytest_asyncio.fixture
+@_async_fixture
 async def client(apiserver: TestCluster) -> AsyncIterator[Client]:
     """A `kubeloop.Client` on the `apiserver` fixture's cluster (emulator or real), closed afterwards."""
     async with apiserver.client(qps=None, retry=TEST_RETRY, timeout=10) as c:
         yield c
 
 
-@pytest_asyncio.fixture
+@_async_fixture
 async def namespace(client: Client) -> AsyncIterator[str]:
     """A namespace of this test's own (`kl-test-<random>`), deleted afterwards."""
     name = f"kl-test-{secrets.token_hex(4)}"
@@ -63,10 +109,9 @@ async def namespace(client: Client) -> AsyncIterator[str]:
         await client.delete("v1/Namespace", name)
 
 
-@pytest_asyncio.fixture
-async def emulator() -> AsyncIterator[APIServer]:
-    """The in-process emulator itself (skipped on a real cluster): faults, stats, settings."""
-    if real_cluster_kubeconfig():
+@_async_fixture
+async def emulator(apiserver: TestCluster) -> AsyncIterator[APIServer]:
+    """The emulator behind `apiserver`/`client`/`namespace` (skipped on a real cluster): faults, stats, settings."""
+    if apiserver.server is None:
         pytest.skip(f"needs the kubeloop emulator ({ENV} is set)")
-    async with APIServer(namespace_delete_delay=0.05, crd_cleanup_delay=0.05, future_rv_wait=0.5) as server:
-        yield server
+    yield apiserver.server

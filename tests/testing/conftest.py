@@ -62,7 +62,8 @@ def cm(name: str, labels: dict[str, str] | None = None, **data: str) -> dict[str
 
 @pytest_asyncio.fixture
 async def server() -> AsyncIterator[APIServer]:
-    async with APIServer(namespace_delete_delay=0.05, crd_cleanup_delay=0.05, future_rv_wait=0.3,
+    """The API server alone (these tests check kube-apiserver's behaviour, as envtest serves it)."""
+    async with APIServer(bare=True, namespace_delete_delay=0.05, crd_cleanup_delay=0.05, future_rv_wait=0.3,
                          bookmark_interval=0.2) as api:
         yield api
 
@@ -71,3 +72,11 @@ async def server() -> AsyncIterator[APIServer]:
 async def http(server: APIServer) -> AsyncIterator[Http]:
     async with aiohttp.ClientSession() as s:
         yield Http(s, server.url)
+
+
+@pytest_asyncio.fixture
+async def cluster_http() -> AsyncIterator[Http]:
+    """HTTP to an emulator in cluster mode (kube-controller-manager's controllers run too)."""
+    async with APIServer(namespace_delete_delay=0.05, crd_cleanup_delay=0.05, future_rv_wait=0.3,
+                         bookmark_interval=0.2) as api, aiohttp.ClientSession() as s:
+        yield Http(s, api.url)

@@ -47,7 +47,8 @@ async def test_finalizers_keep_object_until_removed(http: Http) -> None:
     assert code == 404
 
 
-async def test_missing_and_terminating_namespaces(server: APIServer, http: Http) -> None:
+async def test_missing_and_terminating_namespaces(cluster_http: Http) -> None:
+    http = cluster_http
     code, st = await http.post("/api/v1/namespaces/nope/configmaps", cm("a"))
     assert code == 404 and st["details"] == {"name": "nope", "kind": "namespaces"}
     # the body is decoded before admission looks at the namespace: an undecodable one is a 400

@@ -30,7 +30,8 @@ async def _gone(http: Http, name: str) -> bool:
     return False
 
 
-async def test_background_foreground_and_orphan(http: Http) -> None:
+async def test_background_foreground_and_orphan(cluster_http: Http) -> None:
+    http = cluster_http
     await _owned(http, "o1", "d1")
     await http.req("DELETE", BASE + "/o1")
     assert await _gone(http, "d1")
@@ -55,10 +56,22 @@ async def test_gc_switched_off_keeps_dependents() -> None:
         assert code == 200
 
 
-async def test_dependent_of_missing_owner_is_collected(http: Http) -> None:
+async def test_dependent_of_missing_owner_is_collected(cluster_http: Http) -> None:
+    http = cluster_http
     body = cm("orphaned")
     body["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "never",
                                             "uid": "00000000-0000-0000-0000-00000000dead"}]
     code, _ = await http.post(BASE, body)
     assert code == 201
     assert await _gone(http, "orphaned")
+
+
+async def test_bare_server_has_no_garbage_collector(http: Http) -> None:
+    """`bare=True` is kube-apiserver alone (as envtest): nothing collects dependents or clears finalizers."""
+    await _owned(http, "o", "d")
+    code, o = await http.req("DELETE", BASE + "/o", {"propagationPolicy": "Foreground"})
+    assert code == 200 and o["metadata"]["finalizers"] == ["foregroundDeletion"]
+    await asyncio.sleep(0.1)
+    assert (await http.get(BASE + "/d"))[0] == 200
+    code, o = await http.get(BASE + "/o")
+    assert code == 200 and o["metadata"]["finalizers"] == ["foregroundDeletion"]

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import aiohttp
+import pytest
 
 from kubeloop import Client
-from kubeloop.testing import TestCluster
-from kubeloop.testing.pytest_plugin import TEST_RETRY
+from kubeloop.client import ApiError
+from kubeloop.testing import APIServer, TestCluster
+from kubeloop.testing.pytest_plugin import MODE_ENV, TEST_RETRY
 from tests.testing.conftest import Http
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 async def test_plugin_fixture_gives_a_fresh_cluster(apiserver: TestCluster) -> None:
@@ -15,9 +25,23 @@ async def test_plugin_fixture_gives_a_fresh_cluster(apiserver: TestCluster) -> N
     assert apiserver.is_emulator
     async with aiohttp.ClientSession() as s:
         http = Http(s, apiserver.url, apiserver.token)
-        code, lst = await http.get("/api/v1/namespaces/default/configmaps")
-        assert code == 200 and lst["items"] == [] == []
+        code, _ = await http.get("/api/v1/namespaces/default/configmaps")
+        assert code == 200
     assert apiserver.stats()["requests"] == {"list core/v1/configmaps": 1}
+
+
+async def test_emulator_fixture_is_the_server_the_client_talks_to(
+        apiserver: TestCluster, emulator: APIServer, client: Client) -> None:
+    assert apiserver.server is emulator and apiserver.faults is emulator.faults
+    emulator.faults.fail_next(TEST_RETRY.max_attempts, 503)  # more failures than the client retries
+    with pytest.raises(ApiError) as err:
+        await client.get("v1/Namespace", "default")
+    assert err.value.code == 503
+    assert (await client.get("v1/Namespace", "default"))["metadata"]["name"] == "default"
+
+
+async def test_fixture_mode_follows_the_environment(emulator: APIServer) -> None:
+    assert emulator.bare == (os.environ.get(MODE_ENV) == "bare")
 
 
 async def test_client_fixture_is_connected_to_the_apiserver_fixture(apiserver: TestCluster, client: Client) -> None:
@@ -35,5 +59,39 @@ async def test_client_fixture_is_connected_to_the_apiserver_fixture(apiserver: T
 async def test_namespace_fixture_is_fresh_and_usable(client: Client, namespace: str) -> None:
     assert namespace.startswith("kl-test-")
     assert (await client.get("v1/Namespace", namespace))["status"]["phase"] == "Active"
-    listed = await client.list("v1/ConfigMap", namespace=namespace)
-    assert {o["metadata"]["name"] for o in listed} <= {"kube-root-ca.crt"}  # only what the cluster itself adds
+    # nothing of anyone else's: at most what a cluster puts in every new namespace
+    names = {cm["metadata"]["name"] for cm in (await client.list("v1/ConfigMap", namespace=namespace)).items}
+    assert names <= {"kube-root-ca.crt"}
+
+
+def _pytest_in(tmp_path: Path, test_source: str) -> subprocess.CompletedProcess[str]:
+    """A user's pytest run in a directory of its own, pytest-asyncio not importable (kubeloop's pytest11
+    plugin is loaded from the installed entry point, importing this checkout through PYTHONPATH)."""
+    hidden = tmp_path / "hide"
+    hidden.mkdir()
+    (hidden / "pytest_asyncio.py").write_text("raise ImportError('pytest_asyncio is not installed')\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_user.py").write_text(textwrap.dedent(test_source))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(hidden), str(REPO)]))
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:asyncio", "-p", "no:cacheprovider", "-q",
+                           "test_user.py"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_plugin_never_breaks_an_unrelated_run_without_pytest_asyncio(tmp_path: Path) -> None:
+    run = _pytest_in(tmp_path, """
+        def test_unrelated():
+            assert 1 + 1 == 2
+        """)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 passed" in run.stdout
+
+
+def test_plugin_fixture_without_pytest_asyncio_says_what_to_install(tmp_path: Path) -> None:
+    run = _pytest_in(tmp_path, """
+        def test_wants_a_cluster(apiserver):
+            pass
+        """)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "pip install 'kubeloop[testing]'" in run.stdout

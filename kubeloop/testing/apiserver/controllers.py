@@ -6,6 +6,13 @@
   delay, so a client still sees it `Terminating` right after its DELETE, as on a real cluster).
 - Garbage collector: ownerReferences dependents, background and foreground deletion, orphaning
   (kube-controller-manager's behaviour), switchable.
+- Namespace bootstrap: every active namespace gets the `kube-root-ca.crt` ConfigMap and the `default`
+  ServiceAccount (root-ca-cert-publisher and serviceaccounts controllers), restored when deleted or
+  the CA bundle is edited.
+
+The CRD controllers are part of kube-apiserver and always run; the others are
+kube-controller-manager's and run only in cluster mode (`Settings.cluster`; `--bare` turns them off,
+as envtest serves kube-apiserver alone).
 
 They subscribe to the store's commits synchronously (only to queue work) and do the writes from one
 asyncio task, so a commit never re-enters the store.
@@ -26,19 +33,42 @@ from .objectmeta import now_rfc3339
 from .registry import CRD_FINALIZER, CRDS, Registry
 from .resources import ResourceInfo
 from .storage import ADDED, DELETED, MODIFIED, Bucket, Change, Key, Stored
+from .workloads import Workloads
 
 log = logging.getLogger(__name__)
 
 CRD_BUCKET = "apiextensions.k8s.io/customresourcedefinitions"
 NS_BUCKET = "/namespaces"
+CM_BUCKET = "/configmaps"
+SA_BUCKET = "/serviceaccounts"
+ROOT_CA_NAME = "kube-root-ca.crt"
+ROOT_CA_KEY = "ca.crt"
+DEFAULT_SA = "default"
+#: the namespace controller's conditions when all is well (type, reason, message), in its order
+NS_OK_CONDITIONS = (
+    ("NamespaceDeletionDiscoveryFailure", "ResourcesDiscovered", "All resources successfully discovered"),
+    ("NamespaceDeletionGroupVersionParsingFailure", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
+    ("NamespaceDeletionContentFailure", "ContentDeleted",
+     "All content successfully deleted, may be waiting on finalization"),
+    ("NamespaceContentRemaining", "ContentRemoved", "All content successfully removed"),
+    ("NamespaceFinalizersRemaining", "ContentHasNoFinalizers", "All content-preserving finalizers finished"),
+)
+#: the name kube-controller-manager's writes are recorded under (managedFields)
+KCM_MANAGER = "kube-controller-manager"
+ROOT_CA_DESCRIPTION = (
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as "
+    "the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of "
+    "Kubernetes clusters.")
 Ref = tuple[str, Key]  # (bucket name, key)
 
 
 class Controllers:
     """Queues work from commits and runs it in one background task."""
 
-    def __init__(self, registry: Registry, on_resource_removed: Callable[[ResourceInfo], None]) -> None:
+    def __init__(self, registry: Registry, on_resource_removed: Callable[[ResourceInfo], None],
+                 root_ca_pem: str = "") -> None:
         self.registry = registry
+        self.root_ca_pem = root_ca_pem
         self.store = registry.store
         self.settings = registry.settings
         self.on_resource_removed = on_resource_removed
@@ -49,7 +79,10 @@ class Controllers:
         self._by_uid: dict[str, Ref] = {}
         self._scheduled_ns: set[str] = set()
         self._scheduled_crd: set[str] = set()
+        self.workloads = Workloads(self)
         self.store.listeners.append(self._on_commit)
+        if self.settings.cluster:
+            registry.admission.append(_service_account_admission)
 
     # ---- scheduling ------------------------------------------------------------------------
     def _later(self, delay: float, job: Callable[[], bool]) -> None:
@@ -97,7 +130,13 @@ class Controllers:
         self._index(bucket.name, ch)
         if bucket.name == CRD_BUCKET:
             self._crd_changed(ch)
-        elif bucket.name == NS_BUCKET and ch.type == MODIFIED and meta.get("deletionTimestamp"):
+            return
+        if not self.settings.cluster:
+            return
+        if bucket.name in (NS_BUCKET, CM_BUCKET, SA_BUCKET):
+            self._bootstrap_changed(bucket.name, ch)
+        self.workloads.changed(bucket, ch)
+        if bucket.name == NS_BUCKET and ch.type == MODIFIED and meta.get("deletionTimestamp"):
             name = meta["name"]
             if name not in self._scheduled_ns:
                 self._scheduled_ns.add(name)
@@ -210,16 +249,24 @@ class Controllers:
                 self._remove_finalizer(owner_ref[0], owner, "orphan")
             return True
         if "foregroundDeletion" in fins:
-            remaining = [r for r in deps if self._lookup(r) is not None]
-            for ref in remaining:
-                self._delete(ref, "Foreground")
-            remaining = [r for r in deps if self._lookup(r) is not None]
-            if remaining:
+            for ref in deps:
+                dep = self._lookup(ref)
+                if dep is not None:  # a dependent with dependents of its own goes in the foreground too
+                    dep_uid = dep.obj["metadata"].get("uid", "")
+                    self._delete(ref, "Foreground" if self._dependents.get(dep_uid) else "Background")
+            # only dependents whose reference says blockOwnerDeletion hold the owner back
+            if any(self._blocks(self._lookup(r), uid) for r in deps):
                 return True  # re-queued when a dependent goes away
             owner = self._lookup(owner_ref)
             if owner is not None:
                 self._remove_finalizer(owner_ref[0], owner, "foregroundDeletion")
         return True
+
+    @staticmethod
+    def _blocks(dep: Stored | None, owner_uid: str) -> bool:
+        return dep is not None and any(
+            isinstance(r, dict) and r.get("uid") == owner_uid and r.get("blockOwnerDeletion")
+            for r in dep.obj["metadata"].get("ownerReferences") or [])
 
     def _collect_dangling(self, bucket_name: str, key: Key) -> bool:
         dep = self._lookup((bucket_name, key))
@@ -236,14 +283,21 @@ class Controllers:
         if ns is None or not ns.obj["metadata"].get("deletionTimestamp"):
             self._scheduled_ns.discard(name)
             return True
-        remaining = 0
         for info in self._namespaced_infos():
             bucket = self.store.bucket(info.storage_key)
             for key in [k for k in bucket.sorted_keys() if k[0] == name]:
-                remaining += 1
                 self._delete((info.storage_key, key))
-        if remaining and any(k[0] == name for info in self._namespaced_infos()
-                             for k in self.store.bucket(info.storage_key).objects):
+        by_resource: dict[str, int] = {}
+        by_finalizer: dict[str, int] = {}
+        for info in self._namespaced_infos():
+            for key, st in self.store.bucket(info.storage_key).objects.items():
+                if key[0] == name:
+                    gr = f"{info.resource}.{info.group}"
+                    by_resource[gr] = by_resource.get(gr, 0) + 1
+                    for f in st.obj["metadata"].get("finalizers") or []:
+                        by_finalizer[f] = by_finalizer.get(f, 0) + 1
+        self._namespace_conditions(ns, by_resource, by_finalizer)
+        if by_resource:
             return False
         self._scheduled_ns.discard(name)
 
@@ -255,12 +309,84 @@ class Controllers:
         self._write(NS_BUCKET, ns, finalize)
         return True
 
+    def _namespace_conditions(self, ns: Stored, by_resource: dict[str, int], by_finalizer: dict[str, int]) -> None:
+        """The namespace controller's five deletion conditions (status False and an "ok" reason when fine)."""
+        new = {t: ("False", reason, message) for t, reason, message in NS_OK_CONDITIONS}
+        if by_resource:
+            new["NamespaceContentRemaining"] = ("True", "SomeResourcesRemain", "Some resources are remaining: " + ", ".join(
+                sorted(f"{gr} has {n} resource instances" for gr, n in by_resource.items())))
+        if by_finalizer:
+            new["NamespaceFinalizersRemaining"] = (
+                "True", "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: " + ", ".join(
+                    sorted(f"{f} in {n} resource instances" for f, n in by_finalizer.items())))
+        old = {c.get("type"): c for c in (ns.obj.get("status") or {}).get("conditions") or [] if isinstance(c, dict)}
+        if all(old.get(t, {}).get("status") == v[0] and old[t].get("reason") == v[1] and old[t].get("message") == v[2]
+               for t, v in new.items()):
+            return
+        ts = now_rfc3339()
+        conds = [{"type": t, "status": st, "lastTransitionTime": old[t].get("lastTransitionTime", ts)
+                  if t in old and old[t].get("status") == st else ts, "reason": reason, "message": message}
+                 for t, (st, reason, message) in new.items()]
+        self._write(NS_BUCKET, ns, lambda o: o.setdefault("status", {}).__setitem__("conditions", conds))
+
     def _namespaced_infos(self) -> list[ResourceInfo]:
         seen: dict[str, ResourceInfo] = {}
         for info in self.registry.catalog.all():
             if info.namespaced and info.storage_key not in seen:
                 seen[info.storage_key] = info
         return list(seen.values())
+
+    # ---- namespace bootstrap (root-ca-cert-publisher, serviceaccounts controller) ----------
+    def _bootstrap_changed(self, bucket_name: str, ch: Change) -> None:
+        meta = ch.new.obj["metadata"]
+        if bucket_name == NS_BUCKET:
+            if ch.type == ADDED:
+                name = meta["name"]
+                self._later(0, lambda: self._ensure_root_ca(name))
+                self._later(0, lambda: self._ensure_default_sa(name))
+            return
+        ns = meta.get("namespace", "")
+        if bucket_name == CM_BUCKET and meta.get("name") == ROOT_CA_NAME:
+            if ch.type == DELETED or (ch.new.obj.get("data") or {}) != {ROOT_CA_KEY: self.root_ca_pem}:
+                self._later(0, lambda: self._ensure_root_ca(ns))
+        elif bucket_name == SA_BUCKET and meta.get("name") == DEFAULT_SA and ch.type == DELETED:
+            self._later(0, lambda: self._ensure_default_sa(ns))
+
+    def _namespace_active(self, name: str) -> bool:
+        ns = self.store.bucket(NS_BUCKET).objects.get(("", name))
+        return ns is not None and not ns.obj["metadata"].get("deletionTimestamp")
+
+    def _ensure_root_ca(self, namespace: str) -> bool:
+        """The CA bundle ConfigMap: created if missing, its data and description put back if changed."""
+        info = self.registry.catalog.lookup("", "v1", "configmaps")
+        if info is None or not self._namespace_active(namespace):
+            return True
+        data = {ROOT_CA_KEY: self.root_ca_pem}
+        cur = self.store.bucket(CM_BUCKET).objects.get((namespace, ROOT_CA_NAME))
+        if cur is None:
+            self.registry.create(info, namespace, {"metadata": {
+                "name": ROOT_CA_NAME, "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION}},
+                "data": data}, manager=KCM_MANAGER, dry_run=False)
+            return True
+        view = self.registry.view(info, cur)
+        annotations = view["metadata"].get("annotations") or {}
+        if view.get("data") == data and annotations.get("kubernetes.io/description"):
+            return True
+        obj = _copy(view)
+        obj["data"] = data
+        obj.pop("binaryData", None)
+        obj["metadata"].setdefault("annotations", {})["kubernetes.io/description"] = ROOT_CA_DESCRIPTION
+        self.registry.update(info, namespace, ROOT_CA_NAME, obj, manager=KCM_MANAGER, dry_run=False)
+        return True
+
+    def _ensure_default_sa(self, namespace: str) -> bool:
+        info = self.registry.catalog.lookup("", "v1", "serviceaccounts")
+        if info is None or not self._namespace_active(namespace):
+            return True
+        if (namespace, DEFAULT_SA) not in self.store.bucket(SA_BUCKET).objects:
+            self.registry.create(info, namespace, {"metadata": {"name": DEFAULT_SA}}, manager=KCM_MANAGER,
+                                 dry_run=False)
+        return True
 
     # ---- CRDs ------------------------------------------------------------------------------
     def _crd_changed(self, ch: Change) -> None:
@@ -345,6 +471,18 @@ class Controllers:
         if st is not None:
             self._remove_finalizer(CRD_BUCKET, st, CRD_FINALIZER)
         return True
+
+
+def _service_account_admission(info: ResourceInfo, namespace: str, obj: dict[str, Any]) -> None:
+    """The ServiceAccount admission plugin, as a cluster runs it: a Pod without one runs as `default`.
+
+    (envtest, like `--bare`, turns it off: without kube-controller-manager no ServiceAccount exists.)"""
+    if (info.group, info.resource) != ("", "pods"):
+        return
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and not spec.get("serviceAccountName"):
+        spec["serviceAccountName"] = spec.get("serviceAccount") or DEFAULT_SA
+        spec.setdefault("serviceAccount", spec["serviceAccountName"])
 
 
 def _conditions(obj: dict[str, Any]) -> dict[str, str]:

@@ -53,6 +53,9 @@ class Settings:
     """Tunable behaviour (tests shorten the delays)."""
 
     gc_enabled: bool = True
+    #: kube-controller-manager's controllers too (namespace bootstrap and deletion, garbage collector,
+    #: workloads); False serves kube-apiserver alone (`--bare`)
+    cluster: bool = True
     namespace_delete_delay: float = 2.0
     crd_cleanup_delay: float = 0.2
     future_rv_wait: float = 3.0
@@ -82,6 +85,8 @@ class Registry:
         self.store = store
         self.catalog = catalog
         self.settings = settings or Settings()
+        #: mutating admission on create, after defaulting (cluster mode adds the ServiceAccount plugin)
+        self.admission: list[Callable[[ResourceInfo, str, Obj], None]] = []
 
     # ---- helpers ------------------------------------------------------------------------
     def bucket(self, info: ResourceInfo) -> Bucket:
@@ -271,6 +276,8 @@ class Registry:
         else:
             meta.pop("generation", None)
         info.strategy.prepare_for_create(info, obj)
+        for admit in self.admission:
+            admit(info, namespace, obj)
         info.strategy.validate_create(info, obj)  # the strategy owns all ObjectMeta validation
         if not name:  # never store a nameless object, whatever a strategy lets through
             raise errors.invalid(info.kind, None, [cause(

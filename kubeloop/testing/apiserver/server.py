@@ -33,7 +33,12 @@ BOOTSTRAP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-leas
 
 
 class APIServer:
-    """An in-process Kubernetes API server emulator on a real socket."""
+    """An in-process Kubernetes API server emulator on a real socket.
+
+    By default it also runs what kube-controller-manager would (namespace bootstrap and deletion,
+    garbage collection, Deployments, ReplicaSets, Jobs), so tests see what a real cluster does;
+    `bare=True` serves the API server alone, as envtest does.
+    """
 
     def __init__(
         self,
@@ -43,6 +48,7 @@ class APIServer:
         token: str | None = None,
         tls: bool = False,
         kubeconfig_path: str | os.PathLike[str] | None = None,
+        bare: bool = False,
         gc: bool = True,
         history_size: int = 10_000,
         bookmark_interval: float = 60.0,
@@ -55,7 +61,8 @@ class APIServer:
         self.port = port
         self.token = token
         self.tls = tls
-        self.settings = Settings(gc_enabled=gc, namespace_delete_delay=namespace_delete_delay,
+        self.bare = bare
+        self.settings = Settings(gc_enabled=gc, cluster=not bare, namespace_delete_delay=namespace_delete_delay,
                                  crd_cleanup_delay=crd_cleanup_delay, future_rv_wait=future_rv_wait,
                                  history_size=history_size, bookmark_interval=bookmark_interval)
         self.catalog = catalog if catalog is not None else default_catalog()
@@ -90,14 +97,6 @@ class APIServer:
         self.settings.gc_enabled = value
 
     async def start(self) -> None:
-        for info in self.catalog.all():
-            self.store.bucket(info.storage_key)
-        self.controllers = Controllers(self.registry, self._resource_removed)
-        ns_info = self.catalog.lookup("", "v1", "namespaces")
-        if ns_info is not None:
-            for name in BOOTSTRAP_NAMESPACES:
-                self.registry.create(ns_info, "", {"metadata": {"name": name}}, manager="", dry_run=False)
-        self._task = asyncio.get_running_loop().create_task(self.controllers.run())
         ssl_ctx = None
         if self.tls:
             from .tls import generate
@@ -105,6 +104,19 @@ class APIServer:
             cert = await asyncio.to_thread(generate, [self.host])
             self.ca_pem = cert.ca_pem
             ssl_ctx = cert.server_context()
+        root_ca = ""
+        if not self.bare:  # what the namespaces' kube-root-ca.crt publishes: the serving CA, or a stand-in
+            from .tls import placeholder_ca_pem
+
+            root_ca = (self.ca_pem if self.ca_pem else await asyncio.to_thread(placeholder_ca_pem)).decode()
+        for info in self.catalog.all():
+            self.store.bucket(info.storage_key)
+        self.controllers = Controllers(self.registry, self._resource_removed, root_ca_pem=root_ca)
+        ns_info = self.catalog.lookup("", "v1", "namespaces")
+        if ns_info is not None:
+            for name in BOOTSTRAP_NAMESPACES:
+                self.registry.create(ns_info, "", {"metadata": {"name": name}}, manager="", dry_run=False)
+        self._task = asyncio.get_running_loop().create_task(self.controllers.run())
         # handler_cancellation: a client hanging up on a watch ends its handler at once, so the
         # open-watch counters tests read are exact
         self._runner = web.AppRunner(self._app.make_app(), access_log=None, handle_signals=False,

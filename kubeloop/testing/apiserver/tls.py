@@ -7,6 +7,7 @@ kubeconfig. Keys are EC P-256 (fast to generate) and live only in memory and a t
 from __future__ import annotations
 
 import datetime
+import functools
 import ipaddress
 import os
 import ssl
@@ -70,3 +71,9 @@ def generate(hosts: list[str]) -> ServingCert:
         cert_pem=cert.public_bytes(pem),
         key_pem=key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
     )
+
+
+@functools.cache
+def placeholder_ca_pem() -> bytes:
+    """A CA certificate for a plain-HTTP emulator's `kube-root-ca.crt` (one per process: nothing trusts it)."""
+    return generate([]).ca_pem
