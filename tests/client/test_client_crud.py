@@ -20,6 +20,7 @@ from kubeloop.client import (
     ResourceRef,
     UnknownResource,
 )
+from kubeloop.testing import install_crd
 
 from ..builders import cm
 from .crds import widget_crd
@@ -222,16 +223,9 @@ async def test_crd_created_after_start_and_status_subresource(client: Client, ns
     ref = f"{group}/v1/Widget"
     with pytest.raises(UnknownResource):
         await client.resolve(ref)
-    await client.create(widget_crd(group))
     try:
-        for _ in range(100):  # the CRD becomes served shortly after creation
-            try:
-                res = await client.resolve(ref)
-                break
-            except UnknownResource:
-                await asyncio.sleep(0.05)
-        else:
-            pytest.fail("CRD never became resolvable")
+        assert await install_crd(client, widget_crd(group)) == ref  # served shortly after creation
+        res = await client.resolve(ref)
         assert res.plural == "widgets" and res.namespaced and "status" in res.subresources
         w = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 1}}
         created = None
