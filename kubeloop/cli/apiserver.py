@@ -31,6 +31,10 @@ import click
 def apiserver(host: str, port: int, token: str | None, kubeconfig_out: str | None, tls: bool, bare: bool, gc: bool,
               history_size: int, bookmark_interval: float, namespace_delete_delay: float) -> None:
     """Run the Kubernetes API server emulator; prints its URL when ready."""
+    from kubeloop.testing import INSTALL_HINT, missing_dependencies
+
+    if missing := missing_dependencies():
+        raise click.ClickException(f"the API server emulator needs {', '.join(missing)}: {INSTALL_HINT}")
     from kubeloop.testing.apiserver.server import APIServer
 
     async def run() -> None:

@@ -36,7 +36,20 @@ if TYPE_CHECKING:
     from .cluster import TestCluster
     from .process import APIServerProcess
 
-__all__ = ["APIServer", "APIServerProcess", "TestCluster", "eventually", "install_crd"]
+__all__ = ["INSTALL_HINT", "APIServer", "APIServerProcess", "TestCluster", "eventually", "install_crd",
+           "missing_dependencies"]
+
+#: what to install for the emulator and the fixtures (they are an extra, not a runtime dependency)
+INSTALL_HINT = "pip install 'kubeloop[testing]'"
+#: the `testing` extra's modules the emulator itself needs (pytest ones only matter to the fixtures)
+_EMULATOR_NEEDS = ("cryptography",)
+
+
+def missing_dependencies() -> list[str]:
+    """The emulator's dependencies that are not installed (a plain `pip install kubeloop` lacks them)."""
+    import importlib.util
+
+    return [name for name in _EMULATOR_NEEDS if importlib.util.find_spec(name) is None]
 
 # imported on first use: pytest loads the plugin (a submodule) in every run, and an unrelated run
 # should not pay for importing the emulator

@@ -29,6 +29,7 @@ import pytest
 
 from kubeloop.client import ApiError, Client, RetryPolicy
 
+from . import INSTALL_HINT, missing_dependencies
 from .cluster import TestCluster
 
 if TYPE_CHECKING:
@@ -40,8 +41,7 @@ TEST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
 #: `bare` runs the fixtures' emulator without kube-controller-manager's controllers; `cluster` (default) with
 MODE_ENV = "KUBELOOP_TEST_EMULATOR"
 MODES = ("cluster", "bare")
-MISSING = ("kubeloop's pytest fixtures need pytest-asyncio (and the emulator's dependencies): "
-           "pip install 'kubeloop[testing]'")
+MISSING = f"kubeloop's pytest fixtures need pytest-asyncio and the emulator's dependencies: {INSTALL_HINT}"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -86,6 +86,8 @@ async def apiserver() -> AsyncIterator[TestCluster]:
     if path:
         yield TestCluster.from_kubeconfig(path)
         return
+    if missing_dependencies():
+        pytest.fail(MISSING, pytrace=False)
     from .apiserver.server import APIServer  # the emulator is imported only when a test uses it
 
     async with APIServer(bare=emulator_bare(), **FIXTURE_SETTINGS) as server:

@@ -60,3 +60,98 @@ async def test_bare_namespace_is_empty_and_stays_terminating(http: Http) -> None
     await asyncio.sleep(0.2)  # well past the fixture's namespace_delete_delay
     code, ns = await http.get(f"{NS}/bare")
     assert code == 200 and ns["status"]["phase"] == "Terminating"
+
+
+def _deployment(replicas: int, image: str = "nginx:1.21") -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "main", "image": image}]}}}}
+
+
+async def test_deployment_makes_a_replicaset_and_pending_pods_and_rolls_out_a_new_template(cluster_http: Http) -> None:
+    http = cluster_http
+    await http.post(NS, {"metadata": {"name": "apps"}})
+    deps, rss, pods = ("/apis/apps/v1/namespaces/apps/deployments", "/apis/apps/v1/namespaces/apps/replicasets",
+                       f"{NS}/apps/pods")
+
+    async def state() -> dict[str, Any]:
+        _, d = await http.get(deps + "/web")
+        _, r = await http.get(rss, labelSelector="app=web")
+        _, p = await http.get(pods, labelSelector="app=web")
+        return {"d": d, "rss": r["items"], "pods": p["items"]}
+
+    def rolled_out(replicas: int, revision: str, n_rs: int) -> Callable[[dict[str, Any]], bool]:
+        def check(s: dict[str, Any]) -> bool:
+            st = s["d"].get("status") or {}
+            return (st.get("observedGeneration") == s["d"]["metadata"]["generation"] and len(s["rss"]) == n_rs
+                    and s["d"]["metadata"].get("annotations", {}).get("deployment.kubernetes.io/revision") == revision
+                    and len(s["pods"]) == sum(rs["spec"]["replicas"] for rs in s["rss"])
+                    and all((rs.get("status") or {}).get("replicas", 0) == rs["spec"]["replicas"] for rs in s["rss"])
+                    and st.get("updatedReplicas") == replicas)
+        return check
+
+    code, _ = await http.post(deps, _deployment(2))
+    assert code == 201
+    s = await _until(state, rolled_out(2, "1", 1))
+    assert rolled_out(2, "1", 1)(s), s
+    rs = s["rss"][0]
+    h = rs["metadata"]["labels"]["pod-template-hash"]
+    assert rs["metadata"]["name"] == f"web-{h}" and rs["spec"]["selector"]["matchLabels"] == {"app": "web",
+                                                                                               "pod-template-hash": h}
+    assert {k: v for k, v in rs["metadata"]["annotations"].items() if k.startswith("deployment.kubernetes.io/")} == {
+        "deployment.kubernetes.io/desired-replicas": "2", "deployment.kubernetes.io/max-replicas": "3",
+        "deployment.kubernetes.io/revision": "1"}
+    assert all(p["status"]["phase"] == "Pending" and not p["spec"].get("nodeName")
+               and p["spec"]["serviceAccountName"] == "default"
+               and p["metadata"]["ownerReferences"][0]["name"] == rs["metadata"]["name"] for p in s["pods"])
+    st = s["d"]["status"]
+    assert (st["replicas"], st["unavailableReplicas"], st.get("availableReplicas")) == (2, 2, None)
+    assert {c["type"]: (c["status"], c["reason"]) for c in st["conditions"]} == {
+        "Available": ("False", "MinimumReplicasUnavailable"), "Progressing": ("True", "ReplicaSetUpdated")}
+
+    # scaling keeps the ReplicaSet; a new template is revision 2, stuck on Pods that never become ready
+    await http.req("PATCH", deps + "/web/scale", {"spec": {"replicas": 1}}, ctype="application/merge-patch+json")
+    s = await _until(state, lambda s: rolled_out(1, "1", 1)(s) and len(s["pods"]) == 1)
+    assert len(s["pods"]) == 1 and s["rss"][0]["metadata"]["name"] == f"web-{h}"
+    await http.req("PATCH", deps + "/web", {"spec": {"template": {"spec": {"containers": [
+        {"name": "main", "image": "nginx:1.22"}]}}}}, ctype="application/strategic-merge-patch+json")
+    s = await _until(state, rolled_out(1, "2", 2))
+    assert rolled_out(1, "2", 1 + 1)(s), s
+    assert sorted((rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"], rs["spec"]["replicas"])
+                  for rs in s["rss"]) == [("1", 1), ("2", 1)]
+
+    # the garbage collector takes the ReplicaSets and their Pods with the Deployment
+    await http.req("DELETE", deps + "/web")
+    s = await _until(lambda: http.get(pods, labelSelector="app=web"), lambda r: r[1]["items"] == [])
+    assert s[1]["items"] == [] and (await http.get(rss, labelSelector="app=web"))[1]["items"] == []
+
+
+async def test_job_runs_parallel_pods_and_suspends(cluster_http: Http) -> None:
+    http = cluster_http
+    await http.post(NS, {"metadata": {"name": "batch"}})
+    jobs, pods = "/apis/batch/v1/namespaces/batch/jobs", f"{NS}/batch/pods"
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "work"},
+           "spec": {"parallelism": 2, "completions": 3, "template": {"spec": {
+               "containers": [{"name": "main", "image": "busybox"}], "restartPolicy": "Never"}}}}
+    assert (await http.post(jobs, job))[0] == 201
+
+    async def state() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        _, j = await http.get(jobs + "/work")
+        _, p = await http.get(pods, labelSelector="job-name=work")
+        return j, p["items"]
+    j, ps = await _until(state, lambda s: len(s[1]) == 2 and s[0].get("status", {}).get("active") == 2)
+    assert len(ps) == 2 and j["status"]["active"] == 2 and j["status"]["ready"] == 0 and j["status"]["startTime"]
+    uid = j["metadata"]["uid"]
+    assert all(p["metadata"]["labels"] == {"controller-uid": uid, "job-name": "work"} for p in ps)
+
+    await http.req("PATCH", jobs + "/work", {"spec": {"suspend": True}}, ctype="application/merge-patch+json")
+    j, ps = await _until(state, lambda s: not s[1] and any(
+        c["type"] == "Suspended" for c in s[0].get("status", {}).get("conditions", [])))
+    assert ps == [] and "active" not in j["status"]
+    assert [(c["type"], c["status"], c["reason"]) for c in j["status"]["conditions"]] == [
+        ("Suspended", "True", "JobSuspended")]
+    await http.req("PATCH", jobs + "/work", {"spec": {"suspend": False}}, ctype="application/merge-patch+json")
+    j, ps = await _until(state, lambda s: len(s[1]) == 2)
+    assert len(ps) == 2 and [(c["type"], c["status"], c["reason"]) for c in j["status"]["conditions"]] == [
+        ("Suspended", "False", "JobResumed")]

@@ -513,6 +513,8 @@ class Registry:
             obj["metadata"]["deletionTimestamp"] = now_rfc3339()
             if fins:
                 obj["metadata"]["deletionGracePeriodSeconds"] = 0
+            if obj["metadata"].get("generation"):  # controllers must see that deletion started (store.go)
+                obj["metadata"]["generation"] += 1
             if special == CRDS:
                 conds = obj.setdefault("status", {}).setdefault("conditions", [])
                 conds.append({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",

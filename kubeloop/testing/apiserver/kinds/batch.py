@@ -76,6 +76,10 @@ class JobStrategy(WorkloadStrategy):
             labels.setdefault("job-name", meta.get("name") or "")
             if spec.get("selector") is None:
                 spec["selector"] = {"matchLabels": {"controller-uid": uid}}
+            if not meta.get("labels") and isinstance(obj.get("metadata"), dict):
+                # the stored object is defaulted again when read back from etcd: the Job's own labels
+                # default to its template's, now with the generated ones
+                obj["metadata"]["labels"] = dict(labels)
         return super().validate(info, obj)
 
     def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
