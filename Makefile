@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint venv clean bench
+.PHONY: demo test test-peers lint venv clean bench
 
 $(BIN)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,6 +22,11 @@ lint: venv
 
 test: lint
 	$(BIN)/pytest
+
+# The peer benchmark smoke test (kubeloop vs kopf vs bare; installs kopf from PyPI on first run).
+# `-m peers` on the command line overrides the default `-m 'not peers'` from pyproject's addopts.
+test-peers: venv
+	$(BIN)/pytest -m peers tests/benchmarks
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

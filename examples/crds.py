@@ -3,7 +3,6 @@ cluster you would ``kubectl apply -f crd.yaml``)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 import yaml
 
 from kubeloop import Client
-from kubeloop.client import AlreadyExists, UnknownResource
+from kubeloop.testing import install_crd
 
 
 def load_crd(path: Path) -> dict[str, Any]:
@@ -21,14 +20,6 @@ def load_crd(path: Path) -> dict[str, Any]:
 
 async def install(client: Client, definition: Mapping[str, Any], kind: str, timeout: float = 10.0) -> None:  # noqa: ASYNC109
     """Create a CRD (if missing) and wait until the API serves ``kind`` (``group/version/Kind``)."""
-    try:
-        await client.create(definition)
-    except AlreadyExists:
-        pass
-    async with asyncio.timeout(timeout):
-        while True:
-            try:
-                await client.resolve(kind)
-                return
-            except UnknownResource:
-                await asyncio.sleep(0.02)
+    served = await install_crd(client, definition, timeout=timeout)
+    if served != kind:
+        raise ValueError(f"the CRD serves {served}, not {kind}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kubeloop import Client, Manager
+from kubeloop.testing import eventually
 
-from ..conftest import settle
 from .controller import REPORT, RUNNING_BY_APP, install_crd, setup
 
 
@@ -38,14 +38,14 @@ async def test_reports_running_pods_from_the_shared_index(apiserver: Any, client
                 return st.get("running") == expected and st.get("runningCount") == len(expected)
             return check
 
-        await settle(running(["web-1"]))
+        await eventually(running(["web-1"]))
         stats_before = apiserver.stats()["requests"] if apiserver.is_emulator else {}
         await set_phase(client, "web-2", ns, "Running")  # a Pod change reaches the report through the index
-        await settle(running(["web-1", "web-2"]))
+        await eventually(running(["web-1", "web-2"]))
         await set_phase(client, "web-1", ns, "Succeeded")
-        await settle(running(["web-2"]))
+        await eventually(running(["web-2"]))
         await client.delete("v1/Pod", "web-2", namespace=ns)
-        await settle(running([]))
+        await eventually(running([]))
         assert [p["metadata"]["name"] for p in pods.by_index(RUNNING_BY_APP, f"{ns}/db")] == ["db-1"]
         if apiserver.is_emulator:  # the reconciles read Pods from the cache only
             after = apiserver.stats()["requests"]

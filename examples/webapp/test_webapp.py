@@ -7,8 +7,8 @@ from typing import Any
 
 from kubeloop import Client, Manager, Request
 from kubeloop.client import NotFound
+from kubeloop.testing import eventually
 
-from ..conftest import settle
 from .controller import WEBAPP, install_crd, make_controller
 
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
@@ -33,7 +33,7 @@ async def test_children_repair_status_and_quiet_steady_state(apiserver: Any, cli
             st = (await client.get(WEBAPP, "shop", namespace=ns)).get("status") or {}
             return st if st.get("observedGeneration") == gen else None
 
-        status = await settle(lambda: observed(1))
+        status = await eventually(lambda: observed(1))
         assert status == {"configMap": "shop-content", "deployment": "shop", "replicas": 2, "observedGeneration": 1}
         dep = await client.get("apps/v1/Deployment", "shop", namespace=ns)
         assert dep["spec"]["replicas"] == 2
@@ -44,7 +44,7 @@ async def test_children_repair_status_and_quiet_steady_state(apiserver: Any, cli
         app = await client.get(WEBAPP, "shop", namespace=ns)
         app["spec"]["replicas"] = 3
         await client.replace(app)
-        await settle(lambda: observed(2))
+        await eventually(lambda: observed(2))
         assert (await client.get("apps/v1/Deployment", "shop", namespace=ns))["spec"]["replicas"] == 3
 
         await client.delete("v1/ConfigMap", "shop-content", namespace=ns)  # by hand: repaired
@@ -56,7 +56,7 @@ async def test_children_repair_status_and_quiet_steady_state(apiserver: Any, cli
             except NotFound:
                 return False
 
-        await settle(repaired)
+        await eventually(repaired)
 
         if apiserver.is_emulator:  # steady state: reconciles run, nothing is written
             await asyncio.sleep(0.3)

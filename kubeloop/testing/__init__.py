@@ -21,6 +21,8 @@ Options: `bare`, `gc` (garbage collector on/off), `history_size`, `bookmark_inte
 a fresh server as the `apiserver` fixture (a `TestCluster`), or the real cluster named by
 `KUBELOOP_TEST_KUBECONFIG`, with a `client` on it and a fresh `namespace`; `kubeloop apiserver` runs the same server from the command line, and
 `APIServerProcess` runs that command as a child process (benchmarks) with the same fault API.
+`eventually()` waits for a condition and `install_crd()` installs a CRD and waits until it is served,
+for tests that run on the emulator and on a real cluster alike.
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._kit import eventually, install_crd
     from .apiserver.server import APIServer
     from .cluster import TestCluster
     from .process import APIServerProcess
 
-__all__ = ["INSTALL_HINT", "APIServer", "APIServerProcess", "TestCluster", "missing_dependencies"]
+__all__ = ["INSTALL_HINT", "APIServer", "APIServerProcess", "TestCluster", "eventually", "install_crd",
+           "missing_dependencies"]
 
 #: what to install for the emulator and the fixtures (they are an extra, not a runtime dependency)
 INSTALL_HINT = "pip install 'kubeloop[testing]'"
@@ -49,7 +53,8 @@ def missing_dependencies() -> list[str]:
 
 # imported on first use: pytest loads the plugin (a submodule) in every run, and an unrelated run
 # should not pay for importing the emulator
-_LAZY = {"APIServer": ".apiserver.server", "TestCluster": ".cluster", "APIServerProcess": ".process"}
+_LAZY = {"APIServer": ".apiserver.server", "TestCluster": ".cluster", "APIServerProcess": ".process",
+         "eventually": "._kit", "install_crd": "._kit"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,7 +1,8 @@
 """CI smoke test of the peer benchmarks: ``python -m benchmarks.peers --quick`` runs every scenario
 for every framework (kopf installed from PyPI into its own venv on first run) and writes its
 outputs. It fails if a scenario errors or produces nothing, never on timings; if PyPI cannot be
-reached the kopf install fails and so does this test, loudly (no skip)."""
+reached the kopf install fails and so does this test, loudly (no skip). It carries the ``peers``
+marker: ``make test`` deselects it (it is about half of the suite's time), ``make test-peers`` runs it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+pytestmark = pytest.mark.peers  # deselected by default (pyproject addopts); `make test-peers` runs it
 
 
 @pytest.mark.timeout(300)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest_asyncio
@@ -11,7 +11,10 @@ import pytest_asyncio
 from kubeloop.cache import Event, Subscription
 from kubeloop.client import Client, RetryPolicy
 from kubeloop.config import load_kubeconfig
+from kubeloop.testing import eventually
 from kubeloop.watch import WatchConfig
+
+__all__ = ["CM", "FAST", "MINE", "client", "cm", "collect", "eventually", "names", "ns", "open_watches"]
 
 CM = "v1/ConfigMap"
 FAST = WatchConfig(backoff_initial=0.02, backoff_max=0.2, backoff_reset_after=5.0, min_watch_duration=0.0)
@@ -31,20 +34,14 @@ async def ns(namespace: str) -> str:
     return namespace
 
 
+MINE = "kubeloop-test"
+"""A label every ConfigMap of these tests carries, and the selector that picks them out: a real
+cluster puts its own ConfigMaps (kube-root-ca.crt) in every namespace."""
+
+
 def cm(name: str, labels: dict[str, str] | None = None, data: dict[str, str] | None = None) -> dict[str, Any]:
-    md: dict[str, Any] = {"name": name}
-    if labels:
-        md["labels"] = labels
+    md: dict[str, Any] = {"name": name, "labels": {MINE: "1", **(labels or {})}}
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": md, "data": data or {"k": "v"}}
-
-
-async def eventually(check: Callable[[], bool], wait: float = 5.0, what: str = "condition") -> None:
-    """Poll `check` until it holds (the cache is eventually consistent by design)."""
-    deadline = asyncio.get_running_loop().time() + wait
-    while not check():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 async def collect(sub: Subscription, count: int, wait: float = 5.0) -> list[Event]:

@@ -48,7 +48,7 @@ def test_roundtrip_through_training(name: str) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.dictionaries(st.text(max_size=8), json_values, max_size=5), min_size=1, max_size=12))
+@given(st.lists(st.dictionaries(st.text(max_size=8), json_values, max_size=4), min_size=1, max_size=8))  # > train_after
 def test_zlib_roundtrip_arbitrary_json(objs: list[dict[str, Any]]) -> None:
     codec = ZlibDictCodec(train_after=3)
     stored = [codec.encode(o) for o in objs]

@@ -18,7 +18,7 @@ from kubeloop.cache import OWNER_INDEX, ClientSource, Informer, Store, ZlibDictC
 from kubeloop.cache.store import _pack_uid, _unpack_uid
 from kubeloop.client import Client
 
-from .informer_support import CM, FAST, client, cm, eventually, ns
+from .informer_support import CM, FAST, MINE, client, cm, eventually, ns
 
 __all__ = ["client", "ns"]
 
@@ -149,14 +149,16 @@ def test_deferred_writes_compact_once_quiet_and_skip_replaced_and_deleted_versio
     assert d.deferred_writes == 0 and d.compact_written(time.monotonic()) is None
 
 
-def informer(client: Client, namespace: str, **kwargs: Any) -> Informer:
-    return Informer(ClientSource(client, CM, namespace=namespace), resource="core/v1/configmaps",
-                    watch_config=FAST, **kwargs)
+def informer(client: Client, namespace: str, *, label_selector: str = MINE, **kwargs: Any) -> Informer:
+    """An informer on this test's ConfigMaps only: a real cluster adds its own (kube-root-ca.crt)."""
+    source = ClientSource(client, CM, namespace=namespace, label_selector=label_selector)
+    return Informer(source, resource="core/v1/configmaps", watch_config=FAST, **kwargs)
 
 
 async def test_informer_compacts_in_the_background_and_reads_stay_exact(client: Client, ns: str) -> None:
     for i in range(40):
-        await client.create(cm(f"c{i}", labels={"n": str(i % 3)}, data={"text": f"value {i} " * 20}), namespace=ns)
+        await client.create(cm(f"c{i}", labels={"n": str(i % 3)}, data={"text": f"value {i} " * 20}),
+                            namespace=ns)
     async with informer(client, ns) as inf:
         inf.compact_batch = 4  # many small batches: the watch keeps running between them
         await inf.wait_synced(5)
@@ -195,7 +197,7 @@ async def test_informer_deflates_watched_changes_once_they_stay_unchanged(client
             await client.patch(CM, "c0", {"data": {"text": f"changed {i} " * 20}}, namespace=ns)
         await eventually(lambda: inf.store.deferred_writes > 0)
         assert inf.store.stats()["payload_bytes"] > compact  # the changed object is held as JSON for now
-        await eventually(lambda: inf.store.deferred_writes == 0, wait=5)
+        await eventually(lambda: inf.store.deferred_writes == 0, timeout=5)
         assert inf.store.stats()["payload_bytes"] < compact * 1.2
         assert inf.reader.get("c0", ns)["data"]["text"] == "changed 2 " * 20
 

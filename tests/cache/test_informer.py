@@ -20,13 +20,15 @@ from kubeloop.cache import (
 from kubeloop.client import Client
 from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
 
-from .informer_support import CM, FAST, client, cm, collect, eventually, names, ns
+from .informer_support import CM, FAST, MINE, client, cm, collect, eventually, names, ns
 
 __all__ = ["client", "ns"]
 
 
 def informer(client: Client, namespace: str, **kwargs: Any) -> Informer:
-    source = ClientSource(client, CM, namespace=namespace, metadata_only=kwargs.pop("metadata_only", False))
+    """An informer on this test's ConfigMaps (label MINE): a real cluster adds its own to a namespace."""
+    source = ClientSource(client, CM, namespace=namespace, label_selector=MINE,
+                          metadata_only=kwargs.pop("metadata_only", False))
     return Informer(source, resource="core/v1/configmaps", watch_config=FAST, **kwargs)
 
 
@@ -175,7 +177,10 @@ async def test_indexes_stay_exact_under_label_changes_and_deletes(client: Client
         team = (obj["metadata"].get("labels") or {}).get("team")
         return [team] if team else []
 
-    owner = {"apiVersion": "v1", "kind": "ConfigMap", "name": "boss", "uid": "u-boss"}
+    # a real owner: on a real cluster the garbage collector deletes dependents of a missing owner
+    boss = await client.create(cm("boss"), namespace=ns)
+    boss_uid = boss["metadata"]["uid"]
+    owner = {"apiVersion": "v1", "kind": "ConfigMap", "name": "boss", "uid": boss_uid}
     await client.create(cm("i1", labels={"team": "a"}), namespace=ns)
     dep = cm("i2", labels={"team": "a"})
     dep["metadata"]["ownerReferences"] = [owner]
@@ -193,14 +198,14 @@ async def test_indexes_stay_exact_under_label_changes_and_deletes(client: Client
             return sorted(o["metadata"]["name"] for o in inf.reader.by_index("team", key))
 
         assert team("a") == ["i1", "i2"] and team("b") == []
-        assert [o["metadata"]["name"] for o in inf.reader.by_index(OWNER_INDEX, "u-boss")] == ["i2"]
+        assert [o["metadata"]["name"] for o in inf.reader.by_index(OWNER_INDEX, boss_uid)] == ["i2"]
         assert inf.reader.index_keys("name-len", "2") == {(ns, "i1"), (ns, "i2")}
         await client.patch(CM, "i1", {"metadata": {"labels": {"team": "b"}}}, namespace=ns)
         await client.delete(CM, "i2", namespace=ns)
         await client.create(cm("i3"), namespace=ns)
         await collect(sub, 3)
         assert team("a") == [] and team("b") == ["i1"]
-        assert inf.reader.by_index(OWNER_INDEX, "u-boss") == []
+        assert inf.reader.by_index(OWNER_INDEX, boss_uid) == []
         assert inf.reader.index_keys("name-len", "2") == {(ns, "i1"), (ns, "i3")}
         assert "a" not in inf.reader.index_values("team")
 
@@ -211,7 +216,7 @@ async def test_metadata_only_informer_caches_only_metadata(client: Client, ns: s
         await inf.wait_synced(5)
         obj = inf.reader.get("m1", ns)
         assert obj is not None and "data" not in obj
-        assert obj["kind"] == "PartialObjectMetadata" and obj["metadata"]["labels"] == {"x": "y"}
+        assert obj["kind"] == "PartialObjectMetadata" and obj["metadata"]["labels"]["x"] == "y"
         sub = inf.subscribe(replay=False)
         await client.create(cm("m2", data={"big": "z"}), namespace=ns)
         (ev,) = await collect(sub, 1)

@@ -13,7 +13,7 @@ from kubeloop.cache import SharedCache, drop_fields
 from kubeloop.client import Client
 from kubeloop.meta import ADDED, DELETED, MODIFIED
 
-from .informer_support import CM, FAST, client, cm, collect, eventually, names, ns, open_watches
+from .informer_support import CM, FAST, MINE, client, cm, collect, eventually, names, ns, open_watches
 
 __all__ = ["client", "ns"]
 
@@ -21,8 +21,9 @@ __all__ = ["client", "ns"]
 async def test_many_readers_of_one_scope_share_one_watch(client: Client, ns: str, apiserver: Any) -> None:
     await client.create(cm("one"), namespace=ns)
     async with SharedCache(client, watch_config=FAST) as cache:
-        handles = [await cache.informer_for("default", CM, namespace=ns) for _ in range(5)]
-        handles.append(await cache.informer_for("default", "v1/configmaps", namespace=ns))  # plural: same scope
+        handles = [await cache.informer_for("default", CM, namespace=ns, label_selector=MINE) for _ in range(5)]
+        # the plural names the same scope
+        handles.append(await cache.informer_for("default", "v1/configmaps", namespace=ns, label_selector=MINE))
         await asyncio.gather(*(h.wait_synced(5) for h in handles))
         assert len({id(h.informer) for h in handles}) == 1
         subs = [h.subscribe() for h in handles]
@@ -52,7 +53,8 @@ async def test_subset_scopes_are_served_locally_and_track_moves(client: Client, 
             await h.wait_synced(1)
         if apiserver.is_emulator:
             await eventually(lambda: open_watches(apiserver) == 1, what="one watch")
-        assert sorted(n for _, n in in_ns.store.keys()) == ["in", "out"]
+        # only this test's objects: a real cluster has its own ConfigMaps in every namespace
+        assert sorted(n for _, n in in_ns.store.keys() if n in ("in", "out")) == ["in", "out"]
         assert [o["metadata"]["name"] for o in web.list()] == ["in"]
         assert web.get("out", ns) is None and web.get("in", ns) is not None
         assert len(prod_web.store) == 1 and [n for _, n in by_name.store.keys()] == ["in"]

@@ -102,7 +102,8 @@ def test_load_target_honours_packages_and_module_names() -> None:
         raise AssertionError("a directory without __init__.py loaded")
 
 
-async def test_json_logs_shared_port_and_default_lease_name(emulator: Any) -> None:
+async def test_json_logs_shared_port_and_default_lease_name(apiserver: Any) -> None:
+    """Only a kubeconfig is needed: runs on the emulator or on a real cluster."""
     import json
     import signal
 
@@ -113,11 +114,11 @@ async def test_json_logs_shared_port_and_default_lease_name(emulator: Any) -> No
     from kubeloop.config import load_kubeconfig
     from kubeloop.manager.lease import LEASE
 
-    async with Client(load_kubeconfig(emulator.kubeconfig)) as client:
+    async with Client(load_kubeconfig(apiserver.kubeconfig)) as client:
         await install_crd(client)
     port = closed_port()
     proc = await asyncio.create_subprocess_exec(
-        KUBELOOP, "run", "examples/configmap_generator/controller.py", "--kubeconfig", emulator.kubeconfig,
+        KUBELOOP, "run", "examples/configmap_generator/controller.py", "--kubeconfig", apiserver.kubeconfig,
         "--health-port", str(port), "--metrics-port", str(port), "--bind-address", "127.0.0.1",
         "--log-format", "json", "--leader-election", "--lease-duration", "2", "--renew-deadline", "1.5",
         "--retry-period", "0.2", cwd=str(ROOT), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
@@ -134,7 +135,7 @@ async def test_json_logs_shared_port_and_default_lease_name(emulator: Any) -> No
                 await asyncio.sleep(0.05)
             async with session.get(f"http://127.0.0.1:{port}/metrics") as r:  # same port
                 assert r.status == 200 and "leader_election_master_status" in await r.text()
-        async with Client(load_kubeconfig(emulator.kubeconfig)) as client:
+        async with Client(load_kubeconfig(apiserver.kubeconfig)) as client:
             lease = await client.get(LEASE, "examples-configmap-generator-controller", namespace="default")
             assert lease["spec"]["holderIdentity"]
         proc.send_signal(signal.SIGTERM)

@@ -33,12 +33,10 @@ from kubeloop.client import (
 from kubeloop.config import ClusterConfig, load_kubeconfig
 from kubeloop.testing import APIServer, TestCluster
 
+from ..builders import cm
+
 NO_RETRY = RetryPolicy(max_attempts=1)
 FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.02)
-
-
-def cm(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {}}
 
 
 def count(apiserver: TestCluster, key: str) -> int:
@@ -145,12 +143,8 @@ async def test_client_side_rate_limit(apiserver: TestCluster) -> None:
 
 
 # -- TLS and authentication ---------------------------------------------------------------------
-
-@pytest.fixture
-def emulator_only() -> None:
-    import os
-    if os.environ.get("KUBELOOP_TEST_KUBECONFIG"):
-        pytest.skip("starts its own emulator with TLS and a token")
+# These start an emulator of their own (TLS, a token): they run the same with or without a real
+# cluster in KUBELOOP_TEST_KUBECONFIG, so they never skip.
 
 
 def read_doc(path: str | Path) -> dict[str, Any]:
@@ -168,15 +162,16 @@ def rewrite_user(kubeconfig: str, dest: Path, user: dict[str, Any]) -> Path:
     return write_doc(dest, doc)
 
 
-async def test_tls_and_token_from_written_kubeconfig(emulator_only: None, tmp_path: Path) -> None:
-    async with APIServer(token="s3cret", tls=True, bare=True) as srv:  # an empty default namespace
+async def test_tls_and_token_from_written_kubeconfig(tmp_path: Path) -> None:
+    async with APIServer(token="s3cret", tls=True) as srv:
         assert srv.url.startswith("https://")
         cfg = load_kubeconfig(srv.kubeconfig)
         assert cfg.ca_data
         async with Client(cfg, qps=None) as c:
             created = await c.create(cm("tls"))
             assert created["metadata"]["namespace"] == "default"
-            async with c.watch("v1/ConfigMap", resource_version="0") as w:
+            # by name: the namespace also holds the cluster's own ConfigMaps (kube-root-ca.crt)
+            async with c.watch("v1/ConfigMap", field_selector="metadata.name=tls", resource_version="0") as w:
                 async for ev in w:
                     assert ev.object["metadata"]["name"] == "tls"
                     break
@@ -194,10 +189,10 @@ async def test_tls_and_token_from_written_kubeconfig(emulator_only: None, tmp_pa
         doc["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
         write_doc(tmp_path / "insecure", doc)
         async with Client(load_kubeconfig(tmp_path / "insecure"), qps=None) as c:
-            assert len(await c.list("v1/ConfigMap")) == 1
+            assert "tls" in {o["metadata"]["name"] for o in await c.list("v1/ConfigMap")}
 
 
-async def test_token_file_reread_after_401(emulator_only: None, tmp_path: Path) -> None:
+async def test_token_file_reread_after_401(tmp_path: Path) -> None:
     async with APIServer(token="good-token") as srv:
         tok = tmp_path / "token"
         tok.write_text("stale-token")
@@ -218,7 +213,7 @@ print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "Exec
 '''
 
 
-async def test_exec_plugin_against_server(emulator_only: None, tmp_path: Path) -> None:
+async def test_exec_plugin_against_server(tmp_path: Path) -> None:
     plugin = tmp_path / "plugin.py"
     plugin.write_text(EXEC_PLUGIN)
     runs = tmp_path / "runs"
@@ -275,7 +270,7 @@ async def test_proxy_url_is_used(tmp_path: Path) -> None:
         server.close()
 
 
-async def test_in_cluster_config_against_server(emulator_only: None, tmp_path: Path) -> None:
+async def test_in_cluster_config_against_server(tmp_path: Path) -> None:
     from kubeloop.config import load_in_cluster
     async with APIServer(token="sa-token", tls=True) as srv:
         assert srv.ca_pem is not None

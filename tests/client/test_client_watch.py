@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
 
 import orjson
 import pytest
@@ -24,9 +23,7 @@ from kubeloop.client import (
 from kubeloop.config import ClusterConfig
 from kubeloop.testing import TestCluster
 
-
-def cm(name: str, data: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data or {}}
+from ..builders import MINE, cm, label
 
 
 async def collect(stream: AsyncIterator[WatchEvent], count: int, *, skip_bookmarks: bool = True,
@@ -47,8 +44,10 @@ async def collect(stream: AsyncIterator[WatchEvent], count: int, *, skip_bookmar
 
 async def test_watch_events_in_order(client: Client, ns: str) -> None:
     rv = (await client.list("v1/ConfigMap", namespace=ns)).resource_version
-    async with client.watch("v1/ConfigMap", namespace=ns, resource_version=rv, timeout_seconds=30) as w:
-        a = await client.create(cm("w1", {"a": "1"}), namespace=ns)
+    # only this test's objects (label MINE): a real cluster adds its own ConfigMaps to a new namespace
+    async with client.watch("v1/ConfigMap", namespace=ns, label_selector=MINE, resource_version=rv,
+                            timeout_seconds=30) as w:
+        a = await client.create(label(cm("w1", {"a": "1"})), namespace=ns)
         b = await client.patch("v1/ConfigMap", "w1", {"data": {"a": "2"}}, namespace=ns)
         await client.delete("v1/ConfigMap", "w1", namespace=ns)
         events = await collect(w, 3)
@@ -60,9 +59,9 @@ async def test_watch_events_in_order(client: Client, ns: str) -> None:
 
 
 async def test_watch_resource_version_zero_replays_state(client: Client, ns: str) -> None:
-    for i in range(3):
-        await client.create(cm(f"s{i}"), namespace=ns)
-    async with client.watch("v1/ConfigMap", namespace=ns, resource_version="0") as w:
+    for i in range(3):  # labelled: a real cluster has its own ConfigMaps in every namespace
+        await client.create(label(cm(f"s{i}")), namespace=ns)
+    async with client.watch("v1/ConfigMap", namespace=ns, label_selector=MINE, resource_version="0") as w:
         events = await collect(w, 3)
     assert sorted(e.object["metadata"]["name"] for e in events) == ["s0", "s1", "s2"]
     assert {e.type for e in events} == {"ADDED"}
@@ -84,7 +83,9 @@ async def test_watch_label_selector_and_metadata_only(client: Client, ns: str) -
 async def test_watch_server_timeout_ends_stream(client: Client, ns: str) -> None:
     rv = (await client.list("v1/ConfigMap", namespace=ns)).resource_version
     events = []
-    async with client.watch("v1/ConfigMap", namespace=ns, resource_version=rv, timeout_seconds=1) as w:
+    # a selector nothing matches: a real cluster may add its own ConfigMaps to the namespace meanwhile
+    async with client.watch("v1/ConfigMap", namespace=ns, resource_version=rv, label_selector=MINE,
+                            timeout_seconds=1) as w:
         async for ev in w:
             events.append(ev)
     assert all(e.type == "BOOKMARK" for e in events)
@@ -105,9 +106,9 @@ async def test_watch_closed_mid_stream_keeps_earlier_events(client: Client, ns: 
     faults = apiserver.require_faults()
     rv = (await client.list("v1/ConfigMap", namespace=ns)).resource_version
     seen: list[str] = []
-    async with client.watch("v1/ConfigMap", namespace=ns, resource_version=rv) as w:
+    async with client.watch("v1/ConfigMap", namespace=ns, label_selector=MINE, resource_version=rv) as w:
         for i in range(3):
-            await client.create(cm(f"c{i}"), namespace=ns)
+            await client.create(label(cm(f"c{i}")), namespace=ns)
         async for ev in w:
             if ev.type != "ADDED":
                 continue
@@ -163,10 +164,10 @@ async def test_watches_do_not_starve_requests(apiserver: TestCluster, ns: str) -
 
 
 async def test_send_initial_events(client: Client, ns: str) -> None:
-    await client.create(cm("i0"), namespace=ns)
+    await client.create(label(cm("i0")), namespace=ns)
     from kubeloop.client import ApiError
     try:
-        async with client.watch("v1/ConfigMap", namespace=ns, send_initial_events=True) as w:
+        async with client.watch("v1/ConfigMap", namespace=ns, label_selector=MINE, send_initial_events=True) as w:
             events = await collect(w, 2, skip_bookmarks=False)
     except ApiError as exc:  # servers without the WatchList feature refuse it
         pytest.skip(f"server does not support sendInitialEvents: {exc}")

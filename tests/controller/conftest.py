@@ -4,7 +4,6 @@ cluster of KUBELOOP_TEST_KUBECONFIG)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import secrets
 from collections.abc import AsyncIterator
@@ -13,7 +12,8 @@ import pytest
 import pytest_asyncio
 
 from kubeloop.cache.shared import SharedCache
-from kubeloop.client import ApiError, Client, UnknownResource
+from kubeloop.client import ApiError, Client
+from kubeloop.testing import install_crd
 from tests.client.crds import widget_crd
 
 
@@ -33,13 +33,7 @@ def ns(namespace: str) -> str:
 async def widget_group(client: Client) -> AsyncIterator[str]:
     """A fresh Widget CRD group (served, with a status subresource)."""
     group = f"kl{secrets.token_hex(3)}.example.com"
-    await client.create(widget_crd(group))
-    for _ in range(200):
-        try:
-            await client.resolve(f"{group}/v1/Widget")
-            break
-        except UnknownResource:
-            await asyncio.sleep(0.02)
+    await install_crd(client, widget_crd(group))
     yield group
     with contextlib.suppress(ApiError):
         await client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")

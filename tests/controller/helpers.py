@@ -3,33 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from kubeloop.cache.shared import SharedCache
 from kubeloop.controller import Controller
+from kubeloop.testing import eventually
+
+__all__ = ["eventually", "quiet", "running", "writes"]
 
 T = TypeVar("T")
-
-
-async def eventually(check: Callable[[], Awaitable[T] | T], timeout: float = 5.0, interval: float = 0.02) -> T:  # noqa: ASYNC109
-    """Poll ``check`` until it returns a truthy value (or stops raising AssertionError)."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while True:
-        try:
-            got = check()
-            if asyncio.iscoroutine(got) or isinstance(got, asyncio.Future):
-                got = await got
-            if got:
-                return got  # type: ignore[return-value]
-        except AssertionError as exc:
-            last = exc
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s (last: {last!r})")
-        await asyncio.sleep(interval)
 
 
 @asynccontextmanager

@@ -20,6 +20,9 @@ class Record:
     cleanups: list[str] = field(default_factory=list)
     conflicts: int = 0
     fail_cleanup: int = 0
+    active: Counter[Request] = field(default_factory=Counter)  # reconciles running now, per key
+    max_active: int = 0  # the most reconciles that ever ran at once (any keys)
+    max_active_per_key: int = 0  # must stay 1: one key is never reconciled concurrently
 
 
 def children(w: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -50,6 +53,9 @@ def widget_controller(group: str, record: Record, *, name: str = "widgets", read
 
     async def reconcile(req: Request, ctx: Context) -> Result | None:
         record.reconciles[req] += 1
+        record.active[req] += 1
+        record.max_active = max(record.max_active, record.active.total())
+        record.max_active_per_key = max(record.max_active_per_key, record.active[req])
         try:
             if await finalize(ctx, FINALIZER, cleanup):
                 return None
@@ -67,9 +73,13 @@ def widget_controller(group: str, record: Record, *, name: str = "widgets", read
         except Conflict:
             record.conflicts += 1
             raise
+        finally:
+            record.active[req] -= 1
         return None
 
     return (Controller(name, for_=f"{group}/v1/Widget", reconcile=reconcile, predicates=predicates,
                        read_your_writes=read_your_writes, **kwargs)
             .owns("v1/ConfigMap")
-            .owns("apps/v1/Deployment"))
+            # kube-controller-manager writes the Deployment's status and revision annotation; like
+            # controller-runtime operators, react only to spec changes (and creation, deletion)
+            .owns("apps/v1/Deployment", predicates=generation_changed))

@@ -147,5 +147,9 @@ async def test_manual_enqueue_and_concurrency(client: Client, cache: SharedCache
         await asyncio.gather(*(client.create(widget(group, f"c{i}"), namespace=ns) for i in range(8)))
         for i in range(8):
             await converged(client, group, f"c{i}", ns)
+        # the 8 widgets' reconciles (each several writes) really ran side by side, at most 4 at once,
+        # and never two for one key
+        assert 2 <= rec.max_active <= 4, rec.max_active
+        assert rec.max_active_per_key == 1
         ctl.enqueue(Request("default", ns, "does-not-exist"))
         await eventually(lambda: rec.reconciles[Request("default", ns, "does-not-exist")] == 1)

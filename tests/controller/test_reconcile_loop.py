@@ -19,11 +19,11 @@ from kubeloop.client import Client
 from kubeloop.controller import Context, Controller, ControllerError, Request, Result, TerminalError
 from kubeloop.metrics import REGISTRY
 
+from ..builders import MINE, cm, label
 from .helpers import eventually, quiet, running
 
-
-def cm(name: str, data: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data or {}}
+# The controllers here reconcile only the ConfigMaps their test created (label MINE): a real cluster
+# puts its own (kube-root-ca.crt) in every namespace.
 
 
 def metric(family: str, **labels: str) -> float:
@@ -42,10 +42,10 @@ async def test_exception_backs_off_then_succeeds(client: Client, cache: SharedCa
             raise RuntimeError(f"failure {len(calls)}")
         return None
 
-    ctl = Controller("backoff-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile)
+    ctl = Controller("backoff-test", for_="v1/ConfigMap", namespace=ns, label_selector=MINE, reconcile=reconcile)
     errors0 = metric("controller_runtime_reconcile_errors_total", controller="backoff-test")
     async with running(ctl, cache):
-        await client.create(cm("flaky"), namespace=ns)
+        await client.create(label(cm("flaky")), namespace=ns)
         await eventually(lambda: len(calls) == 4)
         await quiet(0.2)
     assert len(calls) == 4  # 3 failures, 1 success, no more
@@ -62,10 +62,10 @@ async def test_terminal_error_is_not_retried(client: Client, cache: SharedCache,
         calls.append(req)
         raise TerminalError("spec.size must be positive")
 
-    ctl = Controller("terminal-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile)
+    ctl = Controller("terminal-test", for_="v1/ConfigMap", namespace=ns, label_selector=MINE, reconcile=reconcile)
     before = metric("controller_runtime_terminal_reconcile_errors_total", controller="terminal-test")
     async with running(ctl, cache):
-        await client.create(cm("bad"), namespace=ns)
+        await client.create(label(cm("bad")), namespace=ns)
         await eventually(lambda: len(calls) == 1)
         await quiet(0.3)
         assert len(calls) == 1
@@ -91,12 +91,12 @@ async def test_requeue_after_requeue_and_timeout(client: Client, cache: SharedCa
             await asyncio.sleep(10)
         return None
 
-    ctl = Controller("requeue-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile,
+    ctl = Controller("requeue-test", for_="v1/ConfigMap", namespace=ns, label_selector=MINE, reconcile=reconcile,
                      max_concurrent_reconciles=3, reconcile_timeout=0.1)
     timeouts0 = metric("controller_runtime_reconcile_timeouts_total", controller="requeue-test")
     async with running(ctl, cache):
         for name in seen:
-            await client.create(cm(name), namespace=ns)
+            await client.create(label(cm(name)), namespace=ns)
         await eventually(lambda: len(seen["after"]) == 2 and len(seen["again"]) == 3 and len(seen["slow"]) == 2)
         await quiet(0.25)
     assert len(seen["after"]) == 2 and seen["after"][1] - seen["after"][0] >= 0.09
@@ -119,13 +119,14 @@ async def test_watches_maps_through_an_index_and_predicates_per_source(
     def by_secret(obj: Mapping[str, Any]) -> str | None:
         return (obj.get("data") or {}).get("secret")
 
-    ctl = Controller("watch-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile).index("by-secret", by_secret)
+    ctl = Controller("watch-test", for_="v1/ConfigMap", namespace=ns, label_selector=MINE, reconcile=reconcile)
+    ctl.index("by-secret", by_secret)
     ctl.watches("v1/Secret", lambda s: ctl.requests_from_index("by-secret", s["metadata"]["name"]), namespace=ns,
                 predicates=lambda old, new: new is not None and (new.get("metadata") or {}).get("labels", {}).get(
                     "watched") == "yes")
     async with running(ctl, cache):
-        await client.create(cm("user", {"secret": "creds"}), namespace=ns)
-        await client.create(cm("bystander"), namespace=ns)
+        await client.create(label(cm("user", {"secret": "creds"})), namespace=ns)
+        await client.create(label(cm("bystander")), namespace=ns)
         await eventually(lambda: sorted(runs) == ["bystander", "user"])
         # filtered out by the source's predicate
         await client.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}}, namespace=ns)
@@ -143,10 +144,10 @@ async def test_log_lines_carry_the_request(client: Client, cache: SharedCache, n
         ctx.log.info("reconciling now")
         return None
 
-    ctl = Controller("log-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile)
+    ctl = Controller("log-test", for_="v1/ConfigMap", namespace=ns, label_selector=MINE, reconcile=reconcile)
     with caplog.at_level(logging.INFO, logger="kubeloop.controller.log-test"):
         async with running(ctl, cache):
-            await client.create(cm("logged"), namespace=ns)
+            await client.create(label(cm("logged")), namespace=ns)
             await eventually(lambda: any("reconciling now" in r.getMessage() for r in caplog.records))
     rec = next(r for r in caplog.records if "reconciling now" in r.getMessage())
     assert (rec.controller, rec.cluster, rec.namespace, rec.object_name) == ("log-test", "default", ns, "logged")
@@ -158,10 +159,10 @@ async def test_metrics_exposition(client: Client, cache: SharedCache, ns: str) -
     async def reconcile(req: Request, ctx: Context) -> Result | None:
         return None
 
-    ctl = Controller("metrics-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile,
+    ctl = Controller("metrics-test", for_="v1/ConfigMap", namespace=ns, label_selector=MINE, reconcile=reconcile,
                      max_concurrent_reconciles=3)
     async with running(ctl, cache):
-        await client.create(cm("m"), namespace=ns)
+        await client.create(label(cm("m")), namespace=ns)
         await eventually(lambda: metric("controller_runtime_reconcile_total", controller="metrics-test",
                                         result="success") >= 1)
         text = generate_latest(REGISTRY).decode()
@@ -181,12 +182,13 @@ async def test_events_are_posted_and_repeats_aggregated(client: Client, cache: S
         ctx.event("Normal", "Synced", "all good")
         return None
 
-    ctl = Controller("events-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile)
+    ctl = Controller("events-test", for_="v1/ConfigMap", namespace=ns, label_selector=MINE, reconcile=reconcile)
     async with running(ctl, cache):
-        await client.create(cm("ev"), namespace=ns)
+        await client.create(label(cm("ev")), namespace=ns)
 
         async def posted() -> list[dict[str, Any]]:
-            return list(await client.list("events.k8s.io/v1/Event", namespace=ns))
+            return [e for e in await client.list("events.k8s.io/v1/Event", namespace=ns)
+                    if e["regarding"].get("name") == "ev"]
         await eventually(posted)
         for _ in range(2):
             ctl.enqueue(Request("default", ns, "ev"))
@@ -211,10 +213,10 @@ async def test_stop_drains_in_flight_reconciles(client: Client, cache: SharedCac
         finished.append(req.name)
         return None
 
-    ctl = Controller("drain-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile)
+    ctl = Controller("drain-test", for_="v1/ConfigMap", namespace=ns, label_selector=MINE, reconcile=reconcile)
     async with asyncio.TaskGroup() as tg:
         await ctl.start(tg, cache, timeout=10)
-        await client.create(cm("slow"), namespace=ns)
+        await client.create(label(cm("slow")), namespace=ns)
         await asyncio.wait_for(started.wait(), 5)
         await ctl.stop(drain_timeout=5)
         assert finished == ["slow"] and not ctl.ready
@@ -240,11 +242,11 @@ async def test_enqueue_all_and_from_another_thread(client: Client, cache: Shared
         runs.append(req.name)
         return None
 
-    ctl = Controller("resync-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile)
+    ctl = Controller("resync-test", for_="v1/ConfigMap", namespace=ns, label_selector=MINE, reconcile=reconcile)
     with pytest.raises(RuntimeError):
         ctl.enqueue_threadsafe(Request("default", ns, "x"))
     for name in ("p", "q"):
-        await client.create(cm(name), namespace=ns)
+        await client.create(label(cm(name)), namespace=ns)
     async with running(ctl, cache):
         with pytest.raises(ControllerError, match="running"):
             ctl.owns("v1/Secret")  # the spec is fixed while it runs

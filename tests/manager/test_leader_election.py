@@ -18,6 +18,7 @@ from kubeloop.client import Client
 from kubeloop.manager.lease import LEASE, LeaseRecord, micro_time
 from kubeloop.metrics import REGISTRY
 
+from ..builders import cm
 from .conftest import make_client
 
 LEASE_NAME = "test-operator"
@@ -70,13 +71,9 @@ async def until(cond: Any, within: float) -> float:
     return time.monotonic() - start
 
 
-def cm(name: str, ns: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}}
-
-
 async def test_exactly_one_leads_standby_is_warm_and_release_hands_over_at_once(
         replicas: Any, apiserver: Any, client: Client, ns: str) -> None:
-    await client.create(cm("before", ns))
+    await client.create(cm("before", namespace=ns))
     seen: list[tuple[str, str]] = []
     a = replicas("a", seen)
     b = replicas("b", seen)
@@ -89,7 +86,7 @@ async def test_exactly_one_leads_standby_is_warm_and_release_hands_over_at_once(
     await asyncio.sleep(0.5)  # several retry periods: still exactly one leader
     assert a.is_leader and not b.is_leader
     assert (await holder(client, ns)).holder == "a"
-    await client.create(cm("during", ns))
+    await client.create(cm("during", namespace=ns))
     await until(lambda: ("a", "during") in seen, 3)
     assert all(who == "a" for who, _ in seen)
     # the standby's informer has everything already (warm standby)
@@ -106,7 +103,7 @@ async def test_exactly_one_leads_standby_is_warm_and_release_hands_over_at_once(
     assert await b.wait_leader(3)
     took = time.monotonic() - t0
     assert took < 0.95, f"hand-over after release took {took:.2f}s (should not wait for expiry)"
-    await client.create(cm("after", ns))
+    await client.create(cm("after", namespace=ns))
     await until(lambda: ("b", "after") in seen and ("b", "before") in seen, 3)
     if apiserver.is_emulator:  # the new leader reconciled from its warm cache: no new list
         assert apiserver.stats()["requests"].get("list core/v1/configmaps") == lists_before
@@ -132,7 +129,7 @@ async def test_killed_leader_is_replaced_within_the_lease_duration(replicas: Any
     took = time.monotonic() - t0
     # b must wait for the lease (1 s from the last renewal it saw) to run out, and no longer
     assert 0.5 < took < 1.0 + 2 * 0.2 * 2.2 + 0.3, took
-    await client.create(cm("x", ns))
+    await client.create(cm("x", namespace=ns))
     await until(lambda: ("b", "x") in seen, 3)
     await b.stop()
 
@@ -158,7 +155,7 @@ async def test_stolen_lease_stops_leader_work_at_once(replicas: Any, apiserver: 
     assert (REGISTRY.get_sample_value("leader_election_slowpath_total", {"name": LEASE_NAME}) or 0) > slow_before
     assert lost < 0.6, f"leader work stopped {lost:.2f}s after the lease was stolen"
     assert not b.is_leader
-    await client.create(cm("while-stolen", ns))
+    await client.create(cm("while-stolen", namespace=ns))
     await asyncio.sleep(0.5)
     assert not any(name == "while-stolen" for _, name in seen), "reconciled while another holder led"
     # nobody renews the intruder's lease: after its 2 s one of our replicas takes over again

@@ -10,10 +10,9 @@ import aiohttp
 
 from kubeloop import Context, Controller, Manager, Request, Result
 from kubeloop.client import Client
+from kubeloop.testing import eventually
 
-
-def cm(name: str, ns: str, **data: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}, "data": data}
+from ..builders import MINE, cm, label
 
 
 def recording(name: str, seen: list[Request], resource: str = "v1/ConfigMap", **kw: Any) -> Controller:
@@ -24,23 +23,16 @@ def recording(name: str, seen: list[Request], resource: str = "v1/ConfigMap", **
     return Controller(name, for_=resource, reconcile=reconcile, **kw)
 
 
-async def eventually(cond: Any, within: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while not cond():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
-
-
 async def test_two_controllers_on_one_kind_share_one_watch(apiserver: Any, client: Client, ns: str) -> None:
     a: list[Request] = []
     b: list[Request] = []
     m = Manager(client)
     m.add(recording("first", a))
     m.add(recording("second", b))
-    await client.create(cm("one", ns, x="1"))
+    await client.create(cm("one", {"x": "1"}, namespace=ns))
     async with m:
         assert await m.wait_ready(5)
-        await client.create(cm("two", ns, x="2"))
+        await client.create(cm("two", {"x": "2"}, namespace=ns))
         await eventually(lambda: {r.name for r in a} >= {"one", "two"} and {r.name for r in b} >= {"one", "two"})
         if apiserver.is_emulator:
             assert apiserver.stats()["open_watches"].get("core/v1/configmaps") == 1
@@ -56,7 +48,7 @@ async def get(url: str) -> tuple[int, str]:
 
 async def test_readyz_flips_only_after_sync_and_metrics_count_work(apiserver: Any, client: Client, ns: str) -> None:
     faults = apiserver.require_faults()
-    await client.create(cm("a", ns, x="1"))
+    await client.create(cm("a", {"x": "1"}, namespace=ns))
     seen: list[Request] = []
     m = Manager(client, health_port=0, metrics_port=0, bind_address="127.0.0.1")
     m.add(recording("metered", seen))
@@ -70,7 +62,7 @@ async def test_readyz_flips_only_after_sync_and_metrics_count_work(apiserver: An
         assert await m.wait_ready(5)
         faults.delay(0)
         assert await get(f"{m.health_url}/readyz") == (200, "ok\n")
-        await client.create(cm("b", ns, x="2"))
+        await client.create(cm("b", {"x": "2"}, namespace=ns))
         await eventually(lambda: {r.name for r in seen} >= {"a", "b"})
         status, text = await get(f"{m.metrics_url}/metrics")
         assert status == 200
@@ -93,7 +85,7 @@ async def test_forbidden_watch_blocks_only_its_controller_and_readyz_names_it(
     m.add(recording("secrets", [], resource="v1/Secret", cache_sync_timeout=30))
     m.add(recording("configmaps", seen))
     async with m:
-        await client.create(cm("c", ns))
+        await client.create(cm("c", namespace=ns))
         await eventually(lambda: any(r.name == "c" for r in seen))  # not blocked by the secrets controller
         assert m.controllers[1].ready and not m.controllers[0].ready
         status, body = await get(f"{m.health_url}/readyz")
@@ -102,7 +94,7 @@ async def test_forbidden_watch_blocks_only_its_controller_and_readyz_names_it(
         assert 'list and watch resource "secrets"' in body
         assert "controller secrets: starting" in body
         await eventually(lambda: any("not ready" in r.getMessage() and "forbidden" in r.getMessage()
-                                     for r in caplog.records), within=3)
+                                     for r in caplog.records), timeout=3)
         faults.reset()
         assert await m.wait_ready(10)
         assert (await get(f"{m.health_url}/readyz"))[0] == 200
@@ -140,9 +132,10 @@ async def test_shutdown_timeout_cancels_reconciles_that_do_not_finish(apiserver:
         return None
 
     m = Manager(client, graceful_shutdown_timeout=0.3)
-    m.add(Controller("stuck", for_="v1/ConfigMap", namespace=ns, reconcile=stuck))
+    # only this test's ConfigMap (label MINE): a real cluster adds kube-root-ca.crt to the namespace
+    m.add(Controller("stuck", for_="v1/ConfigMap", namespace=ns, label_selector=MINE, reconcile=stuck))
     await m.start()
-    await client.create(cm("slow", ns))
+    await client.create(label(cm("slow", namespace=ns)))
     await asyncio.wait_for(started.wait(), 5)
     t0 = asyncio.get_running_loop().time()
     await m.stop()
@@ -189,8 +182,8 @@ async def test_manager_runs_controllers_on_every_cluster(apiserver: Any, client:
             m.add_cluster("east", other_client)
             m.add(recording("everywhere", seen, namespace=ns))
             async with m:
-                await client.create(cm("here", ns))
-                await other_client.create(cm("there", ns))
+                await client.create(cm("here", namespace=ns))
+                await other_client.create(cm("there", namespace=ns))
                 await eventually(lambda: {(r.cluster, r.name) for r in seen} >= {("default", "here"),
                                                                                 ("east", "there")})
             assert not any(r.cluster == "east" and r.name == "here" for r in seen)

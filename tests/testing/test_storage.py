@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubeloop.meta import ADDED, DELETED, MODIFIED
 from kubeloop.testing.apiserver.storage import Store
 
+from ..builders import cm
 
-def _cm(name: str, v: str = "1", ns: str = "default") -> dict:
-    return {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": name, "namespace": ns}, "data": {"v": v}}
+
+def _cm(name: str, v: str = "1") -> dict[str, Any]:
+    return cm(name, {"v": v}, namespace="default")
 
 
 def test_every_commit_gets_the_next_resource_version_across_buckets() -> None:

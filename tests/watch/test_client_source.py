@@ -19,6 +19,7 @@ from kubeloop.client import ApiError, Client, RetryPolicy
 from kubeloop.testing import TestCluster
 from kubeloop.watch import ErrorKind, ListSemantic, WatchConfig, Watcher, WatchEvent, WatchSource
 
+from .. import builders
 from .fakes import Store
 
 CM = "v1/ConfigMap"
@@ -38,14 +39,15 @@ def ns(namespace: str) -> str:
 
 
 def cm(name: str, value: str = "1") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"v": value}}
+    """A ConfigMap labelled as this test's own: a real cluster adds its own ConfigMaps to a namespace."""
+    return builders.label(builders.cm(name, {"v": value}))
 
 
 FAST = WatchConfig(page_size=2, backoff_initial=0.02, backoff_max=0.1, watch_timeout=(30, 30))
 
 
 async def live(client: Client, ns: str) -> dict[str, str]:
-    listed = await client.list(CM, namespace=ns)
+    listed = await client.list(CM, namespace=ns, label_selector=builders.MINE)
     return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in listed.items}
 
 
@@ -66,7 +68,7 @@ async def converge(events: AsyncGenerator[WatchEvent, None], store: Store, clien
 
 
 def source_for(client: Client, ns: str) -> WatchSource:
-    return ClientSource(client, CM, namespace=ns)
+    return ClientSource(client, CM, namespace=ns, label_selector=builders.MINE)
 
 
 async def test_list_in_pages_then_watch(client: Client, ns: str) -> None:

@@ -1,0 +1,72 @@
+"""Test kit helpers for operator tests that run on the emulator and on a real cluster alike.
+
+A cluster is eventually consistent (caches, controllers, the garbage collector), so a test waits
+for the state it cares about with `eventually` instead of sleeping; `install_crd` creates a
+CustomResourceDefinition and waits until the API serves its kind, as `kubectl apply` followed by
+`kubectl wait --for condition=established` would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from kubeloop.client import AlreadyExists, Client, UnknownResource
+
+T = TypeVar("T")
+
+__all__ = ["eventually", "install_crd"]
+
+
+async def eventually(check: Callable[[], Awaitable[T] | T], timeout: float = 5.0, *,  # noqa: ASYNC109
+                     interval: float = 0.02, what: str = "condition") -> T:
+    """Call ``check`` (sync or async) until it returns something truthy, and return that.
+
+    An ``AssertionError`` raised by ``check`` counts as "not yet" (so a check may use ``assert``);
+    after ``timeout`` seconds an ``AssertionError`` names ``what`` and the last failed assertion.
+    """
+    deadline = time.monotonic() + timeout
+    last: AssertionError | None = None
+    while True:
+        try:
+            got = check()
+            if inspect.isawaitable(got):
+                got = await got
+            if got:
+                return got
+        except AssertionError as exc:
+            last = exc
+        if time.monotonic() > deadline:
+            detail = f" (last: {last})" if last is not None else ""
+            raise AssertionError(f"{what} not met within {timeout}s{detail}")
+        await asyncio.sleep(interval)
+
+
+async def install_crd(client: Client, definition: Mapping[str, Any], *, timeout: float = 10.0) -> str:  # noqa: ASYNC109
+    """Create the CRD ``definition`` (an existing one is kept) and wait until the API serves it.
+
+    Returns the kind as ``group/version/Kind`` (the storage version's). Raises ``TimeoutError`` if
+    the kind is not served within ``timeout`` seconds, ``ValueError`` for a definition without
+    group, kind or versions.
+    """
+    spec = definition.get("spec") or {}
+    group, kind = spec.get("group"), (spec.get("names") or {}).get("kind")
+    versions = [v for v in spec.get("versions") or () if v.get("served", True)]
+    if not group or not kind or not versions:
+        raise ValueError("a CustomResourceDefinition needs spec.group, spec.names.kind and a served version")
+    version = next((v for v in versions if v.get("storage")), versions[0])["name"]
+    ref = f"{group}/{version}/{kind}"
+    try:
+        await client.create(dict(definition))
+    except AlreadyExists:
+        pass
+    async with asyncio.timeout(timeout):
+        while True:
+            try:
+                await client.resolve(ref)
+                return ref
+            except UnknownResource:
+                await asyncio.sleep(0.02)
