@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kubeloop import Client, Manager
+from kubeloop.testing import eventually
 
-from ..conftest import settle
 from .controller import PERIODIC_JOB, SCHEDULED_AT, install_crd, make_controller
 
 TEMPLATE = {"spec": {"backoffLimit": 0, "template": {"spec": {
@@ -29,7 +29,7 @@ async def test_a_due_job_is_started_and_reported_promptly(client: Client, namesp
 
         # the reconcile wrote the status before it created the Job; the Job's creation
         # reconciles the PeriodicJob again, so the status shows it now, not in an hour
-        status = await settle(reported)
+        status = await eventually(reported)
         jobs = [j for j in await client.list("batch/v1/Job", namespace=ns)
                 if j["metadata"]["name"].startswith("backup-")]
         assert len(jobs) == 1  # one slot, one Job, however many reconciles ran
