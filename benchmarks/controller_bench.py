@@ -44,7 +44,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kubeloop.cache.shared import SharedCache
+from kubeloop.cache import SharedCache
 from kubeloop.client import Client
 from kubeloop.config import load_kubeconfig
 from kubeloop.controller import Context, Controller, Request, Result

@@ -1,31 +1,42 @@
 """kubeloop.cache: the object store, indexes, read-only views, compact codecs, informers and the
 shared cache.
 
-- `Store` (store.py), indexes (index.py), read-only views (frozen.py), codecs (codec.py).
-- `Informer` (informer.py): watcher -> transform -> filter -> store -> subscribers.
-- `Subscription` / `Event` (subscription.py, events.py): per-subscriber bounded, ordered events.
-- `SharedCache` / `InformerHandle` (shared.py): one informer per scope, shared and ref-counted.
-- `Scope` (scope.py), `CacheReader` (reader.py), transforms (transform.py), `ClientSource` (source.py).
+The modules are private (``_name.py``); every public name is exported here.
+
+- `Store` (_store.py), indexes (_index.py), read-only views (_frozen.py), codecs (_codec.py).
+- `Informer` (_informer.py): watcher -> transform -> filter -> store -> subscribers.
+- `Subscription` / `Event` (_subscription.py, _events.py): per-subscriber bounded, ordered events.
+- `SharedCache` / `InformerHandle` (_shared.py): one informer per scope, shared and ref-counted.
+- `Scope` (_scope.py), `CacheReader` (_reader.py), transforms (_transform.py), `ClientSource` (_source.py).
 """
 
-from kubeloop.cache.codec import Codec, DictCodec, JsonCodec, ZlibDictCodec
-from kubeloop.cache.events import ADDED, DELETED, MODIFIED, RESYNC, Event
-from kubeloop.cache.frozen import FrozenDict, FrozenList, ReadOnlyError, freeze, json_default, thaw
-from kubeloop.cache.index import NAMESPACE_INDEX, OWNER_INDEX, OWNER_REF_INDEX, owner_ref_key
-from kubeloop.cache.informer import Informer, InformerNotReady
-from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.scope import Scope
-from kubeloop.cache.shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
-from kubeloop.cache.source import ClientSource
-from kubeloop.cache.store import Change, ReplaceResult, Store
-from kubeloop.cache.subscription import Subscription, SubscriptionClosed
-from kubeloop.cache.transform import DEFAULT, compose, drop_annotations, drop_fields, strip_managed_fields
+from kubeloop.cache._codec import Codec, DictCodec, JsonCodec, ZlibDictCodec
+from kubeloop.cache._events import ADDED, DELETED, MODIFIED, RESYNC, Event
+from kubeloop.cache._frozen import FrozenDict, FrozenList, ReadOnlyError, freeze, json_default, thaw
+from kubeloop.cache._index import NAMESPACE_INDEX, OWNER_INDEX, OWNER_REF_INDEX, IndexFunc, owner_ref_key
+from kubeloop.cache._informer import LIST_PAGE_SIZE, Informer, InformerNotReady
+from kubeloop.cache._reader import CacheReader
+from kubeloop.cache._scope import Scope
+from kubeloop.cache._shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
+from kubeloop.cache._source import ClientSource
+from kubeloop.cache._store import Change, ReplaceResult, Store
+from kubeloop.cache._subscription import Subscription, SubscriptionClosed
+from kubeloop.cache._transform import (
+    DEFAULT_TRANSFORM,
+    Filter,
+    Transform,
+    compose,
+    drop_annotations,
+    drop_fields,
+    strip_managed_fields,
+)
 
 __all__ = [
     "ADDED",
-    "DEFAULT",
     "DEFAULT_CLUSTER",
+    "DEFAULT_TRANSFORM",
     "DELETED",
+    "LIST_PAGE_SIZE",
     "MODIFIED",
     "NAMESPACE_INDEX",
     "OWNER_INDEX",
@@ -37,8 +48,10 @@ __all__ = [
     "Codec",
     "DictCodec",
     "Event",
+    "Filter",
     "FrozenDict",
     "FrozenList",
+    "IndexFunc",
     "Informer",
     "InformerHandle",
     "InformerNotReady",
@@ -50,6 +63,7 @@ __all__ = [
     "Store",
     "Subscription",
     "SubscriptionClosed",
+    "Transform",
     "ZlibDictCodec",
     "compose",
     "drop_annotations",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from kubeloop.cache.frozen import json_default
+from kubeloop.cache import json_default
 from kubeloop.client.resources import ResourceRef
 
 if TYPE_CHECKING:

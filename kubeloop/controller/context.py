@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kubeloop.cache.frozen import FrozenDict, freeze
-from kubeloop.cache.index import OWNER_INDEX
+from kubeloop.cache import OWNER_INDEX, FrozenDict, freeze
 from kubeloop.controller.apply import apply_object
 from kubeloop.controller.logs import RequestLogger, request_logger
 from kubeloop.controller.ownership import set_controller_reference
@@ -28,8 +27,7 @@ from kubeloop.controller.tracked_client import TrackedClient
 _list = list
 
 if TYPE_CHECKING:
-    from kubeloop.cache.reader import CacheReader
-    from kubeloop.cache.shared import SharedCache
+    from kubeloop.cache import CacheReader, SharedCache
     from kubeloop.controller.controller import Controller
 
 

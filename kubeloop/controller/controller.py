@@ -42,11 +42,20 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.cache.events import ADDED, DELETED, MODIFIED, RESYNC, Event
-from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.shared import InformerHandle, SharedCache
-from kubeloop.cache.subscription import Subscription, SubscriptionClosed
-from kubeloop.cache.transform import DEFAULT, Transform
+from kubeloop.cache import (
+    ADDED,
+    DEFAULT_TRANSFORM,
+    DELETED,
+    MODIFIED,
+    RESYNC,
+    Event,
+    IndexFunc,
+    InformerHandle,
+    SharedCache,
+    Subscription,
+    SubscriptionClosed,
+    Transform,
+)
 from kubeloop.client import Client, ResourceRef
 from kubeloop.controller.apply import AppliedMemory
 from kubeloop.controller.context import Context
@@ -114,7 +123,7 @@ class Controller:
         namespace: str | None = None,
         label_selector: str | Mapping[str, str] | None = None,
         field_selector: str | Mapping[str, str] | None = None,
-        transform: Transform | None = DEFAULT,
+        transform: Transform | None = DEFAULT_TRANSFORM,
         max_concurrent_reconciles: int = 1,
         reconcile_timeout: float | None = None,
         rate_limiter: RateLimiter | None = None,
@@ -184,7 +193,7 @@ class Controller:
     def owns(self, resource: str, *, predicates: Predicates = None, match_every_owner: bool = False,
              metadata_only: bool = True, namespace: str | None = None,
              label_selector: str | Mapping[str, str] | None = None,
-             transform: Transform | None = DEFAULT) -> Controller:
+             transform: Transform | None = DEFAULT_TRANSFORM) -> Controller:
         """Reconcile the primary that controls a changed ``resource`` object (via ownerReferences).
 
         Watched metadata-only by default (owner references are metadata; memory stays small);
@@ -199,7 +208,7 @@ class Controller:
     def watches(self, resource: str, map_fn: MapFn, *, predicates: Predicates = None, cluster: str | None = None,
                 namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None,
                 field_selector: str | Mapping[str, str] | None = None, metadata_only: bool = False,
-                transform: Transform | None = DEFAULT) -> Controller:
+                transform: Transform | None = DEFAULT_TRANSFORM) -> Controller:
         """Reconcile what ``map_fn(obj)`` returns whenever a ``resource`` object changes.
 
         ``cluster``: watch only that cluster (default: each cluster the controller runs on); the

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kubeloop.cache.transform import DEFAULT, Transform
+from kubeloop.cache import DEFAULT_TRANSFORM, Transform
 from kubeloop.controller.predicates import Predicate, PredicateFn, as_predicate
 from kubeloop.controller.request import Request
 
@@ -45,7 +45,7 @@ class SourceSpec:
     label_selector: str | Mapping[str, str] | None = None
     field_selector: str | Mapping[str, str] | None = None
     metadata_only: bool = False
-    transform: Transform | None = DEFAULT
+    transform: Transform | None = DEFAULT_TRANSFORM
     predicate: Predicate | None = None
     map_fn: MapFn | None = field(default=None, compare=False)
     match_every_owner: bool = False

@@ -6,7 +6,7 @@
 - `Watcher` (watcher.py): runs the machine against a `WatchSource` (source.py) in the consumer's
   own task: `async for event in watcher.events()` or `await watcher.run(callback)`; `stop()`,
   `wake()`.
-- The adapter from `kubeloop.client` to a `WatchSource` is `kubeloop.cache.source.ClientSource`.
+- The adapter from `kubeloop.client` to a `WatchSource` is `kubeloop.cache.ClientSource`.
 - `Backoff` (backoff.py), `WatchConfig`/`ListSemantic` (config.py), `WatchError`/`ErrorKind`/
   `classify_exception`/`classify_status` (errors.py).
 """

@@ -111,7 +111,7 @@ async def test_json_logs_shared_port_and_default_lease_name(emulator: Any) -> No
     from examples.configmap_generator.controller import install_crd
     from kubeloop.client import Client
     from kubeloop.config import load_kubeconfig
-    from kubeloop.manager.lease import LEASE
+    from kubeloop.manager._lease import LEASE
 
     async with Client(load_kubeconfig(emulator.kubeconfig)) as client:
         await install_crd(client)

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from kubeloop.cache.shared import SharedCache
+from kubeloop.cache import SharedCache
 from kubeloop.client import ApiError, Client, UnknownResource
 from tests.client.crds import widget_crd
 

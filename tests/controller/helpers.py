@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from kubeloop.cache.shared import SharedCache
+from kubeloop.cache import SharedCache
 from kubeloop.controller import Controller
 
 T = TypeVar("T")

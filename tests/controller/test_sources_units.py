@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from kubeloop.cache.events import ADDED, DELETED, MODIFIED, Event
-from kubeloop.cache.frozen import freeze
+from kubeloop.cache import ADDED, DELETED, MODIFIED, Event, freeze
 from kubeloop.controller import Controller, Request, Result, generation_changed
 from kubeloop.controller.controller import _Source
 from kubeloop.controller.logs import RequestContextFilter, current_request, request_logger

@@ -15,7 +15,7 @@ import pytest_asyncio
 
 from kubeloop import Context, Controller, LeaderElection, Manager, Request, Result
 from kubeloop.client import Client
-from kubeloop.manager.lease import LEASE, LeaseRecord, micro_time
+from kubeloop.manager._lease import LEASE, LeaseRecord, micro_time
 from kubeloop.metrics import REGISTRY
 
 from .conftest import make_client

@@ -1,5 +1,5 @@
 """Watcher over real HTTP against the emulator (or KUBELOOP_TEST_KUBECONFIG's cluster), through the
-informers' `kubeloop.cache.source.ClientSource` (the one adapter from `kubeloop.client` to a
+informers' `kubeloop.cache._source.ClientSource` (the one adapter from `kubeloop.client` to a
 `WatchSource`). The store built from the watcher's events must equal a fresh LIST after drops, 410s
 and errors."""
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from kubeloop.cache.source import ClientSource
+from kubeloop.cache import ClientSource
 from kubeloop.client import ApiError, Client, RetryPolicy
 from kubeloop.testing import TestCluster
 from kubeloop.watch import ErrorKind, ListSemantic, WatchConfig, Watcher, WatchEvent, WatchSource

@@ -1,4 +1,4 @@
-"""`LeaderElector`: Lease-based leader election, the async shell around `lease.py`'s decisions.
+"""`LeaderElector`: Lease-based leader election, the async shell around `_lease.py`'s decisions.
 
     elector = LeaderElector(client, LeaderElection("my-operator", lease_duration=15, renew_deadline=10,
                                                    retry_period=2), on_change=lambda leading: ...)
@@ -28,7 +28,7 @@ from typing import Any
 from prometheus_client import Counter, Gauge
 
 from kubeloop.client import ApiError, Client, Conflict, KubeloopClientError, NotFound
-from kubeloop.manager.lease import (
+from kubeloop.manager._lease import (
     JITTER_FACTOR,
     LEASE,
     LeaderElection,

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kubeloop.cache.frozen import FrozenDict
-    from kubeloop.cache.store import Change, Store
+    from kubeloop.cache._frozen import FrozenDict
+    from kubeloop.cache._store import Change, Store
 
 __all__ = ["ADDED", "DELETED", "MODIFIED", "RESYNC", "Event"]
 

@@ -1,4 +1,4 @@
-"""`SharedInformer`: an informer the Manager keeps open for its whole life, for readers that are not
+"""`ManagedInformer`: an informer the Manager keeps open for its whole life, for readers that are not
 controllers (cross-resource lookups, indexes read from several controllers).
 
     running = manager.informer("v1/Pod", indexes={"running-by-app": running_by_app})
@@ -14,16 +14,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
+from kubeloop.cache._index import IndexFunc
+from kubeloop.cache._reader import CacheReader
+from kubeloop.cache._shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
 
-__all__ = ["SharedInformer"]
+__all__ = ["ManagedInformer"]
 
 _list = list
 
 
-class SharedInformer:
+class ManagedInformer:
     """A Manager-owned informer of one scope on one or every cluster (see the module docstring)."""
 
     def __init__(self, resource: str, *, cluster: str | None, args: Mapping[str, Any],
@@ -85,4 +85,4 @@ class SharedInformer:
 
     def __repr__(self) -> str:
         where = self.cluster or "every cluster"
-        return f"SharedInformer({self.resource} on {where}, indexes={sorted(self.indexes)}, synced={self.synced})"
+        return f"ManagedInformer({self.resource} on {where}, indexes={sorted(self.indexes)}, synced={self.synced})"

@@ -32,17 +32,16 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
-from kubeloop.cache.transform import DEFAULT, Transform
+from kubeloop.cache import DEFAULT_TRANSFORM, IndexFunc, Transform
+from kubeloop.cache._shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
 from kubeloop.client import ApiError, Client, KubeloopClientError, Unauthorized
 from kubeloop.config import load_config
 from kubeloop.controller import Controller
-from kubeloop.manager.informers import SharedInformer
-from kubeloop.manager.leader import LeaderElector
-from kubeloop.manager.lease import LeaderElection
-from kubeloop.manager.probes import ProbeServer
-from kubeloop.manager.signals import ShutdownSignals
+from kubeloop.manager._informers import ManagedInformer
+from kubeloop.manager._leader import LeaderElector
+from kubeloop.manager._lease import LeaderElection
+from kubeloop.manager._probes import ProbeServer
+from kubeloop.manager._signals import ShutdownSignals
 
 __all__ = ["Manager", "ManagerError", "Runnable"]
 
@@ -75,7 +74,7 @@ class ManagerError(RuntimeError):
 class _ControllerEntry:
     controller: Controller
     leader_only: bool
-    needs: list[SharedInformer]
+    needs: list[ManagedInformer]
     task: asyncio.Task[None] | None = None
 
 
@@ -173,7 +172,7 @@ class Manager:
         self.elector: LeaderElector | None = None
         self._controllers: list[_ControllerEntry] = []
         self._runnables: list[_RunnableEntry] = []
-        self._informers: list[SharedInformer] = []
+        self._informers: list[ManagedInformer] = []
         self._warm: list[InformerHandle] = []
         self._checks = _Checks()
         self._probes: ProbeServer | None = None
@@ -215,7 +214,7 @@ class Manager:
         self._clients[name] = client
 
     def add(self, controller: Controller, *, leader_election: bool = True,
-            needs: Iterable[SharedInformer] = ()) -> Controller:
+            needs: Iterable[ManagedInformer] = ()) -> Controller:
         """Run ``controller`` (before start). ``leader_election=False``: it runs on every replica.
 
         ``needs``: informers (from `informer`) its workers must wait for, besides its own sources.
@@ -236,14 +235,14 @@ class Manager:
     def informer(self, resource: str, *, cluster: str | None = None, namespace: str | None = None,
                  label_selector: str | Mapping[str, str] | None = None,
                  field_selector: str | Mapping[str, str] | None = None, metadata_only: bool = False,
-                 transform: Transform | None = DEFAULT,
-                 indexes: Mapping[str, IndexFunc] | None = None) -> SharedInformer:
-        """An informer (with ``indexes``) kept open for the manager's life; see `SharedInformer`.
+                 transform: Transform | None = DEFAULT_TRANSFORM,
+                 indexes: Mapping[str, IndexFunc] | None = None) -> ManagedInformer:
+        """An informer (with ``indexes``) kept open for the manager's life; see `ManagedInformer`.
 
         Same scope as a controller's source: the same watch. ``cluster`` None: every cluster.
         """
         self._require_new("add an informer")
-        inf = SharedInformer(resource, cluster=cluster, indexes=indexes or {}, args={
+        inf = ManagedInformer(resource, cluster=cluster, indexes=indexes or {}, args={
             "namespace": namespace, "label_selector": label_selector, "field_selector": field_selector,
             "metadata_only": metadata_only, "transform": transform})
         self._informers.append(inf)

@@ -32,14 +32,14 @@ from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
 
-from kubeloop.cache.codec import Codec
-from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.informer import Informer, InformerNotReady
-from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.scope import Predicate, Scope
-from kubeloop.cache.source import ClientSource
-from kubeloop.cache.subscription import Sink, Subscription
-from kubeloop.cache.transform import DEFAULT, Filter, Transform
+from kubeloop.cache._codec import Codec
+from kubeloop.cache._index import IndexFunc
+from kubeloop.cache._informer import Informer, InformerNotReady
+from kubeloop.cache._reader import CacheReader
+from kubeloop.cache._scope import Predicate, Scope
+from kubeloop.cache._source import ClientSource
+from kubeloop.cache._subscription import Sink, Subscription
+from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.client.client import Client
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.client.selectors import FieldSelector, LabelSelector
@@ -276,7 +276,7 @@ class SharedCache:
         namespace: str | None = None,
         label_selector: LabelSelector | str | Mapping[str, str] | None = None,
         field_selector: FieldSelector | str | Mapping[str, str] | None = None,
-        transform: Transform | None = DEFAULT,
+        transform: Transform | None = DEFAULT_TRANSFORM,
         filter: Filter | None = None,
         metadata_only: bool = False,
     ) -> InformerHandle:

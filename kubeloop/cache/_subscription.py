@@ -33,9 +33,9 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
-from kubeloop.cache.events import ADDED, DELETED, MODIFIED, RESYNC, Event
-from kubeloop.cache.frozen import FrozenDict
-from kubeloop.cache.store import Key, Store
+from kubeloop.cache._events import ADDED, DELETED, MODIFIED, RESYNC, Event
+from kubeloop.cache._frozen import FrozenDict
+from kubeloop.cache._store import Key, Store
 
 __all__ = ["Subscription", "SubscriptionClosed"]
 

@@ -22,7 +22,7 @@ version nobody keeps, and the reconcile that usually reads it next decodes JSON,
 LRU, the views outlived the young GC generation and the collector's extra work cost more than
 the decodes saved.)
 
-Subscribers (`subscribe()`) each have a bounded queue (see `kubeloop.cache.subscription`): a slow
+Subscribers (`subscribe()`) each have a bounded queue (see `kubeloop.cache._subscription`): a slow
 one never slows the watch or the others. Readiness (`ready`, `reason`) reflects the watcher's
 state: a kind that is not served yet (CRD missing) or a 403 keeps the informer not ready with a
 reason naming the cause, and `wait_synced()` raises `InformerNotReady` with that reason instead of
@@ -44,13 +44,13 @@ from contextlib import aclosing
 from types import TracebackType
 from typing import Any
 
-from kubeloop.cache.codec import Codec
-from kubeloop.cache.events import ADDED, DELETED, MODIFIED, Event
-from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.store import Store
-from kubeloop.cache.subscription import Predicate, Sink, Subscription
-from kubeloop.cache.transform import DEFAULT, Filter, Transform
+from kubeloop.cache._codec import Codec
+from kubeloop.cache._events import ADDED, DELETED, MODIFIED, Event
+from kubeloop.cache._index import IndexFunc
+from kubeloop.cache._reader import CacheReader
+from kubeloop.cache._store import Store
+from kubeloop.cache._subscription import Predicate, Sink, Subscription
+from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.watch.config import WatchConfig
 from kubeloop.watch.events import Apply, Delete, Init, InitApply, InitDone
 from kubeloop.watch.machine import WatchState
@@ -80,7 +80,7 @@ class InformerNotReady(TimeoutError):
 class Informer:
     """One list+watch loop feeding one store and its subscribers (see the module docstring).
 
-    `source` is any `WatchSource` (normally a `kubeloop.cache.source.ClientSource`). `cluster` and
+    `source` is any `WatchSource` (normally a `kubeloop.cache._source.ClientSource`). `cluster` and
     `resource` only label events, logs and readiness. `transform` defaults to dropping
     `metadata.managedFields`; `filter` decides what is stored at all.
     """
@@ -91,7 +91,7 @@ class Informer:
         *,
         cluster: str = "default",
         resource: str = "",
-        transform: Transform | None = DEFAULT,
+        transform: Transform | None = DEFAULT_TRANSFORM,
         filter: Filter | None = None,
         watch_config: WatchConfig | None = None,
         codec: Codec | str | None = None,
@@ -220,7 +220,7 @@ class Informer:
         """A new subscription; with `replay` it first gets `added` (initial) events for the store.
 
         `predicate` narrows it to the objects it accepts (entering/leaving read as added/deleted);
-        `sink` takes live events synchronously (see `kubeloop.cache.subscription`).
+        `sink` takes live events synchronously (see `kubeloop.cache._subscription`).
         """
         sub = Subscription(self.store, self.cluster, self.resource, maxsize=queue_size or self.queue_size,
                            predicate=predicate, name=name or self.name, on_close=self._unsubscribe, sink=sink)

@@ -2,7 +2,7 @@
 
 Every read carries the cluster (principle 7): `cluster` is an attribute, `keys()` are
 (namespace, name) within it. A reader handed out for a narrower scope served by a broader
-informer (see `kubeloop.cache.scope`) applies that scope's namespace, selectors and filter to
+informer (see `kubeloop.cache._scope`) applies that scope's namespace, selectors and filter to
 every read, so it answers exactly as a dedicated informer would.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kubeloop.cache.frozen import FrozenDict
-from kubeloop.cache.scope import Predicate, combine_fields, combine_labels
-from kubeloop.cache.store import Key, Store, _parse_fields, _parse_labels
+from kubeloop.cache._frozen import FrozenDict
+from kubeloop.cache._scope import Predicate, combine_fields, combine_labels
+from kubeloop.cache._store import Key, Store, _parse_fields, _parse_labels
 from kubeloop.client.selectors import FieldSelector, LabelSelector
 
 __all__ = ["CacheReader"]

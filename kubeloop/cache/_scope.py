@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.cache.store import field_value
-from kubeloop.cache.transform import Filter, Transform
+from kubeloop.cache._store import field_value
+from kubeloop.cache._transform import Filter, Transform
 from kubeloop.client.selectors import FieldSelector, LabelSelector
 
 __all__ = ["Predicate", "Scope", "combine_fields", "combine_labels"]

@@ -2,7 +2,7 @@
 
 Sans-IO: the informer (later) calls the writer API (``apply``, ``delete``,
 ``replace``) as list/watch results arrive; readers call ``get``, ``list``,
-``by_index``. Readers always get read-only views (:mod:`kubeloop.cache.frozen`).
+``by_index``. Readers always get read-only views (:mod:`kubeloop.cache._frozen`).
 
 What the store needs to answer without decoding an object is kept beside its
 compact form: the key, uid, resourceVersion, labels (interned, for label
@@ -26,9 +26,9 @@ from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
-from kubeloop.cache.codec import Codec, make_codec
-from kubeloop.cache.frozen import FrozenDict
-from kubeloop.cache.index import (
+from kubeloop.cache._codec import Codec, make_codec
+from kubeloop.cache._frozen import FrozenDict
+from kubeloop.cache._index import (
     NAMESPACE_INDEX,
     OWNER_INDEX,
     OWNER_REF_INDEX,
@@ -208,7 +208,7 @@ class Store:
     """Objects of one resource by (namespace, name), read-only to readers, with indexes.
 
     ``codec`` chooses the in-memory form (default ``"zlib"``; ``"json"``, ``"dict"`` or a
-    :class:`~kubeloop.cache.codec.Codec`). The ``hot_size`` most recently read objects stay
+    :class:`~kubeloop.cache._codec.Codec`). The ``hot_size`` most recently read objects stay
     decoded in an LRU; with ``cache_writes`` written objects enter it too (useful when readers
     mostly read what just changed; it costs ~10 us per write on Pods, so it is off by default).
     ``owner_index`` adds the built-in OWNER_INDEX and OWNER_REF_INDEX. With ``defer_writes``
