@@ -265,7 +265,7 @@ async def bench_watch(kubeconfig: str, events: int) -> dict[str, Any]:
             cpu = time.process_time()
             await asyncio.wait_for(done.wait(), 120)
             # write-back compaction of the changed objects is billed too (a store count: no event to wait on)
-            while inf.store.deferred_writes:  # noqa: ASYNC110
+            while inf.store.pending_compaction:  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
             inf_cpu = time.process_time() - cpu
             proc.wait()

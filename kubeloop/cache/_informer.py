@@ -303,49 +303,31 @@ class Informer:
         await self._compact_done.wait()
 
     async def _compactor(self) -> None:
-        """Compact what the last (re)list loaded, then the objects written long enough ago, a batch at
-        a time, yielding between batches. A codec fault never stops the watch: objects stay readable
-        in the form they have."""
+        """Compact what the store's queue holds that is due (listed objects at once, watched writes
+        once `compact_delay` old), a batch at a time, yielding between batches; then sleep until
+        the next is due or a (re)list wants it. A codec fault never stops the watch: the store
+        drops its queue and objects stay readable in the form they have."""
         while True:
             await self._compact_wanted.wait()
             self._compact_wanted.clear()
-            listed = False
+            store = self.store
             while True:
-                store = self.store
-                if not store.pending_compaction:
-                    break
-                listed = True
                 try:
-                    store.compact(self.compact_batch)
+                    oldest = store.compact(time.monotonic() - self.compact_delay, self.compact_batch)
                 except Exception:
                     log.exception("%s: compaction failed; objects stay uncompacted", self.name)
-                    store._pending.clear()
+                    oldest = None
+                if oldest is None or oldest + self.compact_delay > time.monotonic():
                     break
                 await asyncio.sleep(0)
-            # a relist may have swapped in a new store meanwhile: it set _compact_wanted again
-            if listed and not self._compact_wanted.is_set():
+                if self.store is not store:  # a relist swapped in a new store: it set _compact_wanted
+                    break
+            if self.store is store and not self._compact_done.is_set():
                 self.compacted_at = time.monotonic()
                 _release_freed_memory()
                 self._compact_done.set()
-            await self._compact_written()
-
-    async def _compact_written(self) -> None:
-        while True:
-            store = self.store
-            try:
-                oldest = store.compact_written(time.monotonic() - self.compact_delay, self.compact_batch)
-            except Exception:
-                log.exception("%s: compaction failed; objects stay uncompacted", self.name)
-                store._written.clear()
-                return
-            if oldest is None:
-                return
-            wait = oldest + self.compact_delay - time.monotonic()
-            if wait > 0:
-                if self._compact_timer is None:
-                    self._schedule_compaction(wait)
-                return
-            await asyncio.sleep(0)
+            if oldest is not None and self.store is store and self._compact_timer is None:
+                self._schedule_compaction(oldest + self.compact_delay - time.monotonic())
 
     def _schedule_compaction(self, delay: float) -> None:
         self._compact_timer = asyncio.get_running_loop().call_later(delay, self._compaction_due)
@@ -460,7 +442,7 @@ class Informer:
         except Exception:
             log.exception("%s: could not store %s/%s (an index function failed?)", self.name, ns, name)
             return
-        if self._compact_timer is None and store.deferred_writes:
+        if self._compact_timer is None and store.pending_compaction:
             self._schedule_compaction(self.compact_delay)
         kind = change.kind
         self._emit(Event(ADDED if kind == "added" else MODIFIED, self.cluster, self.resource,
@@ -494,13 +476,12 @@ class Informer:
         self.store = store
         for sub in self._subs:
             sub._store = store
+        self._cancel_compaction_timer()
         if store.pending_compaction:
             self._compact_done.clear()
             self._compact_wanted.set()
         elif not self._compact_wanted.is_set():
             self._compact_done.set()
-        if store.deferred_writes and self._compact_timer is None:  # a name listed twice went through apply
-            self._schedule_compaction(self.compact_delay)
 
     def _init_done(self, resource_version: str) -> None:
         new = self._side if self._side is not None else self._new_store()

@@ -9,14 +9,18 @@ compact form: the key, uid, resourceVersion, labels (interned, for label
 selectors) and every index key (so updates and deletes touch only what changed).
 A small LRU keeps the views of recently written or read objects decoded.
 
-Write-back compaction (``defer_writes``, what informers use): a written object is held in the
-codec's cheap form (exact-size JSON) and deflated only once it has stayed unchanged for a while
-(`compact_written`), so an object that changes again soon, the usual case under churn, is never
-deflated for a version nobody keeps, and a read right after a change decodes JSON, not deflate.
+Deferred compaction, one time-ordered queue: with a codec that can defer (the default zlib one),
+an object is first held in the codec's cheap form (exact-size JSON) and queued; `compact` deflates
+what is due. Listed objects (`load`) are due at once: a list costs little more than decoding it,
+and the informer compacts it in small batches after it synced. Watched writes (`apply` with
+``defer_writes``) are due once they stayed unchanged for the caller's delay: an object that changes
+again soon, the usual case under churn, is never deflated for a version nobody keeps, and a read
+right after a change decodes JSON, not deflate.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections import OrderedDict, deque
@@ -184,6 +188,10 @@ def field_value(obj: Mapping[str, Any], path: str) -> str:
     return str(cur)
 
 
+_LISTED = -math.inf
+"""The write time `load` queues listed objects with: due at once."""
+
+
 class _Prepared:
     """An object checked, encoded and indexed, ready to be committed (phase 1 of a write)."""
 
@@ -208,12 +216,11 @@ class Store:
     """Objects of one resource by (namespace, name), read-only to readers, with indexes.
 
     ``codec`` chooses the in-memory form (default ``"zlib"``; ``"json"``, ``"dict"`` or a
-    :class:`~kubeloop.cache._codec.Codec`). The ``hot_size`` most recently read objects stay
-    decoded in an LRU; with ``cache_writes`` written objects enter it too (useful when readers
-    mostly read what just changed; it costs ~10 us per write on Pods, so it is off by default).
-    ``owner_index`` adds the built-in OWNER_INDEX and OWNER_REF_INDEX. With ``defer_writes``
-    (and a codec that can defer, such as the default), `apply` stores the cheap form and queues the
-    object for `compact_written`.
+    :class:`~kubeloop.cache.Codec`). The ``hot_size`` most recently read objects stay decoded in
+    an LRU (written objects do not enter it: a kept view outlives the young GC generation, and the
+    collector's extra work measured more than the decodes saved). ``owner_index`` adds the built-in
+    OWNER_INDEX and OWNER_REF_INDEX. With ``defer_writes`` (and a codec that can defer, such as the
+    default), `apply` stores the cheap form and queues the object for `compact` (module docstring).
 
     A written object becomes the store's: the caller must not change it afterwards.
     """
@@ -223,7 +230,6 @@ class Store:
         *,
         codec: Codec | str | None = None,
         hot_size: int = 64,
-        cache_writes: bool = False,
         defer_writes: bool = False,
         owner_index: bool = True,
     ) -> None:
@@ -235,15 +241,13 @@ class Store:
         self._labels: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._hot: OrderedDict[_Entry, FrozenDict] = OrderedDict()
         self._hot_size = 0 if self.codec.shares_objects else hot_size
-        self._cache_writes = cache_writes
-        self._pending: deque[_Entry] = deque()  # entries held in the codec's cheap form (see load)
         self._encode_deferred = getattr(self.codec, "encode_deferred", None)
         self._compact = getattr(self.codec, "compact", None)
         if self._encode_deferred is None or self._compact is None:
             self._encode_deferred = self._compact = None
         self._defer_writes = defer_writes and self._encode_deferred is not None
-        # objects `apply` left in the cheap form: (when, namespace, name, the data written then)
-        self._written: deque[tuple[float, str, str, Any]] = deque()
+        # objects held in the cheap form, oldest first: (written when, entry, the data written then)
+        self._queue: deque[tuple[float, _Entry, Any]] = deque()
         self.resource_version: str = ""
         if owner_index:
             self.add_index(OWNER_INDEX, owner_uid_index, trusted=True)
@@ -289,13 +293,6 @@ class Store:
             return v
         return FrozenDict(self.codec.decode(e.data))
 
-    def _remember(self, e: _Entry, view: FrozenDict) -> None:
-        if self._hot_size and self._cache_writes:
-            self._hot[e] = view
-            self._hot.move_to_end(e)
-            if len(self._hot) > self._hot_size:
-                self._hot.popitem(last=False)
-
     def _index_keys(self, obj: dict[str, Any], md: dict[str, Any]) -> tuple[Keys, ...]:
         """The object's keys in every index (``_no_keys`` when it has none)."""
         indexes = self._indexes.values()
@@ -316,37 +313,47 @@ class Store:
         return ikeys if any(ikeys) else self._no_keys
 
     def _prepare(self, obj: dict[str, Any], deferred: bool = False) -> _Prepared:
+        """Phase 1 of every write: check, index and encode (``deferred``: the cheap form, if the
+        codec has one). Raises on a bad object or a failing index function; changes nothing."""
         p = _Prepared(self, obj)
-        p.data = self._encode_deferred(obj) if deferred else self.codec.encode(obj)  # type: ignore[misc]
+        encode = self._encode_deferred if deferred and self._encode_deferred is not None else self.codec.encode
+        p.data = encode(obj)
         return p
 
-    def _commit(self, p: _Prepared) -> Change:
-        """Phase 2 of a write: cannot fail."""
+    def _commit(self, p: _Prepared, when: float | None = None, report: bool = True) -> Change | None:
+        """Phase 2 of every write: cannot fail. ``when`` queues the object for `compact` (if it was
+        encoded in the cheap form); ``report=False`` skips building the `Change` (a list load)."""
         bucket = self._by_ns.get(p.namespace)
         if bucket is None:
             bucket = self._by_ns[p.namespace] = {}
         e = bucket.get(p.name)
-        new_view = FrozenDict(p.obj)
+        change: Change | None = None
         if e is None:
             e = _Entry()
             e.namespace, e.name, e.uid, e.rv = p.namespace, p.name, p.uid, p.rv
             e.labels, e.ikeys, e.data = p.labels, p.ikeys, p.data
             bucket[p.name] = e
             self._count += 1
-            for ix, keys in zip(self._indexes.values(), p.ikeys, strict=True):
-                ix.add(e, keys)
-            self._remember(e, new_view)
-            return Change(p.namespace, p.name, new_view)
-        old_view = self._hot.pop(e, None)
-        change = Change(
-            p.namespace, p.name, new_view, old=old_view,
-            old_data=e.data if old_view is None else None,
-            codec=self.codec if old_view is None else None,
-        )
-        for ix, old_keys, new_keys in zip(self._indexes.values(), e.ikeys, p.ikeys, strict=True):
-            ix.move(e, old_keys, new_keys)
-        e.uid, e.rv, e.labels, e.ikeys, e.data = p.uid, p.rv, p.labels, p.ikeys, p.data
-        self._remember(e, new_view)
+            if p.ikeys is not self._no_keys:
+                for ix, keys in zip(self._indexes.values(), p.ikeys, strict=True):
+                    ix.add(e, keys)
+            if report:
+                change = Change(p.namespace, p.name, FrozenDict(p.obj))
+        else:
+            old_view = self._hot.pop(e, None)
+            if report:
+                change = Change(
+                    p.namespace, p.name, FrozenDict(p.obj), old=old_view,
+                    old_data=e.data if old_view is None else None,
+                    codec=self.codec if old_view is None else None,
+                )
+            for ix, old_keys, new_keys in zip(self._indexes.values(), e.ikeys, p.ikeys, strict=True):
+                ix.move(e, old_keys, new_keys)
+            e.uid, e.rv, e.labels, e.ikeys, e.data = p.uid, p.rv, p.labels, p.ikeys, p.data
+        if when is not None and self._compact is not None:
+            queue = self._queue
+            # keep the queue time-ordered: a listed object loaded after a write is due with it
+            queue.append((when if not queue or queue[-1][0] <= when else queue[-1][0], e, p.data))
         return change
 
     def _drop(self, e: _Entry) -> None:
@@ -386,102 +393,69 @@ class Store:
                 view = self._view(e)
                 self.resource_version = rv
                 return Change(e.namespace, e.name, view, old=view)
-        p = self._prepare(obj, self._defer_writes)
-        change = self._commit(p)
-        if self._defer_writes:
-            self._written.append((_monotonic(), p.namespace, p.name, p.data))
+        deferred = self._defer_writes
+        p = self._prepare(obj, deferred)
+        change = self._commit(p, _monotonic() if deferred else None)
         if p.rv_text:
             self.resource_version = p.rv_text
+        assert change is not None
         return change
 
     def load(self, obj: dict[str, Any]) -> None:
         """Insert one object of a list being loaded: `apply` without the report, made cheap.
 
         Takes ownership of ``obj``. With a codec that can defer (the default zlib one), the
-        object is held in its cheap form (exact-size JSON) and queued for `compact`, which the
-        informer runs in small batches after it synced; reads are correct in either form. A
-        name already stored goes through `apply`. If an index function raises, nothing changes.
+        object is held in its cheap form (exact-size JSON) and queued for `compact`, due at once;
+        the informer compacts in small batches after it synced; reads are correct in either form.
+        If the object is invalid or an index function raises, nothing changes.
         """
-        md = obj.get("metadata")
-        if not isinstance(md, dict) or not md.get("name"):
-            raise ValueError("cannot store an object without metadata.name")
-        name: str = md["name"]
-        namespace: str = _intern(md.get("namespace") or "")
-        bucket = self._by_ns.get(namespace)
-        if bucket is not None and name in bucket:
-            self.apply(obj)
-            return
-        ikeys = self._index_keys(obj, md)
-        deferred = self._encode_deferred
-        data = self.codec.encode(obj) if deferred is None else deferred(obj)
-        # ---- commit: nothing below can fail
-        e = _Entry()
-        rv_text: str = md.get("resourceVersion") or ""
-        e.namespace, e.name, e.uid, e.rv = namespace, name, _pack_uid(md.get("uid") or ""), _pack_rv(rv_text)
-        e.labels, e.ikeys, e.data = self._intern_labels(md.get("labels")), ikeys, data
-        if bucket is None:
-            bucket = self._by_ns[namespace] = {}
-        bucket[name] = e
-        self._count += 1
-        if ikeys is not self._no_keys:
-            for ix, keys in zip(self._indexes.values(), ikeys, strict=True):
-                ix.add(e, keys)
-        if deferred is not None:
-            self._pending.append(e)
-        if rv_text:
-            self.resource_version = rv_text
+        p = self._prepare(obj, deferred=True)
+        self._commit(p, _LISTED, report=False)
+        if p.rv_text:
+            self.resource_version = p.rv_text
 
     @property
     def pending_compaction(self) -> int:
-        """How many objects `load` left in the cheap form for `compact` (0: fully compact)."""
-        return len(self._pending)
+        """Objects queued for `compact` (an object written twice counts twice; 0: fully compact)."""
+        return len(self._queue)
 
-    def compact(self, limit: int | None = None) -> int:
-        """Shrink up to ``limit`` (default: all) objects `load` left in the cheap form.
+    def compact(self, before: float = math.inf, limit: int | None = None) -> float | None:
+        """Deflate up to ``limit`` (default: all) queued objects written at or before ``before`` (a
+        `time.monotonic()` value; listed objects are always due) and not written again since.
 
-        Returns how many are still pending. Safe at any time: an object changed or deleted
-        since it was loaded is skipped or compacted as it is now; readers see no difference.
+        Returns when the oldest object still queued was written (-inf for a listed one; None when
+        the queue is empty): the caller comes back once that is old enough. Safe at any time:
+        deleted objects and written versions replaced meanwhile are skipped (the newer write is
+        queued itself); readers see no difference. If the codec
+        fails, the queue is dropped (objects stay readable in the form they have) and the error
+        propagates.
         """
-        pending = self._pending
+        queue = self._queue
         compact = self._compact
         if compact is None:
-            pending.clear()
-            return 0
-        n = len(pending) if limit is None else min(limit, len(pending))
-        popleft = pending.popleft
-        for _ in range(n):
-            e = popleft()
-            e.data = compact(e.data)
-        return len(pending)
-
-    @property
-    def deferred_writes(self) -> int:
-        """Writes queued for `compact_written` (an object written twice counts twice)."""
-        return len(self._written)
-
-    def compact_written(self, before: float, limit: int | None = None) -> float | None:
-        """Shrink up to ``limit`` objects `apply` left in the cheap form at or before ``before``
-        (a `time.monotonic()` value) and not written again since.
-
-        Returns when the oldest write still queued was made (None when none is): the caller
-        comes back once that is old enough. Versions replaced or deleted meanwhile are skipped.
-        """
-        written = self._written
-        compact = self._compact
-        if compact is None:
-            written.clear()
+            queue.clear()
             return None
         n = 0
-        while written and (limit is None or n < limit):
-            when, namespace, name, data = written[0]
-            if when > before:
-                return when
-            written.popleft()
-            e = self._entry(namespace, name)
-            if e is not None and e.data is data:
-                e.data = compact(data)
-                n += 1
-        return written[0][0] if written else None
+        popleft = queue.popleft
+        by_ns = self._by_ns
+        try:
+            while queue and (limit is None or n < limit):
+                when, e, data = queue[0]
+                if when > before:
+                    return when
+                popleft()
+                if (by_ns.get(e.namespace) or {}).get(e.name) is not e:
+                    continue  # deleted since
+                if e.data is data:
+                    e.data = compact(data)
+                    n += 1
+                elif when == _LISTED:  # changed since it was listed: compacted as it is now (a write
+                    e.data = compact(e.data)  # while the codec trains is stored JSON, never queued)
+                    n += 1
+        except Exception:
+            queue.clear()
+            raise
+        return queue[0][0] if queue else None
 
     def delete(self, namespace: str, name: str, resource_version: str | None = None) -> FrozenDict | None:
         """Remove one object; returns what was stored (None if absent)."""
@@ -526,6 +500,7 @@ class Store:
         for item in prepared.values():
             if isinstance(item, _Prepared):
                 c = self._commit(item)
+                assert c is not None
                 (result.added if c.kind == "added" else result.modified).append(c)
         self.resource_version = resource_version or self.resource_version
         return result
@@ -713,8 +688,7 @@ class Store:
             "objects": self._count,
             "codec": self.codec.name,
             "payload_bytes": payload,
-            "pending_compaction": len(self._pending),
-            "deferred_writes": len(self._written),
+            "pending_compaction": len(self._queue),
             "hot_views": len(self._hot),
             "label_sets": len(self._labels),
             "indexes": {n: len(ix.buckets) for n, ix in self._indexes.items()},
