@@ -7,19 +7,23 @@ The modules are private (``_name.py``); every public name is exported here.
 - `Informer` (_informer.py): watcher -> transform -> filter -> store -> subscribers.
 - `Subscription` / `Event` (_subscription.py, _events.py): per-subscriber bounded, ordered events.
 - `SharedCache` / `InformerHandle` (_shared.py): one informer per scope, shared and ref-counted.
+- `Reader` (_reader.py): the one read interface (get, list, keys, by_index, index_keys) of
+  `Store`, `CacheReader`, `InformerHandle`, the manager's informers and ``ctx.reader()``.
 - `Scope` (_scope.py), `CacheReader` (_reader.py), transforms (_transform.py), `ClientSource` (_source.py).
 """
+
+from typing import TYPE_CHECKING
 
 from kubeloop.cache._codec import Codec, DictCodec, JsonCodec, ZlibDictCodec
 from kubeloop.cache._events import ADDED, DELETED, MODIFIED, RESYNC, Event
 from kubeloop.cache._frozen import FrozenDict, FrozenList, ReadOnlyError, freeze, json_default, thaw
 from kubeloop.cache._index import NAMESPACE_INDEX, OWNER_INDEX, OWNER_REF_INDEX, IndexFunc, owner_ref_key
 from kubeloop.cache._informer import LIST_PAGE_SIZE, Informer, InformerNotReady
-from kubeloop.cache._reader import CacheReader
+from kubeloop.cache._reader import CacheReader, Reader
 from kubeloop.cache._scope import Scope
 from kubeloop.cache._shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
 from kubeloop.cache._source import ClientSource
-from kubeloop.cache._store import Change, ReplaceResult, Store
+from kubeloop.cache._store import Change, Key, ReplaceResult, Store
 from kubeloop.cache._subscription import Subscription, SubscriptionClosed
 from kubeloop.cache._transform import (
     DEFAULT_TRANSFORM,
@@ -56,7 +60,9 @@ __all__ = [
     "InformerHandle",
     "InformerNotReady",
     "JsonCodec",
+    "Key",
     "ReadOnlyError",
+    "Reader",
     "ReplaceResult",
     "Scope",
     "SharedCache",
@@ -74,3 +80,8 @@ __all__ = [
     "strip_managed_fields",
     "thaw",
 ]
+
+if TYPE_CHECKING:  # every read-only front conforms to `Reader` (checked by mypy)
+
+    def _fronts(s: Store, r: CacheReader, h: InformerHandle) -> list[Reader]:
+        return [s, r, h]

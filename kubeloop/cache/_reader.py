@@ -1,4 +1,8 @@
-"""`CacheReader`: read-only access to an informer's store, labelled with its cluster.
+"""`Reader`, the one read interface of the cache, and `CacheReader`, its implementation over an
+informer's store, labelled with its cluster.
+
+`Reader` is what every read-only front offers, with the same names and types: `Store`,
+`CacheReader`, `InformerHandle`, the manager's `ManagedInformer` and a reconcile's `ctx.reader()`.
 
 Every read carries the cluster (principle 7): `cluster` is an attribute, `keys()` are
 (namespace, name) within it. A reader handed out for a narrower scope served by a broader
@@ -9,16 +13,50 @@ every read, so it answers exactly as a dedicated informer would.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._scope import Predicate, combine_fields, combine_labels
 from kubeloop.cache._store import Key, Store, _parse_fields, _parse_labels
 from kubeloop.client.selectors import FieldSelector, LabelSelector
 
-__all__ = ["CacheReader"]
+__all__ = ["CacheReader", "Reader"]
 
 _list = list
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """Read-only access to cached objects of one resource: read-only views, never API calls.
+
+    ``keys`` and ``index_keys`` answer without decoding objects; ``list`` answers label selectors
+    and ``metadata.name``/``metadata.namespace`` field selectors without decoding non-matches.
+    """
+
+    def get(self, name: str, namespace: str = "") -> FrozenDict | None:
+        """The object, or None."""
+        ...
+
+    def list(
+        self,
+        namespace: str | None = None,
+        label_selector: LabelSelector | str | None = None,
+        field_selector: FieldSelector | str | None = None,
+    ) -> _list[FrozenDict]:
+        """The objects (optionally in one namespace, matching the selectors)."""
+        ...
+
+    def keys(self) -> _list[Key]:
+        """Every (namespace, name)."""
+        ...
+
+    def by_index(self, index: str, key: str) -> _list[FrozenDict]:
+        """The objects filed under ``key`` in ``index``."""
+        ...
+
+    def index_keys(self, index: str, key: str) -> set[Key]:
+        """The (namespace, name) of the objects filed under ``key`` in ``index``."""
+        ...
 
 
 def _lsel(s: LabelSelector | str | None) -> LabelSelector | None:

@@ -4,7 +4,7 @@
         pods = await cache.informer_for("default", "v1/Pod", namespace="team-a")
         await pods.wait_synced(timeout=30)
         sub = pods.subscribe()
-        pod = pods.store.get("web-0", "team-a")
+        pod = pods.get("web-0", "team-a")
         ...
         pods.release()           # or: async with cache.use("default", "v1/Pod") as pods: ...
 
@@ -33,11 +33,13 @@ from types import TracebackType
 from typing import Any
 
 from kubeloop.cache._codec import Codec
+from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._index import IndexFunc
 from kubeloop.cache._informer import Informer, InformerNotReady
 from kubeloop.cache._reader import CacheReader
 from kubeloop.cache._scope import Predicate, Scope
 from kubeloop.cache._source import ClientSource
+from kubeloop.cache._store import Key
 from kubeloop.cache._subscription import Sink, Subscription
 from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.client.client import Client
@@ -76,7 +78,7 @@ class _Entry:
 class InformerHandle:
     """A user's reference to a shared informer, for one (possibly narrower) scope.
 
-    Reads (`store`, `get`, `list`), `subscribe()` and readiness behave as if the informer were
+    Reads (`Reader`: `get`, `list`, `keys`, `by_index`, `index_keys`, also as `reader`), `subscribe()` and readiness behave as if the informer were
     this scope's own. Call `release()` (or use ``async with``) when done.
     """
 
@@ -110,8 +112,8 @@ class InformerHandle:
 
     # ---- reads
     @property
-    def store(self) -> CacheReader:
-        """Read-only access to the objects in this handle's scope."""
+    def reader(self) -> CacheReader:
+        """Read-only access to the objects in this handle's scope (the handle's own reads use it)."""
         inf = self._entry.informer
         if self.predicate is None:
             return inf.reader
@@ -123,14 +125,26 @@ class InformerHandle:
                 label_selector=s.label_selector, field_selector=s.field_selector, predicate=self.predicate)
         return r
 
-    def get(self, name: str, namespace: str = "") -> Any:
-        """`store.get`."""
-        return self.store.get(name, namespace)
+    def get(self, name: str, namespace: str = "") -> FrozenDict | None:
+        """The object, or None (`Reader`)."""
+        return self.reader.get(name, namespace)
 
     def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
-             field_selector: FieldSelector | str | None = None) -> _list[Any]:
-        """`store.list`."""
-        return self.store.list(namespace, label_selector, field_selector)
+             field_selector: FieldSelector | str | None = None) -> _list[FrozenDict]:
+        """The objects in scope, optionally in one namespace and matching selectors (`Reader`)."""
+        return self.reader.list(namespace, label_selector, field_selector)
+
+    def keys(self) -> _list[Key]:
+        """Every (namespace, name) in scope (`Reader`)."""
+        return self.reader.keys()
+
+    def by_index(self, index: str, key: str) -> _list[FrozenDict]:
+        """The objects filed under ``key`` in ``index`` (`Reader`)."""
+        return self.reader.by_index(index, key)
+
+    def index_keys(self, index: str, key: str) -> set[Key]:
+        """The (namespace, name) filed under ``key`` in ``index`` (`Reader`)."""
+        return self.reader.index_keys(index, key)
 
     # ---- readiness
     @property
@@ -163,10 +177,6 @@ class InformerHandle:
     def add_index(self, name: str, fn: IndexFunc) -> None:
         """Register an index on the shared store (the same name+function again is a no-op)."""
         self._entry.informer.add_index(name, fn)
-
-    def by_index(self, index: str, key: str) -> _list[Any]:
-        """`store.by_index`."""
-        return self.store.by_index(index, key)
 
     # ---- lifetime
     def release(self) -> None:

@@ -123,7 +123,7 @@ class Context:
     def reader(self, resource: str) -> OverlayReader:
         """The cache of ``resource`` (as named in ``for_``/``owns``/``watches``) in this cluster."""
         src = self._controller._source_for(self.request.cluster, resource)
-        return OverlayReader(self, src.handle.store, src.group, src.kind)
+        return OverlayReader(self, src.handle.reader, src.group, src.kind)
 
     def owned(self, resource: str, owner: Mapping[str, Any] | None = None) -> list[FrozenDict]:
         """The cached objects of ``resource`` whose ownerReferences name ``owner`` (default: the primary)."""

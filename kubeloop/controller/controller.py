@@ -253,7 +253,7 @@ class Controller:
         for src in self._sources:
             if src.spec.role != "for" or (cluster is not None and src.cluster != cluster):
                 continue
-            for ns, name in src.handle.store.keys():
+            for ns, name in src.handle.reader.keys():
                 self.queue.add(Request(src.cluster, ns, name), priority)
                 n += 1
         return n
@@ -264,7 +264,7 @@ class Controller:
         for src in self._sources:
             if src.spec.role != "for" or (cluster is not None and src.cluster != cluster):
                 continue
-            for ns, name in src.handle.store.index_keys(index, key):
+            for ns, name in src.handle.reader.index_keys(index, key):
                 out.append(Request(src.cluster, ns, name))
         return out
 
@@ -272,7 +272,7 @@ class Controller:
         """The primary's cache reader in ``cluster`` (default: the only/first cluster)."""
         for src in self._sources:
             if src.spec.role == "for" and (cluster is None or src.cluster == cluster):
-                return src.handle.store
+                return src.handle.reader
         raise LookupError(f"{self.name}: not running on cluster {cluster!r}")
 
     @property
@@ -519,7 +519,7 @@ class Controller:
         cluster, group, kind, ns, name = key
         best = None
         for src in self._by_gk.get((cluster, group, kind), ()):
-            obj = src.handle.store.get(name, ns)
+            obj = src.handle.reader.get(name, ns)
             if obj is not None:
                 if not src.spec.metadata_only:
                     return obj

@@ -10,6 +10,8 @@ The modules are private (``_name.py``); every public name is exported here.
 - `ManagedInformer` (_informers.py): a manager-owned informer for cross-resource lookups.
 """
 
+from typing import TYPE_CHECKING
+
 from kubeloop.manager._informers import ManagedInformer
 from kubeloop.manager._leader import LeaderElector
 from kubeloop.manager._lease import LeaderElection, LeaseRecord
@@ -28,3 +30,9 @@ __all__ = [
     "Runnable",
     "ShutdownSignals",
 ]
+
+if TYPE_CHECKING:  # the manager's informers conform to `kubeloop.cache.Reader` (checked by mypy)
+    from kubeloop.cache import Reader
+
+    def _fronts(i: ManagedInformer) -> Reader:
+        return i

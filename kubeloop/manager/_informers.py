@@ -14,9 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._index import IndexFunc
 from kubeloop.cache._reader import CacheReader
 from kubeloop.cache._shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
+from kubeloop.cache._store import Key
+from kubeloop.client.selectors import FieldSelector, LabelSelector
 
 __all__ = ["ManagedInformer"]
 
@@ -60,19 +63,31 @@ class ManagedInformer:
         except KeyError:
             raise LookupError(f"no informer of {self.resource} on cluster {cluster!r}") from None
 
-    def store(self, cluster: str | None = None) -> CacheReader:
-        """Read-only access to the cached objects."""
-        return self.handle(cluster).store
+    def reader(self, cluster: str | None = None) -> CacheReader:
+        """Read-only access to the cached objects on ``cluster`` (default: the only one, or ``default``)."""
+        return self.handle(cluster).reader
 
-    def get(self, name: str, namespace: str = "", *, cluster: str | None = None) -> Any:
-        return self.handle(cluster).get(name, namespace)
+    # `Reader`, with the cluster to read on as an option
+    def get(self, name: str, namespace: str = "", *, cluster: str | None = None) -> FrozenDict | None:
+        """The cached object, or None."""
+        return self.reader(cluster).get(name, namespace)
 
-    def list(self, namespace: str | None = None, *, cluster: str | None = None, **selectors: Any) -> _list[Any]:
-        return self.handle(cluster).list(namespace, **selectors)
+    def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
+             field_selector: FieldSelector | str | None = None, *, cluster: str | None = None) -> _list[FrozenDict]:
+        """The cached objects, optionally in one namespace and matching selectors."""
+        return self.reader(cluster).list(namespace, label_selector, field_selector)
 
-    def by_index(self, index: str, key: str, *, cluster: str | None = None) -> _list[Any]:
+    def keys(self, *, cluster: str | None = None) -> _list[Key]:
+        """Every cached (namespace, name)."""
+        return self.reader(cluster).keys()
+
+    def by_index(self, index: str, key: str, *, cluster: str | None = None) -> _list[FrozenDict]:
         """The cached objects filed under ``key`` in ``index``."""
-        return self.handle(cluster).by_index(index, key)
+        return self.reader(cluster).by_index(index, key)
+
+    def index_keys(self, index: str, key: str, *, cluster: str | None = None) -> set[Key]:
+        """The (namespace, name) of the cached objects filed under ``key`` in ``index``."""
+        return self.reader(cluster).index_keys(index, key)
 
     @property
     def synced(self) -> bool:
