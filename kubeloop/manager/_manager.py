@@ -1,8 +1,8 @@
 """`Manager`: many controllers in one process over one shared cache, with leader election, probes,
 metrics and graceful shutdown (controller-runtime's Manager).
 
-    manager = Manager(health_port=8081, metrics_port=8080, leader_election=True,
-                      leader_election_id="widgets-operator")      # cluster from kubeconfig/in-cluster
+    manager = Manager(health_port=8081, metrics_port=8080,       # cluster from kubeconfig/in-cluster
+                      leader_election=LeaderElection("widgets-operator"))
     manager.add(widgets)                                            # a Controller
     manager.add(reports, needs=[manager.informer("v1/Pod", indexes={...})])
     await manager.run(handle_signals=True)                          # until SIGTERM/SIGINT
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import inspect
 import logging
 import time
@@ -109,10 +108,10 @@ class Manager:
     `kubeloop.config.load_config` (``kubeconfig``, ``context``, ``namespace``: explicit path, then
     ``KUBECONFIG``, in-cluster, ``~/.kube/config``); `add_cluster` adds more before start.
 
-    Leader election: ``leader_election=True`` with ``leader_election_id`` (the Lease name), or a
-    `LeaderElection` (name, namespace, identity, timings). The Lease lives in
-    ``leader_election_namespace`` or the default cluster's default namespace. Controllers need
-    leadership unless added with ``leader_election=False``.
+    Leader election: ``leader_election`` is a `LeaderElection` value (the Lease's name, namespace,
+    identity, timings; one value instead of six keyword arguments, validated where it is built).
+    The Lease lives in its ``namespace`` or, when that is None, the default cluster's default
+    namespace. Controllers need leadership unless added with ``leader_election=False``.
 
     Endpoints: ``health_port`` serves ``/healthz`` and ``/readyz``, ``metrics_port`` serves
     ``/metrics`` (None: off; 0: a free port, see `health_url`/`metrics_url`; equal ports share one
@@ -126,13 +125,7 @@ class Manager:
         kubeconfig: str | None = None,
         context: str | None = None,
         namespace: str | None = None,
-        leader_election: bool | LeaderElection = False,
-        leader_election_id: str | None = None,
-        leader_election_namespace: str | None = None,
-        lease_duration: float = 15.0,
-        renew_deadline: float = 10.0,
-        retry_period: float = 2.0,
-        release_on_cancel: bool = True,
+        leader_election: LeaderElection | None = None,
         health_port: int | None = None,
         metrics_port: int | None = None,
         bind_address: str = "0.0.0.0",
@@ -148,18 +141,10 @@ class Manager:
             self._owned.append(client)
         self._clients: dict[str, Client] = {DEFAULT_CLUSTER: client}
         self._namespace = namespace
-        if isinstance(leader_election, LeaderElection):
-            if leader_election.namespace is None and leader_election_namespace:
-                leader_election = dataclasses.replace(leader_election, namespace=leader_election_namespace)
-            self.leader_election: LeaderElection | None = leader_election
-        elif leader_election:
-            if not leader_election_id:
-                raise ValueError("leader_election=True needs a leader_election_id (the Lease's name)")
-            self.leader_election = LeaderElection(
-                leader_election_id, namespace=leader_election_namespace, lease_duration=lease_duration,
-                renew_deadline=renew_deadline, retry_period=retry_period, release_on_cancel=release_on_cancel)
-        else:
-            self.leader_election = None
+        if leader_election is not None and not isinstance(leader_election, LeaderElection):
+            raise TypeError(f"leader_election takes a kubeloop.LeaderElection(name, ...) or None, "
+                            f"not {leader_election!r}")
+        self.leader_election = leader_election
         self.health_port = health_port
         self.metrics_port = metrics_port
         self.bind_address = bind_address

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -53,7 +54,7 @@ def replica(apiserver: Any, identity: str, seen: list[tuple[str, str]], *, relea
         seen.append((identity, req.name))
         return None
 
-    m = Manager(client, leader_election=election(identity, release=release), leader_election_namespace=ns)
+    m = Manager(client, leader_election=dataclasses.replace(election(identity, release=release), namespace=ns))
     m.add(Controller("configmaps", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile))
     return m, client
 
