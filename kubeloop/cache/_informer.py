@@ -29,7 +29,8 @@ reason naming the cause, and `wait_synced()` raises `InformerNotReady` with that
 timing out silently.
 
 Structured concurrency: `run()` is the informer's whole life; the owner (a `SharedCache`, or
-``async with informer:``) runs it in its own TaskGroup, and `stop()` makes it return.
+``async with informer:``) runs it in its own TaskGroup. Lifecycle, as on the `Manager`: `stop()`
+asks and returns at once, ``await close()`` stops and waits for `run()` to return.
 """
 
 from __future__ import annotations
@@ -134,6 +135,7 @@ class Informer:
         self.compact_delay = 2.0
         """Seconds an object changed by a watch event stays in the cheap form before it is deflated."""
         self._compact_timer: asyncio.TimerHandle | None = None
+        self._finished = asyncio.Event()  # run() returned
 
     # ------------------------------------------------------------------ state
 
@@ -280,6 +282,7 @@ class Informer:
                     compactor.cancel()
         finally:
             self._stopped = True
+            self._finished.set()
             self._cancel_compaction_timer()
             self._compact_done.set()
             self._release_waiters()
@@ -345,6 +348,12 @@ class Informer:
         """Make `run()` return soon (idempotent)."""
         self._stop_requested = True
         self.watcher.stop()
+
+    async def close(self) -> None:
+        """`stop()` and wait until `run()` returned (at once if it never started)."""
+        self.stop()
+        if self._started:
+            await self._finished.wait()
 
     def wake(self) -> None:
         """Retry now instead of finishing a backoff (e.g. a CRD was just installed)."""

@@ -343,7 +343,7 @@ class Manager:
         """Run until `stop()` (or, with ``handle_signals``, SIGTERM/SIGINT); raise `ManagerError`
         if the manager could not start or a component failed."""
         if handle_signals:
-            with ShutdownSignals(lambda _sig: self.request_stop()):
+            with ShutdownSignals(lambda _sig: self.stop()):
                 await self._run()
         else:
             await self._run()
@@ -361,16 +361,19 @@ class Manager:
             self._task.result()  # raises the start-up failure
             raise ManagerError("the manager stopped during start-up")
         if not self._started.is_set():
-            await self.stop()
+            await self.close()
             raise ManagerError(f"the manager did not start within {timeout}s")
 
-    def request_stop(self) -> None:
+    def stop(self) -> None:
         """Ask for a graceful shutdown (returns at once; `run()` returns when it is done)."""
         self._stop_requested.set()
 
-    async def stop(self) -> None:
-        """Shut down gracefully and wait for it; raise `ManagerError` if the manager had failed."""
-        self.request_stop()
+    async def close(self) -> None:
+        """Shut down gracefully and wait for it; raise `ManagerError` if the manager had failed.
+
+        The lifecycle convention of every long-lived kubeloop object: `stop()` asks and returns at
+        once, ``await close()`` stops and waits, ``async with`` closes at the end of the block."""
+        self.stop()
         task = self._task
         if task is not None:
             self._task = None
@@ -385,16 +388,16 @@ class Manager:
     async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
                         tb: TracebackType | None) -> None:
         if e is None:
-            await self.stop()
+            await self.close()
             return
         with contextlib.suppress(ManagerError):  # the body's exception wins
-            await self.stop()
+            await self.close()
 
     def _fail(self, message: str) -> None:
         if self._failure is None:
             self._failure = message
             log.error("manager: %s", message)
-        self.request_stop()
+        self.stop()
 
     async def _run(self) -> None:
         if self._state != "new":

@@ -145,7 +145,7 @@ async def test_shutdown_timeout_cancels_reconciles_that_do_not_finish(apiserver:
     await client.create(cm("slow", ns))
     await asyncio.wait_for(started.wait(), 5)
     t0 = asyncio.get_running_loop().time()
-    await m.stop()
+    await m.close()
     took = asyncio.get_running_loop().time() - t0
     assert 0.25 < took < 1.5, took
     assert cancelled == ["slow"]
