@@ -9,7 +9,8 @@ The modules are private (``_name.py``); every public name is exported here.
 - `SharedCache` / `InformerHandle` (_shared.py): one informer per scope, shared and ref-counted.
 - `Reader` (_reader.py): the one read interface (get, list, keys, by_index, index_keys) of
   `Store`, `CacheReader`, `InformerHandle`, the manager's informers and ``ctx.reader()``.
-- `Scope` (_scope.py), `CacheReader` (_reader.py), transforms (_transform.py), `ClientSource` (_source.py).
+- `Scope` / `Selection` (_scope.py): what an informer keeps, the shared cache's key;
+  `CacheReader` (_reader.py), transforms (_transform.py), `ClientSource` (_source.py).
 """
 
 from typing import TYPE_CHECKING
@@ -20,7 +21,7 @@ from kubeloop.cache._frozen import FrozenDict, FrozenList, ReadOnlyError, freeze
 from kubeloop.cache._index import NAMESPACE_INDEX, OWNER_INDEX, OWNER_REF_INDEX, IndexFunc, owner_ref_key
 from kubeloop.cache._informer import LIST_PAGE_SIZE, Informer, InformerNotReady
 from kubeloop.cache._reader import CacheReader, Reader
-from kubeloop.cache._scope import Scope
+from kubeloop.cache._scope import Scope, Selection, SelectionKeywords
 from kubeloop.cache._shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
 from kubeloop.cache._source import ClientSource
 from kubeloop.cache._store import Change, Key, ReplaceResult, Store
@@ -65,6 +66,8 @@ __all__ = [
     "Reader",
     "ReplaceResult",
     "Scope",
+    "Selection",
+    "SelectionKeywords",
     "SharedCache",
     "Store",
     "Subscription",

@@ -30,18 +30,18 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
 from kubeloop.cache._codec import Codec
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._index import IndexFunc
 from kubeloop.cache._informer import Informer, InformerNotReady
 from kubeloop.cache._reader import CacheReader
-from kubeloop.cache._scope import Predicate, Scope
+from kubeloop.cache._scope import Predicate, Scope, Selection, SelectionKeywords
 from kubeloop.cache._source import ClientSource
 from kubeloop.cache._store import Key
 from kubeloop.cache._subscription import Sink, Subscription
-from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
+from kubeloop.cache._transform import Filter
 from kubeloop.client.client import Client
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.client.selectors import FieldSelector, LabelSelector
@@ -283,18 +283,18 @@ class SharedCache:
         self,
         cluster: str = DEFAULT_CLUSTER,
         resource: ResourceLike = "",
-        namespace: str | None = None,
-        label_selector: LabelSelector | str | Mapping[str, str] | None = None,
-        field_selector: FieldSelector | str | Mapping[str, str] | None = None,
-        transform: Transform | None = DEFAULT_TRANSFORM,
+        selection: Selection | None = None,
+        *,
         filter: Filter | None = None,
-        metadata_only: bool = False,
+        **keywords: Unpack[SelectionKeywords],
     ) -> InformerHandle:
         """A handle on the one live informer for this scope (created and started on first use).
 
-        `namespace=None` means all namespaces. Never waits for the informer to sync (use
-        `wait_synced`) and never fails for a kind that is not served yet.
+        What it keeps: ``selection`` and/or its fields as keywords (`Selection`; ``namespace=None``
+        means all namespaces). Never waits for the informer to sync (use `wait_synced`) and never
+        fails for a kind that is not served yet.
         """
+        sel = Selection.merged(selection, keywords)
         if self._tg is None or self._closing:
             raise RuntimeError("SharedCache is not running: use `async with SharedCache(...) as cache:`")
         client = self.client(cluster)
@@ -307,13 +307,11 @@ class SharedCache:
         if api is not None:
             res_name = resource_key(api)
             if not api.namespaced:
-                namespace = None
+                sel = dataclasses.replace(sel, namespace=None)
         else:
             ref = ResourceRef.parse(resource) if isinstance(resource, str) else resource
             res_name = str(ref)
-        scope = Scope.of(cluster, res_name, namespace=namespace, label_selector=label_selector,
-                         field_selector=field_selector, metadata_only=metadata_only, transform=transform,
-                         filter=filter)
+        scope = Scope.of(cluster, res_name, sel, filter=filter)
         entry = self._entries.get(scope)
         if entry is None and api is not None and not isinstance(resource, ApiResource):
             # an informer created while the kind was not served yet is keyed by the name as given
@@ -334,9 +332,10 @@ class SharedCache:
 
     @asynccontextmanager
     async def use(self, cluster: str = DEFAULT_CLUSTER, resource: ResourceLike = "",
-                  **kwargs: Any) -> AsyncIterator[InformerHandle]:
+                  selection: Selection | None = None, *, filter: Filter | None = None,
+                  **keywords: Unpack[SelectionKeywords]) -> AsyncIterator[InformerHandle]:
         """``async with cache.use(cluster, resource, ...) as handle:``: `informer_for` + `release`."""
-        handle = await self.informer_for(cluster, resource, **kwargs)
+        handle = await self.informer_for(cluster, resource, Selection.merged(selection, keywords), filter=filter)
         try:
             yield handle
         finally:

@@ -38,6 +38,7 @@ from kubeloop.client.errors import (
 )
 from kubeloop.client.events import WatchEvent
 from kubeloop.client.objects import ObjectList, Page, dumps
+from kubeloop.client.options import FieldSelectorLike, LabelSelectorLike, ListKeywords, ListOptions
 from kubeloop.client.resources import ApiResource, ResourceRef
 from kubeloop.client.retry import RetryPolicy
 from kubeloop.client.selectors import FieldSelector, LabelSelector
@@ -54,12 +55,16 @@ __all__ = [
     "Conflict",
     "Expired",
     "FieldSelector",
+    "FieldSelectorLike",
     "Forbidden",
     "Gone",
     "InternalError",
     "Invalid",
     "KubeloopClientError",
     "LabelSelector",
+    "LabelSelectorLike",
+    "ListKeywords",
+    "ListOptions",
     "MalformedWatchLine",
     "MethodNotAllowed",
     "NotAcceptable",

@@ -12,11 +12,11 @@ It is the same informer any controller watching the same scope uses (one watch p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._index import IndexFunc
 from kubeloop.cache._reader import CacheReader
+from kubeloop.cache._scope import Selection
 from kubeloop.cache._shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
 from kubeloop.cache._store import Key
 from kubeloop.client.selectors import FieldSelector, LabelSelector
@@ -29,18 +29,18 @@ _list = list
 class ManagedInformer:
     """A Manager-owned informer of one scope on one or every cluster (see the module docstring)."""
 
-    def __init__(self, resource: str, *, cluster: str | None, args: Mapping[str, Any],
+    def __init__(self, resource: str, selection: Selection, *, cluster: str | None,
                  indexes: Mapping[str, IndexFunc]) -> None:
         self.resource = resource
+        self.selection = selection
         self.cluster = cluster
-        self.args = dict(args)
         self.indexes = dict(indexes)
         self._handles: dict[str, InformerHandle] = {}
 
     async def open(self, cache: SharedCache) -> None:
         """Acquire the informer(s) and register the indexes (the Manager calls this at start)."""
         for cluster in [self.cluster] if self.cluster else cache.clusters:
-            handle = await cache.informer_for(cluster, self.resource, **self.args)
+            handle = await cache.informer_for(cluster, self.resource, self.selection)
             for name, fn in self.indexes.items():
                 handle.add_index(name, fn)
             self._handles[cluster] = handle

@@ -29,9 +29,9 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
-from kubeloop.cache import DEFAULT_TRANSFORM, IndexFunc, Transform
+from kubeloop.cache import IndexFunc, Selection, SelectionKeywords
 from kubeloop.cache._shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
 from kubeloop.client import ApiError, Client, KubeloopClientError, Unauthorized
 from kubeloop.config import load_config
@@ -217,19 +217,17 @@ class Manager:
         self._require_new("add a runnable")
         self._runnables.append(_RunnableEntry(name or str(getattr(fn, "__name__", "runnable")), fn, leader_election))
 
-    def informer(self, resource: str, *, cluster: str | None = None, namespace: str | None = None,
-                 label_selector: str | Mapping[str, str] | None = None,
-                 field_selector: str | Mapping[str, str] | None = None, metadata_only: bool = False,
-                 transform: Transform | None = DEFAULT_TRANSFORM,
-                 indexes: Mapping[str, IndexFunc] | None = None) -> ManagedInformer:
+    def informer(self, resource: str, selection: Selection | None = None, *, cluster: str | None = None,
+                 indexes: Mapping[str, IndexFunc] | None = None,
+                 **keywords: Unpack[SelectionKeywords]) -> ManagedInformer:
         """An informer (with ``indexes``) kept open for the manager's life; see `ManagedInformer`.
 
+        What it keeps: ``selection`` and/or its fields as keywords (`kubeloop.cache.Selection`).
         Same scope as a controller's source: the same watch. ``cluster`` None: every cluster.
         """
         self._require_new("add an informer")
-        inf = ManagedInformer(resource, cluster=cluster, indexes=indexes or {}, args={
-            "namespace": namespace, "label_selector": label_selector, "field_selector": field_selector,
-            "metadata_only": metadata_only, "transform": transform})
+        inf = ManagedInformer(resource, Selection.merged(selection, keywords), cluster=cluster,
+                              indexes=indexes or {})
         self._informers.append(inf)
         return inf
 

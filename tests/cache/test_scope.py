@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from kubeloop.cache import (
     DEFAULT_TRANSFORM,
     Scope,
+    Selection,
     compose,
     drop_annotations,
     drop_fields,
@@ -113,3 +114,14 @@ def test_narrowing_a_covering_scope_selects_exactly_the_narrow_scope(broad: str,
     if b.label_selector.matches(labels):  # what the broad informer holds
         pred = b.narrowing(n)
         assert (pred(obj(ns, "o", labels)) if pred is not None else True) == narrow_matches
+
+
+def test_a_selection_value_and_its_keywords_make_the_same_scope() -> None:
+    sel = Selection(namespace="x", label_selector={"a": "1"}, metadata_only=True)
+    assert Scope.of("c", R, sel) == Scope.of("c", R, namespace="x", label_selector="a=1", metadata_only=True)
+    assert Scope.of("c", R, sel, namespace="y").namespace == "y"  # keywords refine the value
+    assert Scope.of("c", R).transform is DEFAULT_TRANSFORM  # the default transform, as informer_for's
+    with pytest.raises(TypeError, match="namespace"):
+        Selection(namespace=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="unexpected selection option"):
+        Scope.of("c", R, labels="a=1")  # type: ignore[call-arg]
