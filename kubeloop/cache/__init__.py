@@ -6,7 +6,7 @@ The modules are private (``_name.py``); every public name is exported here.
 - `Store` (_store.py), indexes (_index.py), read-only views (_frozen.py), codecs (_codec.py).
 - `Informer` (_informer.py): watcher -> transform -> filter -> store -> subscribers.
 - `Subscription` / `Event` (_subscription.py, _events.py): per-subscriber bounded, ordered events.
-- `SharedCache` / `InformerHandle` (_shared.py): one informer per scope, shared and ref-counted.
+- `SharedCache` / `InformerHandle` (_shared.py, _handle.py): one informer per scope, shared and ref-counted.
 - `Reader` (_reader.py): the one read interface (get, list, keys, by_index, index_keys) of
   `Store`, `CacheReader`, `InformerHandle`, the manager's informers and ``ctx.reader()``.
 - `Scope` / `Selection` (_scope.py): what an informer keeps, the shared cache's key;
@@ -16,15 +16,17 @@ The modules are private (``_name.py``); every public name is exported here.
 from typing import TYPE_CHECKING
 
 from kubeloop.cache._codec import Codec, DictCodec, JsonCodec, ZlibDictCodec
+from kubeloop.cache._entry import Change, Key, ReplaceResult
 from kubeloop.cache._events import ADDED, DELETED, MODIFIED, RESYNC, Event
 from kubeloop.cache._frozen import FrozenDict, FrozenList, ReadOnlyError, freeze, json_default, thaw
+from kubeloop.cache._handle import InformerHandle
 from kubeloop.cache._index import NAMESPACE_INDEX, OWNER_INDEX, OWNER_REF_INDEX, IndexFunc, owner_ref_key
 from kubeloop.cache._informer import LIST_PAGE_SIZE, Informer, InformerNotReady
 from kubeloop.cache._reader import CacheReader, Reader
 from kubeloop.cache._scope import Scope, Selection, SelectionKeywords
-from kubeloop.cache._shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
+from kubeloop.cache._shared import DEFAULT_CLUSTER, SharedCache
 from kubeloop.cache._source import ClientSource
-from kubeloop.cache._store import Change, Key, ReplaceResult, Store
+from kubeloop.cache._store import Store
 from kubeloop.cache._subscription import Subscription, SubscriptionClosed
 from kubeloop.cache._transform import (
     DEFAULT_TRANSFORM,

@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kubeloop.cache._entry import Change
     from kubeloop.cache._frozen import FrozenDict
-    from kubeloop.cache._store import Change, Store
+    from kubeloop.cache._store import Store
 
 __all__ = ["ADDED", "DELETED", "MODIFIED", "RESYNC", "Event"]
 

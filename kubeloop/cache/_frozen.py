@@ -76,7 +76,23 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(unwrap(value), default=json_default)
 
 
-class FrozenDict(Mapping[str, Any]):
+class _ReadOnly:
+    """What both views refuse the same way: setting or deleting attributes, and ``clear``."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise ReadOnlyError(f"cannot set attribute {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise ReadOnlyError(f"cannot delete attribute {name!r}")
+
+    def clear(self) -> NoReturn:
+        """Raises ReadOnlyError."""
+        raise ReadOnlyError("cannot clear")
+
+
+class FrozenDict(_ReadOnly, Mapping[str, Any]):
     """A read-only, zero-copy view of a dict; nested dicts/lists come back as views."""
 
     __slots__ = ("_raw",)
@@ -147,12 +163,6 @@ class FrozenDict(Mapping[str, Any]):
         return (FrozenDict, (self._raw,))
 
     # ---- every mutation raises
-    def __setattr__(self, name: str, value: Any) -> NoReturn:
-        raise ReadOnlyError(f"cannot set attribute {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise ReadOnlyError(f"cannot delete attribute {name!r}")
-
     def __setitem__(self, key: str, value: Any) -> NoReturn:
         raise ReadOnlyError(f"cannot set key {key!r}")
 
@@ -174,16 +184,12 @@ class FrozenDict(Mapping[str, Any]):
         """Raises ReadOnlyError."""
         raise ReadOnlyError("cannot popitem")
 
-    def clear(self) -> NoReturn:
-        """Raises ReadOnlyError."""
-        raise ReadOnlyError("cannot clear")
-
     def setdefault(self, *args: Any) -> NoReturn:
         """Raises ReadOnlyError."""
         raise ReadOnlyError("cannot setdefault")
 
 
-class FrozenList(Sequence[Any]):
+class FrozenList(_ReadOnly, Sequence[Any]):
     """A read-only, zero-copy view of a list; nested dicts/lists come back as views."""
 
     __slots__ = ("_raw",)
@@ -259,12 +265,6 @@ class FrozenList(Sequence[Any]):
         return (FrozenList, (self._raw,))
 
     # ---- every mutation raises
-    def __setattr__(self, name: str, value: Any) -> NoReturn:
-        raise ReadOnlyError(f"cannot set attribute {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise ReadOnlyError(f"cannot delete attribute {name!r}")
-
     def __setitem__(self, index: Any, value: Any) -> NoReturn:
         raise ReadOnlyError("cannot set an item")
 
@@ -296,10 +296,6 @@ class FrozenList(Sequence[Any]):
     def pop(self, index: int = -1) -> NoReturn:
         """Raises ReadOnlyError."""
         raise ReadOnlyError("cannot pop")
-
-    def clear(self) -> NoReturn:
-        """Raises ReadOnlyError."""
-        raise ReadOnlyError("cannot clear")
 
     def sort(self, *args: Any, **kwargs: Any) -> NoReturn:
         """Raises ReadOnlyError."""

@@ -28,6 +28,10 @@ state: a kind that is not served yet (CRD missing) or a 403 keeps the informer n
 reason naming the cause, and `wait_synced()` raises `InformerNotReady` with that reason instead of
 timing out silently.
 
+This module is over 450 lines because the informer's parts (event handling, the relist swap,
+compaction scheduling, readiness) all act on the same state in the same task; each part is a
+short method.
+
 Structured concurrency: `run()` is the informer's whole life; the owner (a `SharedCache`, or
 ``async with informer:``) runs it in its own TaskGroup. Lifecycle, as on the `Manager`: `stop()`
 asks and returns at once, ``await close()`` stops and waits for `run()` to return.

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
+from kubeloop.cache._entry import Key, _parse_fields, _parse_labels
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._scope import Predicate, combine_fields, combine_labels
-from kubeloop.cache._store import Key, Store, _parse_fields, _parse_labels
+from kubeloop.cache._store import Store
 from kubeloop.client.selectors import FieldSelector, LabelSelector
 
 __all__ = ["CacheReader", "Reader"]

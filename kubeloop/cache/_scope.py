@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
-from kubeloop.cache._store import field_value
+from kubeloop.cache._entry import field_value
 from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.client.options import FieldSelectorLike, LabelSelectorLike
 from kubeloop.client.selectors import FieldSelector, LabelSelector

@@ -5,9 +5,9 @@ Sans-IO: the informer (later) calls the writer API (``apply``, ``delete``,
 ``by_index``. Readers always get read-only views (:mod:`kubeloop.cache._frozen`).
 
 What the store needs to answer without decoding an object is kept beside its
-compact form: the key, uid, resourceVersion, labels (interned, for label
-selectors) and every index key (so updates and deletes touch only what changed).
-A small LRU keeps the views of recently written or read objects decoded.
+compact form (`kubeloop.cache._entry`): the key, uid, resourceVersion, labels (interned, for
+label selectors) and every index key (so updates and deletes touch only what changed).
+A small LRU keeps the views of recently read objects decoded.
 
 Deferred compaction, one time-ordered queue: with a codec that can defer (the default zlib one),
 an object is first held in the codec's cheap form (exact-size JSON) and queued; `compact` deflates
@@ -16,6 +16,10 @@ and the informer compacts it in small batches after it synced. Watched writes (`
 ``defer_writes``) are due once they stayed unchanged for the caller's delay: an object that changes
 again soon, the usual case under churn, is never deflated for a version nobody keeps, and a read
 right after a change decodes JSON, not deflate.
+
+This module is over 450 lines because `Store` is one unit: its entries, indexes, hot views and
+compaction queue change together in every write (two-phase, all-or-nothing), and splitting the
+class would spread that invariant over files; what is not the class lives in `_entry.py`.
 """
 
 from __future__ import annotations
@@ -25,12 +29,21 @@ import sys
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
-from uuid import UUID
 
 from kubeloop.cache._codec import Codec, make_codec
+from kubeloop.cache._entry import (
+    Change,
+    Key,
+    ReplaceResult,
+    _Entry,
+    _pack_rv,
+    _pack_uid,
+    _parse_fields,
+    _parse_labels,
+    _unpack_uid,
+    field_value,
+)
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._index import (
     NAMESPACE_INDEX,
@@ -47,145 +60,11 @@ from kubeloop.client.selectors import FieldSelector, LabelSelector
 
 __all__ = ["Change", "Key", "ReplaceResult", "Store"]
 
-Key = tuple[str, str]
-"""(namespace, name); namespace is "" for cluster-scoped objects."""
-
 _intern = sys.intern
 _monotonic = time.monotonic
 _list = list  # `Store.list` shadows the builtin in annotations
 
-
-def _pack_rv(rv: str) -> str | int:
-    """A canonical decimal resourceVersion as an int (28 bytes instead of ~55); others as is."""
-    if rv.isascii() and rv.isdigit() and len(rv) < 19 and (rv[0] != "0" or rv == "0"):
-        return int(rv)
-    return rv
-
-
-def _pack_uid(uid: str) -> str | bytes:
-    """A canonical (lower-case) UUID as its 16 bytes (49 bytes instead of 85); others as is."""
-    if len(uid) == 36 and uid[8] == uid[13] == uid[18] == uid[23] == "-":
-        digits = uid.replace("-", "")
-        try:
-            b = bytes.fromhex(digits)
-        except ValueError:
-            return uid
-        if len(b) == 16 and b.hex() == digits:  # canonical: 32 lower-case hex digits, dashes in place
-            return b
-    return uid
-
-
 _OWNER_FNS = (owner_uid_index, owner_ref_index)
-
-
-def _unpack_uid(uid: str | bytes) -> str:
-    return str(UUID(bytes=uid)) if type(uid) is bytes else uid  # type: ignore[return-value]
-
-
-class _Entry:
-    """One stored object: its compact form plus what is needed without decoding it."""
-
-    __slots__ = ("data", "ikeys", "labels", "name", "namespace", "rv", "uid")
-
-    namespace: str
-    name: str
-    uid: str | bytes  # see _pack_uid
-    rv: str | int  # see _pack_rv
-    labels: tuple[str, ...]  # flat (k1, v1, k2, v2, ...), interned and shared between objects
-    ikeys: tuple[Keys, ...]  # the object's keys in each index, in index order (packed)
-    data: Any
-
-    def labels_dict(self) -> dict[str, str]:
-        lab = self.labels
-        return dict(zip(lab[::2], lab[1::2], strict=True))
-
-
-class Change:
-    """What an ``apply``/``replace`` did to one key: ``old`` and ``new`` read-only views.
-
-    ``old`` is decoded only when first read (most subscribers look only at ``new``).
-    ``old`` is None for an added object, ``new`` is None for a deleted one.
-    """
-
-    __slots__ = ("_codec", "_old", "_old_data", "name", "namespace", "new")
-
-    def __init__(
-        self,
-        namespace: str,
-        name: str,
-        new: FrozenDict | None,
-        *,
-        old: FrozenDict | None = None,
-        old_data: Any = None,
-        codec: Codec | None = None,
-    ) -> None:
-        self.namespace = namespace
-        self.name = name
-        self.new = new
-        self._old = old
-        self._old_data = old_data
-        self._codec = codec
-
-    @property
-    def key(self) -> Key:
-        """(namespace, name)."""
-        return (self.namespace, self.name)
-
-    @property
-    def old(self) -> FrozenDict | None:
-        """The object before the change (None if it did not exist)."""
-        if self._old is None and self._codec is not None:
-            self._old = FrozenDict(self._codec.decode(self._old_data))
-            self._old_data = self._codec = None
-        return self._old
-
-    @property
-    def kind(self) -> str:
-        """``"added"``, ``"modified"`` or ``"deleted"``."""
-        if self.new is None:
-            return "deleted"
-        if self._old is None and self._codec is None:
-            return "added"
-        return "modified"
-
-    def __repr__(self) -> str:
-        return f"Change({self.kind} {self.namespace}/{self.name})"
-
-
-@dataclass
-class ReplaceResult:
-    """The difference a relist made: what appeared, changed (resourceVersion differs) and vanished."""
-
-    added: list[Change] = field(default_factory=list)
-    modified: list[Change] = field(default_factory=list)
-    deleted: list[Change] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.added) + len(self.modified) + len(self.deleted)
-
-
-@lru_cache(maxsize=256)
-def _parse_labels(text: str) -> LabelSelector:
-    return LabelSelector.parse(text)
-
-
-@lru_cache(maxsize=256)
-def _parse_fields(text: str) -> FieldSelector:
-    return FieldSelector.parse(text)
-
-
-def field_value(obj: Mapping[str, Any], path: str) -> str:
-    """The field-selector string for a dotted path (missing -> "", bools as true/false)."""
-    cur: Any = obj
-    for part in path.split("."):
-        if not isinstance(cur, Mapping) or part not in cur:
-            return ""
-        cur = cur[part]
-    if cur is None:
-        return ""
-    if isinstance(cur, bool):
-        return "true" if cur else "false"
-    return str(cur)
 
 
 _LISTED = -math.inf

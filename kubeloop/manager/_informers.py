@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubeloop.cache._entry import Key
 from kubeloop.cache._frozen import FrozenDict
+from kubeloop.cache._handle import InformerHandle
 from kubeloop.cache._index import IndexFunc
 from kubeloop.cache._reader import CacheReader
 from kubeloop.cache._scope import Selection
-from kubeloop.cache._shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
-from kubeloop.cache._store import Key
+from kubeloop.cache._shared import DEFAULT_CLUSTER, SharedCache
 from kubeloop.client.selectors import FieldSelector, LabelSelector
 
 __all__ = ["ManagedInformer"]

@@ -32,7 +32,8 @@ from types import TracebackType
 from typing import Any, Unpack
 
 from kubeloop.cache import IndexFunc, Selection, SelectionKeywords
-from kubeloop.cache._shared import DEFAULT_CLUSTER, InformerHandle, SharedCache
+from kubeloop.cache._handle import InformerHandle
+from kubeloop.cache._shared import DEFAULT_CLUSTER, SharedCache
 from kubeloop.client import ApiError, Client, KubeloopClientError, Unauthorized
 from kubeloop.config import load_config
 from kubeloop.controller import Controller

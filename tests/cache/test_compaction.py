@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from kubeloop.cache import OWNER_INDEX, ClientSource, Informer, Store, ZlibDictCodec, thaw
-from kubeloop.cache._store import _pack_uid, _unpack_uid
+from kubeloop.cache._entry import _pack_uid, _unpack_uid
 from kubeloop.client import Client
 
 from .informer_support import CM, FAST, client, cm, eventually, ns

@@ -109,7 +109,7 @@ def check(store: Store, model: Model, fns: dict[str, Any], rng: random.Random) -
     assert {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in store.list(label_selector=sel)} == want_sel
     fsel = rng.choice(["spec.nodeName=n1", "metadata.name=o1", "metadata.namespace=a,spec.nodeName!=n2",
                        "spec.unschedulable=true"])
-    from kubeloop.cache._store import field_value
+    from kubeloop.cache._entry import field_value
     from kubeloop.client.selectors import FieldSelector
 
     parsed = FieldSelector.parse(fsel)
