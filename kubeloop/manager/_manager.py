@@ -17,6 +17,11 @@ Leadership lost: leader-only controllers stop at once (in-flight reconciles are 
 caches stay warm and the manager campaigns again. Shutdown (`stop()`, or the first SIGTERM/SIGINT
 with ``handle_signals``): stop taking work, let in-flight reconciles finish within
 ``graceful_shutdown_timeout``, release the lease, close the watches. A second signal exits at once.
+
+This module is over 450 lines because the Manager is one state machine (start-up order,
+leadership, readiness, shutdown) over one set of fields; each step is a short method, and the parts
+with a life of their own are modules of their own (election: `_leader.py`/`_lease.py`, probes,
+signals, managed informers).
 """
 
 from __future__ import annotations
