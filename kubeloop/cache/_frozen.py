@@ -77,9 +77,25 @@ def dumps(value: Any) -> bytes:
 
 
 class _ReadOnly:
-    """What both views refuse the same way: setting or deleting attributes, and ``clear``."""
+    """What both views do the same way: compare, size and show their data, and refuse to set or
+    delete attributes or to ``clear``."""
 
     __slots__ = ()
+    _raw: Any
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _ReadOnly):
+            other = other._raw
+        return bool(self._raw == other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._raw!r})"
 
     def __setattr__(self, name: str, value: Any) -> NoReturn:
         raise ReadOnlyError(f"cannot set attribute {name!r}")
@@ -127,20 +143,6 @@ class FrozenDict(_ReadOnly, Mapping[str, Any]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (FrozenDict, FrozenList)):
-            other = other._raw
-        return self._raw == other
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    def __repr__(self) -> str:
-        return f"FrozenDict({self._raw!r})"
 
     def __or__(self, other: Mapping[str, Any]) -> dict[str, Any]:
         """A new plain (shallow) dict: this view's items updated with ``other``'s."""
@@ -212,9 +214,6 @@ class FrozenList(_ReadOnly, Sequence[Any]):
             return FrozenList(v)
         return _wrap(v)
 
-    def __len__(self) -> int:
-        return len(self._raw)
-
     def __iter__(self) -> Iterator[Any]:
         for v in self._raw:
             t = type(v)
@@ -227,17 +226,6 @@ class FrozenList(_ReadOnly, Sequence[Any]):
 
     def __contains__(self, value: object) -> bool:
         return unwrap(value) in self._raw
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (FrozenDict, FrozenList)):
-            other = other._raw
-        return self._raw == other
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    def __repr__(self) -> str:
-        return f"FrozenList({self._raw!r})"
 
     def __add__(self, other: Sequence[Any]) -> list[Any]:
         """A new plain (shallow) list."""
