@@ -71,6 +71,11 @@ _LISTED = -math.inf
 """The write time `load` queues listed objects with: due at once."""
 
 
+def _due(item: _Entry | tuple[float, _Entry, Any]) -> float:
+    """When a queued object was written (-inf for a listed one)."""
+    return item[0] if type(item) is tuple else _LISTED
+
+
 class _Prepared:
     """An object checked, encoded and indexed, ready to be committed (phase 1 of a write)."""
 
@@ -125,8 +130,10 @@ class Store:
         if self._encode_deferred is None or self._compact is None:
             self._encode_deferred = self._compact = None
         self._defer_writes = defer_writes and self._encode_deferred is not None
-        # objects held in the cheap form, oldest first: (written when, entry, the data written then)
-        self._queue: deque[tuple[float, _Entry, Any]] = deque()
+        # objects held in the cheap form, oldest first: a listed entry (due at once) or a watched
+        # write (written when, entry, the data written then). A listed entry is queued bare: a
+        # tuple per listed object, freed once compacted, measured ~5% more RSS (fragmentation).
+        self._queue: deque[_Entry | tuple[float, _Entry, Any]] = deque()
         self.resource_version: str = ""
         if owner_index:
             self.add_index(OWNER_INDEX, owner_uid_index, trusted=True)
@@ -230,9 +237,7 @@ class Store:
                 ix.move(e, old_keys, new_keys)
             e.uid, e.rv, e.labels, e.ikeys, e.data = p.uid, p.rv, p.labels, p.ikeys, p.data
         if when is not None and self._compact is not None:
-            queue = self._queue
-            # keep the queue time-ordered: a listed object loaded after a write is due with it
-            queue.append((when if not queue or queue[-1][0] <= when else queue[-1][0], e, p.data))
+            self._queue.append(e if when == _LISTED else (when, e, p.data))
         return change
 
     def _drop(self, e: _Entry) -> None:
@@ -303,9 +308,10 @@ class Store:
         `time.monotonic()` value; listed objects are always due) and not written again since.
 
         Returns when the oldest object still queued was written (-inf for a listed one; None when
-        the queue is empty): the caller comes back once that is old enough. Safe at any time:
-        deleted objects and written versions replaced meanwhile are skipped (the newer write is
-        queued itself); readers see no difference. If the codec
+        the queue is empty): the caller comes back once that is old enough. The queue is in write
+        order (a name listed twice, after its first write, waits behind that write). Safe at any
+        time: deleted objects and written versions replaced meanwhile are skipped (the newer write
+        is queued itself); readers see no difference. If the codec
         fails, the queue is dropped (objects stay readable in the form they have) and the error
         propagates.
         """
@@ -319,22 +325,22 @@ class Store:
         by_ns = self._by_ns
         try:
             while queue and (limit is None or n < limit):
-                when, e, data = queue[0]
-                if when > before:
-                    return when
+                item = queue[0]
+                if isinstance(item, tuple):
+                    when, e, data = item
+                    if when > before:
+                        return when
+                else:  # listed: compacted as it is now (a write made while the codec still trains
+                    e = item  # its dictionary is stored as JSON and not queued)
+                    data = e.data
                 popleft()
-                if (by_ns.get(e.namespace) or {}).get(e.name) is not e:
-                    continue  # deleted since
-                if e.data is data:
+                if e.data is data and (by_ns.get(e.namespace) or {}).get(e.name) is e:
                     e.data = compact(data)
-                    n += 1
-                elif when == _LISTED:  # changed since it was listed: compacted as it is now (a write
-                    e.data = compact(e.data)  # while the codec trains is stored JSON, never queued)
                     n += 1
         except Exception:
             queue.clear()
             raise
-        return queue[0][0] if queue else None
+        return _due(queue[0]) if queue else None
 
     def delete(self, namespace: str, name: str, resource_version: str | None = None) -> FrozenDict | None:
         """Remove one object; returns what was stored (None if absent)."""
