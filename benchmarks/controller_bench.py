@@ -47,8 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kubeloop.cache.events import Event
-from kubeloop.cache.shared import SharedCache
+from kubeloop.cache import Event, SharedCache
 from kubeloop.client import Client
 from kubeloop.config import load_kubeconfig
 from kubeloop.controller import Context, Controller, PrimaryKind, Request, Result

@@ -52,7 +52,7 @@ sys.path.insert(0, str(HERE.parent))
 from store_objects import make_configmap, make_pod  # noqa: E402
 
 from kubeloop.cache import OWNER_INDEX, ClientSource, Informer, strip_managed_fields  # noqa: E402
-from kubeloop.cache.informer import LIST_PAGE_SIZE  # noqa: E402
+from kubeloop.cache._informer import LIST_PAGE_SIZE  # noqa: E402
 from kubeloop.client import ALL_NAMESPACES, Client  # noqa: E402
 from kubeloop.config import load_kubeconfig  # noqa: E402
 
@@ -265,7 +265,7 @@ async def bench_watch(kubeconfig: str, events: int) -> dict[str, Any]:
             cpu = time.process_time()
             await asyncio.wait_for(done.wait(), 120)
             # write-back compaction of the changed objects is billed too (a store count: no event to wait on)
-            while inf.store.deferred_writes:  # noqa: ASYNC110
+            while inf.store.pending_compaction:  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
             inf_cpu = time.process_time() - cpu
             proc.wait()

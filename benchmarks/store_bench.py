@@ -90,10 +90,7 @@ def _uid_index(o: Any) -> str:
 
 def run_one(kind: str, mode: str, path: Path, trace: bool) -> dict[str, Any]:
     """Ingest the file in this process and measure (called in a fresh subprocess)."""
-    from kubeloop.cache.frozen import FrozenDict
-    from kubeloop.cache.index import OWNER_INDEX
-    from kubeloop.cache.store import Store
-
+    from kubeloop.cache import OWNER_INDEX, FrozenDict, Store
     raws = path.read_bytes().splitlines()
     json_bytes = 0
     for raw in raws:  # the JSON size of what is stored: managedFields dropped
@@ -246,8 +243,7 @@ def _view_costs() -> dict[str, float]:
 
     from store_objects import make_pod
 
-    from kubeloop.cache.frozen import FrozenDict
-
+    from kubeloop.cache import FrozenDict
     pod = make_pod(1)
     view = FrozenDict(pod)
     n = 200_000

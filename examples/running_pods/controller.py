@@ -25,7 +25,7 @@ from typing import Any
 
 from examples.crds import install, load_crd
 from kubeloop import Client, Context, Controller, Manager, Request, Result
-from kubeloop.manager import SharedInformer
+from kubeloop.manager import ManagedInformer
 
 GROUP = "examples.kubeloop.dev"
 REPORT = f"{GROUP}/v1/PodReport"
@@ -49,7 +49,7 @@ def report_app(report: Mapping[str, Any]) -> list[str]:
     return [f"{report['metadata'].get('namespace')}/{app}"] if app else []
 
 
-def make_controller(pods: SharedInformer, name: str = "pod-report") -> Controller:
+def make_controller(pods: ManagedInformer, name: str = "pod-report") -> Controller:
     """The PodReport controller, reading Running Pods from ``pods`` (an informer with RUNNING_BY_APP)."""
 
     async def reconcile(req: Request, ctx: Context) -> Result | None:
@@ -73,7 +73,7 @@ def make_controller(pods: SharedInformer, name: str = "pod-report") -> Controlle
     return controller
 
 
-def setup(manager: Manager) -> SharedInformer:
+def setup(manager: Manager) -> ManagedInformer:
     """``kubeloop run`` calls this: one shared Pod informer with the index, and the controller."""
     pods = manager.informer("v1/Pod", indexes={RUNNING_BY_APP: running_by_app})
     manager.add(make_controller(pods), needs=[pods])

@@ -1,28 +1,54 @@
 """kubeloop.cache: the object store, indexes, read-only views, compact codecs, informers and the
 shared cache.
 
-- `Store` (store.py), indexes (index.py), read-only views (frozen.py), codecs (codec.py).
-- `Informer` (informer.py): watcher -> transform -> filter -> store -> subscribers.
-- `Subscription` / `Event` (subscription.py, events.py): per-subscriber bounded, ordered events.
-- `SharedCache` / `InformerHandle` (shared.py): one informer per scope, shared and ref-counted.
-- `Scope` (scope.py), `CacheReader` (reader.py), transforms (transform.py), `ClientSource` (source.py).
+The modules are private (``_name.py``); every public name is exported here.
+
+- `Store` (_store.py), indexes (_index.py), read-only views (_frozen.py), codecs (_codec.py).
+- `Informer` (_informer.py): watcher -> transform -> filter -> store -> subscribers.
+- `Subscription` / `Event` (_subscription.py, _events.py): per-subscriber bounded, ordered events.
+- `SharedCache` / `InformerHandle` (_shared.py, _handle.py): one informer per scope, shared and ref-counted.
+- `Reader` (_reader.py): the one read interface (get, list, keys, by_index, index_keys) of
+  `Store`, `CacheReader`, `InformerHandle`, the manager's informers and ``ctx.reader()``.
+- `Scope` / `Selection` (_scope.py): what an informer keeps, the shared cache's key;
+  `CacheReader` (_reader.py), transforms (_transform.py), `ClientSource` (_source.py).
 """
 
-from kubeloop.cache.codec import Codec, DictCodec, JsonCodec, ZlibDictCodec
-from kubeloop.cache.events import Event
-from kubeloop.cache.frozen import FrozenDict, FrozenList, ReadOnlyError, freeze, json_default, thaw
-from kubeloop.cache.index import NAMESPACE_INDEX, OWNER_INDEX, OWNER_REF_INDEX, owner_ref_key
-from kubeloop.cache.informer import Informer, InformerNotReady
-from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.scope import Scope
-from kubeloop.cache.shared import InformerHandle, SharedCache
-from kubeloop.cache.source import ClientSource
-from kubeloop.cache.store import Change, ReplaceResult, Store
-from kubeloop.cache.subscription import Subscription, SubscriptionClosed
-from kubeloop.cache.transform import DEFAULT, compose, drop_annotations, drop_fields, strip_managed_fields
+from typing import TYPE_CHECKING
+
+from kubeloop.cache._codec import Codec, DictCodec, JsonCodec, ZlibDictCodec
+from kubeloop.cache._entry import Change, Key, ReplaceResult
+from kubeloop.cache._events import Event
+from kubeloop.cache._frozen import FrozenDict, FrozenList, ReadOnlyError, freeze, json_default, thaw
+from kubeloop.cache._handle import InformerHandle
+from kubeloop.cache._index import (
+    NAMESPACE_INDEX,
+    OWNER_INDEX,
+    OWNER_REF_INDEX,
+    IndexFunc,
+    owner_ref_index,
+    owner_ref_key,
+    owner_uid_index,
+)
+from kubeloop.cache._informer import LIST_PAGE_SIZE, Informer, InformerNotReady
+from kubeloop.cache._reader import CacheReader, Reader
+from kubeloop.cache._scope import Scope, Selection, SelectionKeywords
+from kubeloop.cache._shared import SharedCache
+from kubeloop.cache._source import ClientSource
+from kubeloop.cache._store import Store
+from kubeloop.cache._subscription import Subscription, SubscriptionClosed
+from kubeloop.cache._transform import (
+    DEFAULT_TRANSFORM,
+    Filter,
+    Transform,
+    compose,
+    drop_annotations,
+    drop_fields,
+    strip_managed_fields,
+)
 
 __all__ = [
-    "DEFAULT",
+    "DEFAULT_TRANSFORM",
+    "LIST_PAGE_SIZE",
     "NAMESPACE_INDEX",
     "OWNER_INDEX",
     "OWNER_REF_INDEX",
@@ -32,26 +58,40 @@ __all__ = [
     "Codec",
     "DictCodec",
     "Event",
+    "Filter",
     "FrozenDict",
     "FrozenList",
+    "IndexFunc",
     "Informer",
     "InformerHandle",
     "InformerNotReady",
     "JsonCodec",
+    "Key",
     "ReadOnlyError",
+    "Reader",
     "ReplaceResult",
     "Scope",
+    "Selection",
+    "SelectionKeywords",
     "SharedCache",
     "Store",
     "Subscription",
     "SubscriptionClosed",
+    "Transform",
     "ZlibDictCodec",
     "compose",
     "drop_annotations",
     "drop_fields",
     "freeze",
     "json_default",
+    "owner_ref_index",
     "owner_ref_key",
+    "owner_uid_index",
     "strip_managed_fields",
     "thaw",
 ]
+
+if TYPE_CHECKING:  # every read-only front conforms to `Reader` (checked by mypy)
+
+    def _fronts(s: Store, r: CacheReader, h: InformerHandle) -> list[Reader]:
+        return [s, r, h]

@@ -214,7 +214,7 @@ async def _main(module: ModuleType, target: str, opts: dict[str, Any]) -> None:
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        election: LeaderElection | bool = False
+        election: LeaderElection | None = None
         if opts["leader_election"]:
             try:
                 election = LeaderElection(opts["leader_election_id"] or default_lease_name(module),

@@ -43,6 +43,7 @@ from kubeloop.client.errors import (
 )
 from kubeloop.client.events import WatchEvent
 from kubeloop.client.objects import ObjectList, Page, dumps
+from kubeloop.client.options import ListKeywords, ListOptions
 from kubeloop.client.resources import ApiResource, ResourceRef
 from kubeloop.client.retry import RetryPolicy
 from kubeloop.client.watch import WatchConnectionLost, WatchStream
@@ -62,6 +63,8 @@ __all__ = [
     "InternalError",
     "Invalid",
     "KubeloopClientError",
+    "ListKeywords",
+    "ListOptions",
     "MalformedWatchLine",
     "MethodNotAllowed",
     "NotAcceptable",

@@ -22,6 +22,7 @@ import orjson
 from kubeloop.client.events import WatchEvent
 from kubeloop.client.mapper import RESTMapper
 from kubeloop.client.objects import ObjectList, Page, dumps
+from kubeloop.client.options import ListKeywords, ListOptions
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.client.transport import Transport, TransportOptions
 from kubeloop.client.watch import WatchStream
@@ -286,37 +287,27 @@ class Client:
         _, data = await self.transport.request("GET", path, accept=ACCEPT_META if metadata_only else ACCEPT_JSON)
         return _loads(data)
 
-    async def list_page(
-        self,
-        resource: ResourceLike,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike | None = None,
-        field_selector: FieldSelectorLike | None = None,
-        limit: int | None = 500,
-        continue_token: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        metadata_only: bool = False,
-        fill_kind: bool = True,
-    ) -> Page:
-        """One LIST request: the first page, or the page after `continue_token` (the API forbids
-        resourceVersion with continue, so those are only sent for the first page). A `Gone` error
-        means the continue token expired: start over. `fill_kind` sets `kind`/`apiVersion` on items
-        lacking them, as client-go's dynamic client does."""
+    async def list_page(self, resource: ResourceLike, options: ListOptions | None = None, *,
+                        continue_token: str | None = None, fill_kind: bool = True,
+                        **keywords: Unpack[ListKeywords]) -> Page:
+        """One LIST request (`options` and/or the same fields as keywords): the first page, or the
+        page after `continue_token` (the API forbids resourceVersion with continue, so those are only
+        sent for the first page). A `Gone` error means the continue token expired: start over.
+        `fill_kind` sets `kind`/`apiVersion` on items lacking them, as client-go's dynamic client does."""
+        opts = ListOptions.merged(options, keywords)
         res = await self.resolve(resource)
-        path = res.path(self._namespace(res, namespace, allow_all=True))
-        params = _selector_params(label_selector, field_selector)
-        if limit:
-            params["limit"] = str(limit)
+        path = res.path(self._namespace(res, opts.namespace, allow_all=True))
+        params = _selector_params(opts.label_selector, opts.field_selector)
+        if opts.limit:
+            params["limit"] = str(opts.limit)
         if continue_token:
             params["continue"] = continue_token
         else:
-            if resource_version is not None:
-                params["resourceVersion"] = resource_version
-            if resource_version_match is not None:
-                params["resourceVersionMatch"] = resource_version_match
-        accept = ACCEPT_META_LIST if metadata_only else ACCEPT_JSON
+            if opts.resource_version is not None:
+                params["resourceVersion"] = opts.resource_version
+            if opts.resource_version_match is not None:
+                params["resourceVersionMatch"] = opts.resource_version_match
+        accept = ACCEPT_META_LIST if opts.metadata_only else ACCEPT_JSON
         _, data = await self.transport.request("GET", path, params=params, accept=accept)
         body = orjson.loads(data)
         meta = body.get("metadata") or {}
@@ -331,52 +322,24 @@ class Client:
         return Page(items, str(meta.get("resourceVersion", "")), meta.get("continue") or None,
                     meta.get("remainingItemCount"), list_kind, api_version)
 
-    async def list_pages(
-        self,
-        resource: ResourceLike,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike | None = None,
-        field_selector: FieldSelectorLike | None = None,
-        limit: int | None = 500,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        metadata_only: bool = False,
-        fill_kind: bool = True,
-    ) -> AsyncIterator[Page]:
+    async def list_pages(self, resource: ResourceLike, options: ListOptions | None = None, *,
+                         fill_kind: bool = True, **keywords: Unpack[ListKeywords]) -> AsyncIterator[Page]:
         """LIST page by page (`limit` items each, following `continue`); see `list_page`."""
+        opts = ListOptions.merged(options, keywords)
         token: str | None = None
         while True:
-            page = await self.list_page(resource, namespace=namespace, label_selector=label_selector,
-                                        field_selector=field_selector, limit=limit, continue_token=token,
-                                        resource_version=resource_version,
-                                        resource_version_match=resource_version_match,
-                                        metadata_only=metadata_only, fill_kind=fill_kind)
+            page = await self.list_page(resource, opts, continue_token=token, fill_kind=fill_kind)
             yield page
             token = page.continue_token
             if not token:
                 return
 
-    async def list(
-        self,
-        resource: ResourceLike,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelectorLike | None = None,
-        field_selector: FieldSelectorLike | None = None,
-        limit: int | None = 500,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        metadata_only: bool = False,
-    ) -> ObjectList:
+    async def list(self, resource: ResourceLike, options: ListOptions | None = None,
+                   **keywords: Unpack[ListKeywords]) -> ObjectList:
         """Every matching object (all pages). `namespace=ALL_NAMESPACES` lists across namespaces."""
         items: builtins.list[dict[str, Any]] = []
         rv, kind, api_version = "", "", ""
-        async for page in self.list_pages(resource, namespace=namespace, label_selector=label_selector,
-                                          field_selector=field_selector, limit=limit,
-                                          resource_version=resource_version,
-                                          resource_version_match=resource_version_match,
-                                          metadata_only=metadata_only):
+        async for page in self.list_pages(resource, ListOptions.merged(options, keywords)):
             items.extend(page.items)
             rv, kind, api_version = page.resource_version, page.kind, page.api_version
         return ObjectList(items, rv, kind, api_version)
@@ -384,24 +347,24 @@ class Client:
     def watch(
         self,
         resource: ResourceLike,
+        options: ListOptions | None = None,
         *,
-        namespace: str | None = None,
-        resource_version: str | None = None,
         allow_bookmarks: bool = True,
         timeout_seconds: int | None = None,
-        label_selector: LabelSelectorLike | None = None,
-        field_selector: FieldSelectorLike | None = None,
         send_initial_events: bool = False,
-        metadata_only: bool = False,
         inactivity_timeout: float | None = None,
+        **keywords: Unpack[ListKeywords],
     ) -> WatchStream:
         """A watch as an async iterator of `WatchEvent`s; use `async with client.watch(...) as w:`.
 
+        What it selects: `options` and/or the same fields as keywords (`limit` does not apply).
         ERROR events (e.g. 410 Expired) are yielded, not raised: `event.error()` gives the typed
         error. `send_initial_events=True` asks for a streaming list (sets resourceVersionMatch=
         NotOlderThan and bookmarks, as the API requires). `inactivity_timeout` closes a watch that
         received nothing for that many seconds (raising `WatchConnectionLost`).
         """
+        opts = ListOptions.merged(options, keywords)
+        namespace, resource_version = opts.namespace, opts.resource_version
         params: dict[str, str] = {"watch": "1"}
         if resource_version is not None:
             params["resourceVersion"] = resource_version
@@ -409,12 +372,14 @@ class Client:
             params["allowWatchBookmarks"] = "true"
         if timeout_seconds is not None:
             params["timeoutSeconds"] = str(int(timeout_seconds))
-        params.update(_selector_params(label_selector, field_selector))
+        params.update(_selector_params(opts.label_selector, opts.field_selector))
         if send_initial_events:
             params["sendInitialEvents"] = "true"
             params["resourceVersionMatch"] = "NotOlderThan"
             params.setdefault("resourceVersion", "")
-        accept = ACCEPT_META if metadata_only else ACCEPT_JSON
+        elif opts.resource_version_match is not None:
+            params["resourceVersionMatch"] = opts.resource_version_match
+        accept = ACCEPT_META if opts.metadata_only else ACCEPT_JSON
 
         async def opener() -> aiohttp.ClientResponse:
             res = await self.resolve(resource)

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from kubeloop.cache.frozen import json_default
+from kubeloop.cache import json_default
 
 _IGNORED_TOP = frozenset({"apiVersion", "kind"})
 _LIST_KEYS = ("name", "containerPort", "port", "mountPath", "devicePath", "ip", "type")

@@ -18,9 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubeloop.cache.frozen import FrozenDict
-from kubeloop.cache.index import OWNER_INDEX
-from kubeloop.cache.shared import SharedCache
+from kubeloop.cache import OWNER_INDEX, FrozenDict, SharedCache
 from kubeloop.client import Client, ResourceRef
 from kubeloop.controller._apply import Applied, can_skip, fingerprint
 from kubeloop.controller._logs import RequestLogger, request_logger

@@ -43,10 +43,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.shared import SharedCache
-from kubeloop.cache.transform import DEFAULT, Filter, Transform
+from kubeloop.cache import DEFAULT_TRANSFORM, CacheReader, Filter, IndexFunc, SharedCache, Transform
 from kubeloop.client import Client
 from kubeloop.controller._handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped, MapFn
 from kubeloop.controller._request import Request
@@ -88,7 +85,7 @@ class Controller:
         namespace: str | None = None,
         label_selector: str | Mapping[str, str] | None = None,
         field_selector: str | Mapping[str, str] | None = None,
-        transform: Transform | None = DEFAULT,
+        transform: Transform | None = DEFAULT_TRANSFORM,
         filter: Filter | None = None,
         max_concurrent_reconciles: int = 1,
         reconcile_timeout: float | None = None,
@@ -145,7 +142,7 @@ class Controller:
     def owns(self, resource: str, *, predicates: Predicates = None, match_every_owner: bool = False,
              metadata_only: bool = True, namespace: str | None = None,
              label_selector: str | Mapping[str, str] | None = None,
-             transform: Transform | None = DEFAULT, filter: Filter | None = None) -> Controller:
+             transform: Transform | None = DEFAULT_TRANSFORM, filter: Filter | None = None) -> Controller:
         """Reconcile the primary that controls a changed ``resource`` object (via ownerReferences).
 
         Watched metadata-only by default (owner references are metadata; memory stays small);
@@ -159,7 +156,7 @@ class Controller:
     def watches(self, resource: str, map_fn: MapFn, *, predicates: Predicates = None, cluster: str | None = None,
                 namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None,
                 field_selector: str | Mapping[str, str] | None = None, metadata_only: bool = False,
-                transform: Transform | None = DEFAULT, filter: Filter | None = None) -> Controller:
+                transform: Transform | None = DEFAULT_TRANSFORM, filter: Filter | None = None) -> Controller:
         """Reconcile what ``map_fn(obj)`` returns whenever a ``resource`` object changes.
 
         ``cluster``: watch only that cluster (default: each cluster the controller runs on); the

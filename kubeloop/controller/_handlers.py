@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from kubeloop.cache.events import Event
+from kubeloop.cache import Event
 from kubeloop.controller._request import Request
 from kubeloop.meta import DELETED, MODIFIED
 

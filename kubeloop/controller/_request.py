@@ -69,7 +69,7 @@ class TerminalError(Exception):
 class CacheNotSynced(Exception):
     """A reconcile read a cache (an informer, an index) that has not finished its first list.
 
-    Raised by readers that may be read before they are full (`kubeloop.manager.SharedInformer`);
+    Raised by readers that may be read before they are full (`kubeloop.manager.ManagedInformer`);
     a partial cache would answer "not found" or a short list, and the reconcile would act on it.
     The runtime does not count it as an error: it waits (bounded) for ``wait_synced`` and runs
     the reconcile again, so a reconcile never needs to declare which caches it reads.

@@ -14,9 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 
-from kubeloop.cache.events import Event
-from kubeloop.cache.shared import SharedCache
-from kubeloop.cache.subscription import SubscriptionClosed
+from kubeloop.cache import Event, SharedCache, SubscriptionClosed
 from kubeloop.client import Client, ResourceRef, UnknownKind
 from kubeloop.controller._apply import AppliedMemory
 from kubeloop.controller._context import Context

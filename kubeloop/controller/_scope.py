@@ -11,11 +11,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.cache.frozen import FrozenDict, freeze
-from kubeloop.cache.index import OWNER_INDEX, OWNER_REF_INDEX, owner_ref_index, owner_uid_index
-from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.shared import SharedCache
-from kubeloop.cache.store import Key
+from kubeloop.cache import (
+    OWNER_INDEX,
+    OWNER_REF_INDEX,
+    CacheReader,
+    FrozenDict,
+    Key,
+    SharedCache,
+    freeze,
+    owner_ref_index,
+    owner_uid_index,
+)
 from kubeloop.controller._apply import AppliedMemory
 from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites

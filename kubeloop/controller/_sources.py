@@ -11,10 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.cache.frozen import FrozenDict
-from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.shared import InformerHandle
-from kubeloop.cache.subscription import Subscription
+from kubeloop.cache import CacheReader, FrozenDict, InformerHandle, Subscription
 from kubeloop.controller._handlers import PrimaryKind
 from kubeloop.controller._readyourwrites import ObjectKey
 from kubeloop.controller._spec import SourceSpec
@@ -35,7 +32,7 @@ class BoundSource:
     @property
     def store(self) -> CacheReader:
         """The informer's reader for this source's scope."""
-        return self.handle.store
+        return self.handle.reader
 
 
 class SourceSet:
@@ -74,7 +71,7 @@ class SourceSet:
         cluster, group, kind, ns, name = key
         best = None
         for src in self._by_gk.get((cluster, group, kind), ()):
-            obj = src.handle.store.get(name, ns)
+            obj = src.handle.reader.get(name, ns)
             if obj is not None:
                 if not src.spec.metadata_only:
                     return obj

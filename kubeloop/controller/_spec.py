@@ -23,8 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.transform import DEFAULT, Filter, Transform
+from kubeloop.cache import DEFAULT_TRANSFORM, Filter, IndexFunc, Transform
 from kubeloop.client import ResourceRef
 from kubeloop.controller._handlers import EnqueueForObject, EventHandler
 from kubeloop.controller._predicates import Predicate, PredicateFn, as_predicate
@@ -77,7 +76,7 @@ class SourceSpec:
     label_selector: str | Mapping[str, str] | None = None
     field_selector: str | Mapping[str, str] | None = None
     metadata_only: bool = False
-    transform: Transform | None = DEFAULT
+    transform: Transform | None = DEFAULT_TRANSFORM
     filter: Filter | None = None
     predicate: Predicate | None = None
 

@@ -1,28 +1,38 @@
 """kubeloop.manager: many controllers in one process (see docs/manager.md).
 
-- `Manager` (manager.py): clusters, one shared cache, controllers, informers with indexes,
+The modules are private (``_name.py``); every public name is exported here.
+
+- `Manager` (_manager.py): clusters, one shared cache, controllers, informers with indexes,
   leader election, probes and metrics, graceful shutdown.
-- `LeaderElection` / `LeaderElector` (lease.py, leader.py): Lease-based election, client-go timing.
-- `ProbeServer` (probes.py): ``/healthz``, ``/readyz``, ``/metrics``.
-- `ShutdownSignals` (signals.py): first SIGTERM/SIGINT graceful, the second exits at once.
-- `SharedInformer` (informers.py): a manager-owned informer for cross-resource lookups.
+- `LeaderElection` / `LeaderElector` (_lease.py, _leader.py): Lease-based election, client-go timing.
+- `ProbeServer` (_probes.py): ``/healthz``, ``/readyz``, ``/metrics``.
+- `ShutdownSignals` (_signals.py): first SIGTERM/SIGINT graceful, the second exits at once.
+- `ManagedInformer` (_informers.py): a manager-owned informer for cross-resource lookups.
 """
 
-from kubeloop.manager.informers import SharedInformer
-from kubeloop.manager.leader import LeaderElector
-from kubeloop.manager.lease import LeaderElection, LeaseRecord
-from kubeloop.manager.manager import Manager, ManagerError, Runnable
-from kubeloop.manager.probes import ProbeServer
-from kubeloop.manager.signals import ShutdownSignals
+from typing import TYPE_CHECKING
+
+from kubeloop.manager._informers import ManagedInformer
+from kubeloop.manager._leader import LeaderElector
+from kubeloop.manager._lease import LeaderElection, LeaseRecord
+from kubeloop.manager._manager import Manager, ManagerError, Runnable
+from kubeloop.manager._probes import ProbeServer
+from kubeloop.manager._signals import ShutdownSignals
 
 __all__ = [
     "LeaderElection",
     "LeaderElector",
     "LeaseRecord",
+    "ManagedInformer",
     "Manager",
     "ManagerError",
     "ProbeServer",
     "Runnable",
-    "SharedInformer",
     "ShutdownSignals",
 ]
+
+if TYPE_CHECKING:  # the manager's informers conform to `kubeloop.cache.Reader` (checked by mypy)
+    from kubeloop.cache import Reader
+
+    def _fronts(i: ManagedInformer) -> Reader:
+        return i

@@ -10,7 +10,7 @@ Internal modules are private (`_name.py`); import everything from `kubeloop.watc
 - `Watcher` (_watcher.py): runs the machine against a `WatchSource` (_source.py) in the consumer's
   own task: `async for event in watcher.events()` or `await watcher.run(callback)`; `stop()`,
   `wake()`.
-- The adapter from `kubeloop.client` to a `WatchSource` is `kubeloop.cache.source.ClientSource`.
+- The adapter from `kubeloop.client` to a `WatchSource` is `kubeloop.cache.ClientSource`.
 - `Backoff` (_backoff.py), `WatchConfig`/`ListSemantic` (_config.py), `WatchError`/`ErrorKind`/
   `classify_exception`/`classify_status` (_errors.py).
 """

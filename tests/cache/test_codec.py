@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubeloop.cache.codec import Codec, DictCodec, JsonCodec, ZlibDictCodec, make_codec
+from kubeloop.cache._codec import Codec, DictCodec, JsonCodec, ZlibDictCodec, make_codec
 
 
 def configmap(i: int, text: str = "") -> dict[str, Any]:

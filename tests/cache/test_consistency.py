@@ -126,12 +126,12 @@ async def test_store_equals_a_fresh_list_after_churn_and_faults(client: Client, 
         await eventually(converged, timeout=10, what="store == LIST")
         by_name = {o["metadata"]["name"]: o for o in truth}
         for t in "abcd":
-            assert {n for _, n in h.store.index_keys("team", t)} == {
+            assert {n for _, n in h.reader.index_keys("team", t)} == {
                 n for n, o in by_name.items() if (o["metadata"].get("labels") or {}).get("team") == t}
-            assert {o["metadata"]["name"] for o in h.store.by_index("team", t)} == {
-                n for _, n in h.store.index_keys("team", t)}
+            assert {o["metadata"]["name"] for o in h.reader.by_index("team", t)} == {
+                n for _, n in h.reader.index_keys("team", t)}
         want_b = {n for n, o in by_name.items() if (o["metadata"].get("labels") or {}).get("team") == "b"}
-        assert {n for _, n in narrow.store.keys()} == want_b
+        assert {n for _, n in narrow.reader.keys()} == want_b
         assert narrow_mirror == want_b
         for name, obj in by_name.items():
             cached = h.get(name, ns)

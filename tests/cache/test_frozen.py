@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from kubeloop.cache import FrozenDict, FrozenList, ReadOnlyError, freeze, json_default, thaw
-from kubeloop.cache.frozen import dumps, unwrap
+from kubeloop.cache._frozen import dumps, unwrap
 
 
 def sample() -> dict[str, Any]:

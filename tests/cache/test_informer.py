@@ -307,3 +307,15 @@ async def test_a_waiting_informer_is_woken_when_discovery_serves_the_kind(client
         finally:
             await client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")
         widgets.release()
+
+
+async def test_close_stops_and_waits_like_the_manager(client: Client, ns: str) -> None:
+    await client.create(cm("a"), namespace=ns)
+    inf = informer(client, ns)
+    await inf.close()  # never started: returns at once
+    running = informer(client, ns)
+    task = asyncio.create_task(running.run())
+    await running.wait_synced(5)
+    await running.close()
+    assert task.done() and running.stopped and not running.ready
+    await task

@@ -8,8 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubeloop.cache import DEFAULT, Scope, drop_fields
-from kubeloop.cache.transform import compose, drop_annotations, strip_managed_fields
+from kubeloop.cache import (
+    DEFAULT_TRANSFORM,
+    Scope,
+    Selection,
+    compose,
+    drop_annotations,
+    drop_fields,
+    strip_managed_fields,
+)
 
 R = "core/v1/configmaps"
 
@@ -19,8 +26,8 @@ def obj(ns: str, name: str, labels: dict[str, str] | None = None, **extra: Any) 
 
 
 def test_equal_arguments_give_equal_hashable_keys() -> None:
-    a = Scope.of("default", R, namespace="x", label_selector="b=2,a=1", transform=DEFAULT)
-    b = Scope.of("default", R, namespace="x", label_selector={"a": "1", "b": "2"}, transform=DEFAULT)
+    a = Scope.of("default", R, namespace="x", label_selector="b=2,a=1", transform=DEFAULT_TRANSFORM)
+    b = Scope.of("default", R, namespace="x", label_selector={"a": "1", "b": "2"}, transform=DEFAULT_TRANSFORM)
     assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1
     assert Scope.of("default", R, namespace="") == Scope.of("default", R, namespace=None)
 
@@ -39,12 +46,12 @@ def test_equal_arguments_give_equal_hashable_keys() -> None:
     ({"field_selector": "status.phase=Running"}, {}, False),
     ({}, {"metadata_only": True}, False),
     ({"metadata_only": True}, {}, False),
-    ({"transform": None}, {"transform": DEFAULT}, False),
-    ({"transform": DEFAULT}, {"transform": None}, False),
+    ({"transform": None}, {"transform": DEFAULT_TRANSFORM}, False),
+    ({"transform": DEFAULT_TRANSFORM}, {"transform": None}, False),
 ])
 def test_covers(broad: dict[str, Any], narrow: dict[str, Any], covered: bool) -> None:
-    broad.setdefault("transform", DEFAULT)
-    narrow.setdefault("transform", DEFAULT)
+    broad.setdefault("transform", DEFAULT_TRANSFORM)
+    narrow.setdefault("transform", DEFAULT_TRANSFORM)
     assert Scope.of("default", R, **broad).covers(Scope.of("default", R, **narrow)) is covered
 
 
@@ -80,11 +87,11 @@ def test_narrowing_predicate() -> None:
 
 
 def test_transforms_have_stable_identity_and_do_their_job() -> None:
-    assert DEFAULT is strip_managed_fields
+    assert DEFAULT_TRANSFORM is strip_managed_fields
     o = {"metadata": {"name": "a", "managedFields": [{}], "annotations": {"big": "x", "keep": "y"}},
          "status": {"a": 1}}
     t = compose(strip_managed_fields, drop_fields("status"), drop_annotations("big"))
-    assert t is not None and compose(None) is None and compose(DEFAULT) is DEFAULT
+    assert t is not None and compose(None) is None and compose(DEFAULT_TRANSFORM) is DEFAULT_TRANSFORM
     assert t(o) == {"metadata": {"name": "a", "annotations": {"keep": "y"}}}
     assert drop_annotations("keep")(o) == {"metadata": {"name": "a"}}
     assert drop_fields("spec.x.y")({"spec": 1}) == {"spec": 1}  # non-dict on the way: untouched
@@ -107,3 +114,14 @@ def test_narrowing_a_covering_scope_selects_exactly_the_narrow_scope(broad: str,
     if b.label_selector.matches(labels):  # what the broad informer holds
         pred = b.narrowing(n)
         assert (pred(obj(ns, "o", labels)) if pred is not None else True) == narrow_matches
+
+
+def test_a_selection_value_and_its_keywords_make_the_same_scope() -> None:
+    sel = Selection(namespace="x", label_selector={"a": "1"}, metadata_only=True)
+    assert Scope.of("c", R, sel) == Scope.of("c", R, namespace="x", label_selector="a=1", metadata_only=True)
+    assert Scope.of("c", R, sel, namespace="y").namespace == "y"  # keywords refine the value
+    assert Scope.of("c", R).transform is DEFAULT_TRANSFORM  # the default transform, as informer_for's
+    with pytest.raises(TypeError, match="namespace"):
+        Selection(namespace=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="unexpected selection option"):
+        Scope.of("c", R, labels="a=1")  # type: ignore[call-arg]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kubeloop.cache import SharedCache, drop_fields
+from kubeloop.cache import Reader, SharedCache, drop_fields
 from kubeloop.client import Client
 from kubeloop.meta import ADDED, DELETED, MODIFIED
 
@@ -38,6 +38,21 @@ async def test_many_readers_of_one_scope_share_one_watch(client: Client, ns: str
             h.release()
 
 
+async def test_every_read_front_is_one_reader_and_answers_alike(client: Client, ns: str) -> None:
+    await client.create(cm("one", labels={"team": "a"}), namespace=ns)
+    async with SharedCache(client, watch_config=FAST) as cache:
+        h = await cache.informer_for("default", CM, namespace=ns)
+        await h.wait_synced(5)
+        h.add_index("team", lambda o: (o["metadata"].get("labels") or {}).get("team"))
+        fronts: list[Reader] = [h, h.reader, h.informer.reader, h.informer.store]
+        for r in fronts:
+            assert isinstance(r, Reader)
+            # only this test's objects: a real cluster has its own ConfigMaps in every namespace
+            assert (ns, "one") in r.keys() and r.index_keys("team", "a") == {(ns, "one")}
+            assert r.get("one", ns) == r.list(ns, label_selector="team=a")[0] == r.by_index("team", "a")[0]
+        h.release()
+
+
 async def test_subset_scopes_are_served_locally_and_track_moves(client: Client, ns: str, apiserver: Any) -> None:
     await client.create(cm("in", labels={"tier": "web", "env": "prod"}), namespace=ns)
     await client.create(cm("out", labels={"tier": "db"}), namespace=ns)
@@ -54,12 +69,12 @@ async def test_subset_scopes_are_served_locally_and_track_moves(client: Client, 
         if apiserver.is_emulator:
             await eventually(lambda: open_watches(apiserver) == 1, what="one watch")
         # only this test's objects: a real cluster has its own ConfigMaps in every namespace
-        assert sorted(n for _, n in in_ns.store.keys() if n in ("in", "out")) == ["in", "out"]
+        assert sorted(n for _, n in in_ns.reader.keys() if n in ("in", "out")) == ["in", "out"]
         assert [o["metadata"]["name"] for o in web.list()] == ["in"]
         assert web.get("out", ns) is None and web.get("in", ns) is not None
-        assert len(prod_web.store) == 1 and [n for _, n in by_name.store.keys()] == ["in"]
-        assert web.store.list(label_selector="env=prod")[0]["metadata"]["name"] == "in"
-        assert web.store.list(namespace="elsewhere") == []
+        assert len(prod_web.reader) == 1 and [n for _, n in by_name.reader.keys()] == ["in"]
+        assert web.reader.list(label_selector="env=prod")[0]["metadata"]["name"] == "in"
+        assert web.reader.list(namespace="elsewhere") == []
         sub = web.subscribe()
         assert names(await collect(sub, 1)) == [(ADDED, "in")]
         await client.patch(CM, "out", {"metadata": {"labels": {"tier": "web"}}}, namespace=ns)  # moves in
@@ -72,7 +87,7 @@ async def test_subset_scopes_are_served_locally_and_track_moves(client: Client, 
         assert got[1].old is not None and got[1].old["metadata"]["labels"]["tier"] == "web"
         await asyncio.sleep(0.05)
         assert sub.get_nowait() is None
-        assert web.store.keys() == []
+        assert web.reader.keys() == []
         await asyncio.sleep(0.1)
         if apiserver.is_emulator:
             assert open_watches(apiserver) == 1
@@ -160,7 +175,7 @@ async def test_clusters_are_part_of_every_key_and_event(client: Client, ns: str,
             west = await cache.informer_for("west", CM, namespace=ns)
             await cache.wait_synced(timeout=5)
             assert east.informer is not west.informer
-            assert east.store.cluster == "east" and west.store.cluster == "west"
+            assert east.reader.cluster == "east" and west.reader.cluster == "west"
             (ev_e,) = await collect(east.subscribe(), 1)
             (ev_w,) = await collect(west.subscribe(), 1)
             assert ev_e.key == ("east", ns, "c") and ev_w.key == ("west", ns, "c")

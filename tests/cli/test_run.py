@@ -112,7 +112,7 @@ async def test_json_logs_shared_port_and_default_lease_name(apiserver: Any) -> N
     from examples.configmap_generator.controller import install_crd
     from kubeloop.client import Client
     from kubeloop.config import load_kubeconfig
-    from kubeloop.manager.lease import LEASE
+    from kubeloop.manager._lease import LEASE
 
     async with Client(load_kubeconfig(apiserver.kubeconfig)) as client:
         await install_crd(client)
@@ -147,7 +147,7 @@ async def test_json_logs_shared_port_and_default_lease_name(apiserver: Any) -> N
     assert proc.returncode == 0
     records = [json.loads(line) for line in err.decode().splitlines() if line.strip()]
     assert records and all({"ts", "level", "logger", "msg"} <= r.keys() for r in records)
-    assert any(r["logger"] == "kubeloop.manager.leader" and "became the leader" in r["msg"] for r in records)
+    assert any(r["logger"] == "kubeloop.manager._leader" and "became the leader" in r["msg"] for r in records)
 
 
 def test_the_users_own_logging_shows_at_info_and_debug_with_verbose(capsys: Any) -> None:

@@ -16,6 +16,7 @@ from kubeloop.client import (
     Client,
     Conflict,
     Invalid,
+    ListOptions,
     NotFound,
     ResourceRef,
     UnknownKind,
@@ -106,6 +107,25 @@ async def test_resolve_by_kind_and_plural(client: Client) -> None:
     assert (await client.resolve("apps/v1/deployments")) == dep
     nsr = await client.resolve(ResourceRef("", "v1", "Namespace"))
     assert not nsr.namespaced
+
+
+async def test_list_options_value_selects_as_the_keywords_do_and_bad_options_are_typed_errors(
+        client: Client, ns: str) -> None:
+    await client.create(cm("a", labels={"tier": "web"}), namespace=ns)
+    await client.create(cm("b", labels={"tier": "db"}), namespace=ns)
+    web = ListOptions(namespace=ns, label_selector={"tier": "web"}, limit=1)
+    by_value = await client.list("v1/ConfigMap", web)
+    by_keywords = await client.list("v1/ConfigMap", namespace=ns, label_selector="tier=web", limit=1)
+    assert [o["metadata"]["name"] for o in by_value.items] == [o["metadata"]["name"] for o in by_keywords.items] == ["a"]
+    # keywords refine a value
+    db = await client.list("v1/ConfigMap", web, label_selector="tier=db")
+    assert [o["metadata"]["name"] for o in db.items] == ["b"]
+    with pytest.raises(TypeError, match="unexpected list option"):
+        await client.list("v1/ConfigMap", namespace=ns, label=1)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="limit"):
+        ListOptions(limit=-1)
+    with pytest.raises(TypeError, match="namespace"):
+        ListOptions(namespace=3)  # type: ignore[arg-type]
 
 
 async def test_list_pagination_and_resource_version(client: Client, ns: str) -> None:

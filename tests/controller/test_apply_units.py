@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubeloop.cache.frozen import freeze
+from kubeloop.cache import freeze
 from kubeloop.controller._apply import Applied, AppliedMemory, can_skip, contains, fingerprint, is_full_object
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubeloop.cache.shared import SharedCache
+from kubeloop.cache import SharedCache
 from kubeloop.client import Client, NotFound
 from kubeloop.config import load_kubeconfig
 from kubeloop.controller import Context, Controller, Request, Result

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kubeloop.cache.shared import SharedCache
+from kubeloop.cache import SharedCache
 from kubeloop.client import Client, NotFound
 from kubeloop.controller import Request
 

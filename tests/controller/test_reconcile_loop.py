@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from prometheus_client import generate_latest
 
-from kubeloop.cache.shared import SharedCache
+from kubeloop.cache import SharedCache
 from kubeloop.client import Client
 from kubeloop.controller import Context, Controller, ControllerError, Request, Result, TerminalError
 from kubeloop.metrics import REGISTRY

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kubeloop.cache.shared import SharedCache
+from kubeloop.cache._shared import SharedCache
 from kubeloop.client import Client
 from kubeloop.controller import CacheNotSynced, Context, Controller, Request, Result
 
@@ -252,7 +252,7 @@ async def test_watches_events_during_the_initial_list_see_a_full_primary_index(
 
 async def test_a_read_of_an_unsynced_cache_waits_and_runs_again(
         client: Client, cache: SharedCache, ns: str, widget_group: str) -> None:
-    """Item 3: `CacheNotSynced` (raised by a `SharedInformer` read before its first list) is not
+    """Item 3: `CacheNotSynced` (raised by a `ManagedInformer` read before its first list) is not
     an error: the reconcile runs again once the cache synced."""
     synced = asyncio.Event()
     runs: list[bool] = []

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from kubeloop.cache.events import Event
-from kubeloop.cache.frozen import freeze
+from kubeloop.cache import Event, freeze
 from kubeloop.controller import Controller, PrimaryKind, Request, Result, SourceSpec, generation_changed
 from kubeloop.controller._handlers import mapped_requests, owner_requests
 from kubeloop.controller._logs import RequestContextFilter, current_request, request_logger

@@ -9,11 +9,12 @@ import secrets
 
 import pytest
 
+from kubeloop.cache import Selection
 from kubeloop.client import Client
 from kubeloop.controller import CacheNotSynced
-from kubeloop.manager.informers import SharedInformer
-from kubeloop.manager.leader import LeaderElector
-from kubeloop.manager.lease import LeaderElection
+from kubeloop.manager import ManagedInformer
+from kubeloop.manager._leader import LeaderElector
+from kubeloop.manager._lease import LeaderElection
 
 
 class Clock:
@@ -67,7 +68,7 @@ def test_a_shared_informer_read_before_its_first_list_raises_cache_not_synced() 
         def get(self, name: str, namespace: str = "") -> None:
             raise AssertionError("read from a partial cache")
 
-    inf = SharedInformer("v1/Pod", cluster=None, args={}, indexes={})
+    inf = ManagedInformer("v1/Pod", Selection(), cluster=None, indexes={})
     inf._handles["default"] = Listing()  # type: ignore[assignment]
     with pytest.raises(CacheNotSynced, match="v1/Pod on cluster 'default' has not synced"):
         inf.get("p", "ns")

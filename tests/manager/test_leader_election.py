@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -15,7 +16,7 @@ import pytest_asyncio
 
 from kubeloop import Context, Controller, LeaderElection, Manager, Request, Result
 from kubeloop.client import Client
-from kubeloop.manager.lease import LEASE, LeaseRecord, micro_time
+from kubeloop.manager._lease import LEASE, LeaseRecord, micro_time
 from kubeloop.metrics import REGISTRY
 
 from ..builders import cm
@@ -42,7 +43,7 @@ async def replicas(apiserver: Any, ns: str) -> AsyncIterator[Callable[..., Manag
     yield make
     for m, c in made:
         with contextlib.suppress(Exception):
-            await m.stop()
+            await m.close()
         await c.close()
 
 
@@ -54,7 +55,7 @@ def replica(apiserver: Any, identity: str, seen: list[tuple[str, str]], *, relea
         seen.append((identity, req.name))
         return None
 
-    m = Manager(client, leader_election=election(identity, release=release), leader_election_namespace=ns)
+    m = Manager(client, leader_election=dataclasses.replace(election(identity, release=release), namespace=ns))
     m.add(Controller("configmaps", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile))
     return m, client
 
@@ -97,7 +98,7 @@ async def test_exactly_one_leads_standby_is_warm_and_release_hands_over_at_once(
     lists_before = (apiserver.stats()["requests"].get("list core/v1/configmaps")
                     if apiserver.is_emulator else None)
     t0 = time.monotonic()
-    await a.stop()  # graceful: releases the lease
+    await a.close()  # graceful: releases the lease
     rec = await holder(client, ns)
     assert rec.holder in ("", "b")
     assert await b.wait_leader(3)
@@ -110,7 +111,7 @@ async def test_exactly_one_leads_standby_is_warm_and_release_hands_over_at_once(
     rec = await holder(client, ns)
     assert rec.holder == "b" and rec.transitions == 1 and rec.duration == 1
     assert rec.renew_time and rec.renew_time.endswith("Z") and len(rec.renew_time.split(".")[1]) == 7
-    await b.stop()
+    await b.close()
     assert (await holder(client, ns)).holder == ""
 
 
@@ -123,7 +124,7 @@ async def test_killed_leader_is_replaced_within_the_lease_duration(replicas: Any
     await b.start()
     assert await b.wait_ready(5)
     t0 = time.monotonic()
-    await a.stop()  # stops renewing without releasing: as if the process died
+    await a.close()  # stops renewing without releasing: as if the process died
     assert (await holder(client, ns)).holder == "a"
     assert await b.wait_leader(3)
     took = time.monotonic() - t0
@@ -131,7 +132,7 @@ async def test_killed_leader_is_replaced_within_the_lease_duration(replicas: Any
     assert 0.5 < took < 1.0 + 2 * 0.2 * 2.2 + 0.3, took
     await client.create(cm("x", namespace=ns))
     await until(lambda: ("b", "x") in seen, 3)
-    await b.stop()
+    await b.close()
 
 
 async def test_stolen_lease_stops_leader_work_at_once(replicas: Any, apiserver: Any, client: Client, ns: str) -> None:
@@ -165,5 +166,5 @@ async def test_stolen_lease_stops_leader_work_at_once(replicas: Any, apiserver: 
     await until(lambda: any(name == "while-stolen" for _, name in seen), 3)
     new = await holder(client, ns)
     assert new.holder in ("a", "b") and new.transitions == before + 2
-    await a.stop()
-    await b.stop()
+    await a.close()
+    await b.close()

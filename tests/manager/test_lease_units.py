@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from kubeloop.manager.lease import (
+from kubeloop.manager._lease import (
     LeaderElection,
     LeaseRecord,
     Observer,

@@ -138,7 +138,7 @@ async def test_shutdown_timeout_cancels_reconciles_that_do_not_finish(apiserver:
     await client.create(label(cm("slow", namespace=ns)))
     await asyncio.wait_for(started.wait(), 5)
     t0 = asyncio.get_running_loop().time()
-    await m.stop()
+    await m.close()
     took = asyncio.get_running_loop().time() - t0
     assert 0.25 < took < 1.5, took
     assert cancelled == ["slow"]
@@ -209,3 +209,14 @@ async def test_taken_port_and_second_run_fail_with_one_line(apiserver: Any, clie
         await m.run()
     with pytest.raises(RuntimeError, match="already stopped"):
         m.add(recording("q", []))
+
+
+async def test_leader_election_is_one_value_and_anything_else_is_a_clear_type_error(client: Client) -> None:
+    import pytest
+
+    from kubeloop.manager import LeaderElection
+
+    election = LeaderElection("op", lease_duration=30, renew_deadline=20)
+    assert Manager(client, leader_election=election).leader_election is election
+    with pytest.raises(TypeError, match=r"LeaderElection\(name, \.\.\.\) or None, not True"):
+        Manager(client, leader_election=True)  # type: ignore[arg-type]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiohttp
 
-from kubeloop.manager.probes import ProbeServer
+from kubeloop.manager._probes import ProbeServer
 
 
 async def test_a_failing_healthz_says_unhealthy_not_not_ready() -> None:

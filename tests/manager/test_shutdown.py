@@ -12,7 +12,7 @@ from typing import Any
 from kubeloop import Client, LeaderElection, Manager
 from kubeloop.client import RetryPolicy
 from kubeloop.config import load_kubeconfig
-from kubeloop.manager.lease import LEASE, LeaseRecord
+from kubeloop.manager._lease import LEASE, LeaseRecord
 
 from .processes import emulator_process, free_port, start_run, wait_http_ok
 

@@ -1,5 +1,5 @@
 """Watcher over real HTTP against the emulator (or KUBELOOP_TEST_KUBECONFIG's cluster), through the
-informers' `kubeloop.cache.source.ClientSource` (the one adapter from `kubeloop.client` to a
+informers' `kubeloop.cache._source.ClientSource` (the one adapter from `kubeloop.client` to a
 `WatchSource`). The store built from the watcher's events must equal a fresh LIST after drops, 410s
 and errors."""
 
@@ -14,7 +14,7 @@ import orjson
 import pytest
 import pytest_asyncio
 
-from kubeloop.cache.source import ClientSource
+from kubeloop.cache import ClientSource
 from kubeloop.client import ApiError, Client, RetryPolicy
 from kubeloop.testing import TestCluster
 from kubeloop.watch import ErrorKind, ListSemantic, WatchConfig, Watcher, WatchEvent, WatchSource
@@ -241,7 +241,7 @@ async def test_a_410_after_a_fault_storm_does_not_wait_for_the_grown_backoff(cli
 
 async def test_a_misspelt_built_in_kind_fails_at_once_in_the_shared_cache(client: Client) -> None:
     """Issue 11 item 14: an informer for `v1/ConfigMapp` must not wait for a CRD forever."""
-    from kubeloop.cache.shared import SharedCache
+    from kubeloop.cache._shared import SharedCache
     from kubeloop.client import UnknownKind
 
     async with SharedCache(client) as cache:

@@ -1,4 +1,4 @@
-"""`LeaderElector`: Lease-based leader election, the async shell around `lease.py`'s decisions.
+"""`LeaderElector`: Lease-based leader election, the async shell around `_lease.py`'s decisions.
 
     elector = LeaderElector(client, LeaderElection("my-operator", lease_duration=15, renew_deadline=10,
                                                    retry_period=2), on_change=lambda leading: ...)
@@ -34,7 +34,7 @@ from typing import Any
 from prometheus_client import Counter, Gauge
 
 from kubeloop.client import ApiError, Client, Conflict, KubeloopClientError, NotFound
-from kubeloop.manager.lease import (
+from kubeloop.manager._lease import (
     JITTER_FACTOR,
     LEASE,
     LeaderElection,
@@ -50,7 +50,7 @@ from kubeloop.metrics import REGISTRY
 
 __all__ = ["LEADER_STATUS", "SLOWPATH_TOTAL", "LeaderElector"]
 
-log = logging.getLogger("kubeloop.manager.leader")
+log = logging.getLogger("kubeloop.manager._leader")
 
 LEADER_STATUS = Gauge("leader_election_master_status",
                       "1 while this process holds the leader election lease, else 0.", ["name"],

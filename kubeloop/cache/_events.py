@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from kubeloop.meta import ADDED, DELETED
 
 if TYPE_CHECKING:
-    from kubeloop.cache.frozen import FrozenDict
-    from kubeloop.cache.store import Change, Store
+    from kubeloop.cache._entry import Change
+    from kubeloop.cache._frozen import FrozenDict
+    from kubeloop.cache._store import Store
 
 __all__ = ["Event"]
 

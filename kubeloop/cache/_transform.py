@@ -9,7 +9,7 @@ A *filter* decides whether a (transformed) object is stored at all: an object th
 is removed from the store and reported deleted, exactly as if it had been deleted.
 
 Transforms are compared by identity: two informers on the same scope share objects only when they
-use the very same transform function (``DEFAULT`` is one fixed function), so a transformed object
+use the very same transform function (``DEFAULT_TRANSFORM`` is one fixed function), so a transformed object
 is never silently handed to a reader who asked for another transform.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = [
-    "DEFAULT",
+    "DEFAULT_TRANSFORM",
     "Filter",
     "Transform",
     "compose",
@@ -43,7 +43,7 @@ def strip_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-DEFAULT: Transform = strip_managed_fields
+DEFAULT_TRANSFORM: Transform = strip_managed_fields
 """The default transform of every informer (pass ``transform=None`` to store objects as served)."""
 
 

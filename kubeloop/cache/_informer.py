@@ -22,14 +22,19 @@ version nobody keeps, and the reconcile that usually reads it next decodes JSON,
 LRU, the views outlived the young GC generation and the collector's extra work cost more than
 the decodes saved.)
 
-Subscribers (`subscribe()`) each have a bounded queue (see `kubeloop.cache.subscription`): a slow
+Subscribers (`subscribe()`) each have a bounded queue (see `kubeloop.cache._subscription`): a slow
 one never slows the watch or the others. Readiness (`ready`, `reason`) reflects the watcher's
 state: a kind that is not served yet (CRD missing) or a 403 keeps the informer not ready with a
 reason naming the cause, and `wait_synced()` raises `InformerNotReady` with that reason instead of
 timing out silently.
 
+This module is over 450 lines because the informer's parts (event handling, the relist swap,
+compaction scheduling, readiness) all act on the same state in the same task; each part is a
+short method.
+
 Structured concurrency: `run()` is the informer's whole life; the owner (a `SharedCache`, or
-``async with informer:``) runs it in its own TaskGroup, and `stop()` makes it return.
+``async with informer:``) runs it in its own TaskGroup. Lifecycle, as on the `Manager`: `stop()`
+asks and returns at once, ``await close()`` stops and waits for `run()` to return.
 """
 
 from __future__ import annotations
@@ -44,14 +49,14 @@ from contextlib import aclosing
 from types import TracebackType
 from typing import Any
 
-from kubeloop.cache.codec import Codec
-from kubeloop.cache.events import Event
-from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.store import Store
-from kubeloop.cache.subscription import Predicate, Sink, Subscription
-from kubeloop.cache.transform import DEFAULT, Filter, Transform
-from kubeloop.meta import ADDED, DEFAULT_CLUSTER, DELETED, MODIFIED
+from kubeloop.cache._codec import Codec
+from kubeloop.cache._events import Event
+from kubeloop.cache._index import IndexFunc
+from kubeloop.cache._reader import CacheReader
+from kubeloop.cache._store import Store
+from kubeloop.cache._subscription import Predicate, Sink, Subscription
+from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
+from kubeloop.meta import ADDED, DELETED, MODIFIED
 from kubeloop.watch import (
     Apply,
     Delete,
@@ -87,7 +92,7 @@ class InformerNotReady(TimeoutError):
 class Informer:
     """One list+watch loop feeding one store and its subscribers (see the module docstring).
 
-    `source` is any `WatchSource` (normally a `kubeloop.cache.source.ClientSource`). `cluster` and
+    `source` is any `WatchSource` (normally a `kubeloop.cache._source.ClientSource`). `cluster` and
     `resource` only label events, logs and readiness. `transform` defaults to dropping
     `metadata.managedFields`; `filter` decides what is stored at all.
     """
@@ -96,9 +101,9 @@ class Informer:
         self,
         source: WatchSource,
         *,
-        cluster: str = DEFAULT_CLUSTER,
+        cluster: str = "default",
         resource: str = "",
-        transform: Transform | None = DEFAULT,
+        transform: Transform | None = DEFAULT_TRANSFORM,
         filter: Filter | None = None,
         watch_config: WatchConfig | None = None,
         codec: Codec | str | None = None,
@@ -141,6 +146,7 @@ class Informer:
         self.compact_delay = 2.0
         """Seconds an object changed by a watch event stays in the cheap form before it is deflated."""
         self._compact_timer: asyncio.TimerHandle | None = None
+        self._finished = asyncio.Event()  # run() returned
 
     # ------------------------------------------------------------------ state
 
@@ -227,7 +233,7 @@ class Informer:
         """A new subscription; with `replay` it first gets `added` (initial) events for the store.
 
         `predicate` narrows it to the objects it accepts (entering/leaving read as added/deleted);
-        `sink` takes live events synchronously (see `kubeloop.cache.subscription`).
+        `sink` takes live events synchronously (see `kubeloop.cache._subscription`).
         """
         sub = Subscription(self.store, self.cluster, self.resource, maxsize=queue_size or self.queue_size,
                            predicate=predicate, name=name or self.name, on_close=self._unsubscribe, sink=sink)
@@ -287,6 +293,7 @@ class Informer:
                     compactor.cancel()
         finally:
             self._stopped = True
+            self._finished.set()
             self._cancel_compaction_timer()
             self._compact_done.set()
             self._release_waiters()
@@ -310,49 +317,31 @@ class Informer:
         await self._compact_done.wait()
 
     async def _compactor(self) -> None:
-        """Compact what the last (re)list loaded, then the objects written long enough ago, a batch at
-        a time, yielding between batches. A codec fault never stops the watch: objects stay readable
-        in the form they have."""
+        """Compact what the store's queue holds that is due (listed objects at once, watched writes
+        once `compact_delay` old), a batch at a time, yielding between batches; then sleep until
+        the next is due or a (re)list wants it. A codec fault never stops the watch: the store
+        drops its queue and objects stay readable in the form they have."""
         while True:
             await self._compact_wanted.wait()
             self._compact_wanted.clear()
-            listed = False
+            store = self.store
             while True:
-                store = self.store
-                if not store.pending_compaction:
-                    break
-                listed = True
                 try:
-                    store.compact(self.compact_batch)
+                    oldest = store.compact(time.monotonic() - self.compact_delay, self.compact_batch)
                 except Exception:
                     log.exception("%s: compaction failed; objects stay uncompacted", self.name)
-                    store._pending.clear()
+                    oldest = None
+                if oldest is None or oldest + self.compact_delay > time.monotonic():
                     break
                 await asyncio.sleep(0)
-            # a relist may have swapped in a new store meanwhile: it set _compact_wanted again
-            if listed and not self._compact_wanted.is_set():
+                if self.store is not store:  # a relist swapped in a new store: it set _compact_wanted
+                    break
+            if self.store is store and not self._compact_done.is_set():
                 self.compacted_at = time.monotonic()
                 _release_freed_memory()
                 self._compact_done.set()
-            await self._compact_written()
-
-    async def _compact_written(self) -> None:
-        while True:
-            store = self.store
-            try:
-                oldest = store.compact_written(time.monotonic() - self.compact_delay, self.compact_batch)
-            except Exception:
-                log.exception("%s: compaction failed; objects stay uncompacted", self.name)
-                store._written.clear()
-                return
-            if oldest is None:
-                return
-            wait = oldest + self.compact_delay - time.monotonic()
-            if wait > 0:
-                if self._compact_timer is None:
-                    self._schedule_compaction(wait)
-                return
-            await asyncio.sleep(0)
+            if oldest is not None and self.store is store and self._compact_timer is None:
+                self._schedule_compaction(oldest + self.compact_delay - time.monotonic())
 
     def _schedule_compaction(self, delay: float) -> None:
         self._compact_timer = asyncio.get_running_loop().call_later(delay, self._compaction_due)
@@ -370,6 +359,12 @@ class Informer:
         """Make `run()` return soon (idempotent)."""
         self._stop_requested = True
         self.watcher.stop()
+
+    async def close(self) -> None:
+        """`stop()` and wait until `run()` returned (at once if it never started)."""
+        self.stop()
+        if self._started:
+            await self._finished.wait()
 
     def wake(self) -> None:
         """Retry now instead of finishing a backoff (e.g. a CRD was just installed)."""
@@ -467,7 +462,7 @@ class Informer:
         except Exception:
             log.exception("%s: could not store %s/%s (an index function failed?)", self.name, ns, name)
             return
-        if self._compact_timer is None and store.deferred_writes:
+        if self._compact_timer is None and store.pending_compaction:
             self._schedule_compaction(self.compact_delay)
         kind = change.kind
         self._emit(Event(kind, self.cluster, self.resource,
@@ -501,13 +496,12 @@ class Informer:
         self.store = store
         for sub in self._subs:
             sub._store = store
+        self._cancel_compaction_timer()
         if store.pending_compaction:
             self._compact_done.clear()
             self._compact_wanted.set()
         elif not self._compact_wanted.is_set():
             self._compact_done.set()
-        if store.deferred_writes and self._compact_timer is None:  # a name listed twice went through apply
-            self._schedule_compaction(self.compact_delay)
 
     def _init_done(self, resource_version: str) -> None:
         new = self._side if self._side is not None else self._new_store()

@@ -1,24 +1,71 @@
-"""`CacheReader`: read-only access to an informer's store, labelled with its cluster.
+"""`Reader`, the one read interface of the cache, and `CacheReader`, its implementation over an
+informer's store, labelled with its cluster.
+
+`Reader` is what every read-only front offers, with the same names and types: `Store`,
+`CacheReader`, `InformerHandle`, the manager's `ManagedInformer` and a reconcile's `ctx.reader()`.
 
 Every read carries the cluster (principle 7): `cluster` is an attribute, `keys()` are
 (namespace, name) within it. A reader handed out for a narrower scope served by a broader
-informer (see `kubeloop.cache.scope`) applies that scope's namespace, selectors and filter to
+informer (see `kubeloop.cache._scope`) applies that scope's namespace, selectors and filter to
 every read, so it answers exactly as a dedicated informer would.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from kubeloop.cache.frozen import FrozenDict
-from kubeloop.cache.scope import Predicate, combine_fields, combine_labels
-from kubeloop.cache.store import Key, Store
+from kubeloop.cache._entry import Key
+from kubeloop.cache._frozen import FrozenDict
+from kubeloop.cache._scope import Predicate, combine_fields, combine_labels
+from kubeloop.cache._store import Store
 from kubeloop.meta import FieldSelector, LabelSelector, as_field_selector, as_label_selector
 
-__all__ = ["CacheReader"]
+__all__ = ["CacheReader", "Reader"]
 
 _list = list
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """Read-only access to cached objects of one resource: read-only views, never API calls.
+
+    ``keys`` and ``index_keys`` answer without decoding objects; ``list`` answers label selectors
+    and ``metadata.name``/``metadata.namespace`` field selectors without decoding non-matches.
+    """
+
+    def get(self, name: str, namespace: str = "") -> FrozenDict | None:
+        """The object, or None."""
+        ...
+
+    def list(
+        self,
+        namespace: str | None = None,
+        label_selector: LabelSelector | str | None = None,
+        field_selector: FieldSelector | str | None = None,
+    ) -> _list[FrozenDict]:
+        """The objects (optionally in one namespace, matching the selectors)."""
+        ...
+
+    def keys(self) -> _list[Key]:
+        """Every (namespace, name)."""
+        ...
+
+    def by_index(self, index: str, key: str) -> _list[FrozenDict]:
+        """The objects filed under ``key`` in ``index``."""
+        ...
+
+    def index_keys(self, index: str, key: str) -> set[Key]:
+        """The (namespace, name) of the objects filed under ``key`` in ``index``."""
+        ...
+
+
+def _lsel(s: LabelSelector | str | None) -> LabelSelector | None:
+    return as_label_selector(s) if isinstance(s, str) else s
+
+
+def _fsel(s: FieldSelector | str | None) -> FieldSelector | None:
+    return as_field_selector(s) if isinstance(s, str) else s
 
 
 class _Fixed:
@@ -100,8 +147,8 @@ class CacheReader:
         ok, ns = self._ns(namespace)
         if not ok:
             return []
-        views = self._store.list(ns, combine_labels(self._labels, as_label_selector(label_selector)),
-                                 combine_fields(self._fields, as_field_selector(field_selector)))
+        views = self._store.list(ns, combine_labels(self._labels, _lsel(label_selector)),
+                                 combine_fields(self._fields, _fsel(field_selector)))
         pred = self._pred
         return [v for v in views if pred(v)]
 

@@ -10,19 +10,74 @@ namespace/selector/filter that is at least as wide. Selector subset checks are c
 (`LabelSelector.is_subset_of`, `FieldSelector.implies`): a `False` only costs an extra watch.
 `Scope.narrowing(narrow)` returns the predicate that picks `narrow`'s objects out of the broad
 informer's (None when nothing needs filtering).
+
+`Selection` is the user's side of a scope: what to keep of one resource (namespace, selectors,
+metadata-only, transform), one value passed from the manager or a controller to the shared cache
+instead of the same five keyword arguments in every signature on the way.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
-from kubeloop.cache.store import field_value
-from kubeloop.cache.transform import Filter, Transform
-from kubeloop.meta import FieldSelector, LabelSelector, as_field_selector, as_label_selector
+from kubeloop.cache._entry import field_value
+from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
+from kubeloop.meta import (
+    FieldSelector,
+    FieldSelectorLike,
+    LabelSelector,
+    LabelSelectorLike,
+    as_field_selector,
+    as_label_selector,
+)
 
-__all__ = ["Predicate", "Scope", "combine_fields", "combine_labels"]
+__all__ = ["Predicate", "Scope", "Selection", "SelectionKeywords", "combine_fields", "combine_labels"]
+
+
+class SelectionKeywords(TypedDict, total=False):
+    """The `Selection` fields as keyword arguments (the convenience form where users write them)."""
+
+    namespace: str | None
+    label_selector: LabelSelectorLike | None
+    field_selector: FieldSelectorLike | None
+    metadata_only: bool
+    transform: Transform | None
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What an informer keeps of one resource.
+
+    - ``namespace``: None means every namespace.
+    - ``label_selector`` / ``field_selector``: text, a ``{key: value}`` mapping or a parsed selector.
+    - ``metadata_only``: keep ``PartialObjectMetadata`` only (names, labels, owners).
+    - ``transform``: applied to each object before it is stored (default: drop managedFields;
+      None stores objects as served). Compared by identity when informers are shared.
+    """
+
+    namespace: str | None = None
+    label_selector: LabelSelectorLike | None = None
+    field_selector: FieldSelectorLike | None = None
+    metadata_only: bool = False
+    transform: Transform | None = DEFAULT_TRANSFORM
+
+    def __post_init__(self) -> None:
+        if self.namespace is not None and not isinstance(self.namespace, str):
+            raise TypeError(f"Selection.namespace must be a str or None, not {type(self.namespace).__name__}")
+        if self.transform is not None and not callable(self.transform):
+            raise TypeError(f"Selection.transform must be callable or None, not {self.transform!r}")
+
+    @classmethod
+    def merged(cls, selection: Selection | None, keywords: SelectionKeywords) -> Selection:
+        """``selection`` (default: everything, default transform) with the keywords given on top."""
+        base = selection if selection is not None else _EVERYTHING
+        unknown = set(keywords) - _SELECTION_FIELDS
+        if unknown:
+            raise TypeError(f"unexpected selection option(s): {', '.join(sorted(unknown))}")
+        return dataclasses.replace(base, **keywords) if keywords else base
 
 Predicate = Callable[[Mapping[str, Any]], bool]
 """obj (read-only view) -> is it inside the narrower scope?"""
@@ -31,14 +86,24 @@ _EMPTY_LABELS = LabelSelector()
 _EMPTY_FIELDS = FieldSelector()
 
 
+
+
 def combine_labels(a: LabelSelector | None, b: LabelSelector | None) -> LabelSelector | None:
     """The conjunction of two label selectors (None stands for "everything")."""
-    return b if a is None or a.empty else a if b is None else a & b
+    if a is None or a.empty:
+        return b
+    if b is None or b.empty:
+        return a
+    return LabelSelector([*a.requirements, *b.requirements])
 
 
 def combine_fields(a: FieldSelector | None, b: FieldSelector | None) -> FieldSelector | None:
     """The conjunction of two field selectors (None stands for "everything")."""
-    return b if a is None or a.empty else a if b is None else a & b
+    if a is None or a.empty:
+        return b
+    if b is None or b.empty:
+        return a
+    return FieldSelector([*a.requirements, *b.requirements])
 
 
 def _name(fn: Any) -> str:
@@ -64,21 +129,13 @@ class Scope:
     filter: Filter | None = None
 
     @classmethod
-    def of(
-        cls,
-        cluster: str,
-        resource: str,
-        *,
-        namespace: str | None = None,
-        label_selector: LabelSelector | str | Mapping[str, str] | None = None,
-        field_selector: FieldSelector | str | Mapping[str, str] | None = None,
-        metadata_only: bool = False,
-        transform: Transform | None = None,
-        filter: Filter | None = None,
-    ) -> Scope:
-        """Build a scope from user-style arguments (selectors as text, mappings or parsed)."""
-        return cls(cluster, resource, namespace or None, as_label_selector(label_selector), as_field_selector(field_selector),
-                   metadata_only, transform, filter)
+    def of(cls, cluster: str, resource: str, selection: Selection | None = None, *,
+           filter: Filter | None = None, **keywords: Unpack[SelectionKeywords]) -> Scope:
+        """The scope of ``selection`` (and/or its fields as keywords; selectors as text, mappings
+        or parsed) on ``resource`` of ``cluster``."""
+        sel = Selection.merged(selection, keywords)
+        return cls(cluster, resource, sel.namespace or None, as_label_selector(sel.label_selector),
+                   as_field_selector(sel.field_selector), sel.metadata_only, sel.transform, filter)
 
     def covers(self, narrow: Scope) -> bool:
         """True if every object `narrow` would store is stored here, in the same form."""
@@ -149,3 +206,7 @@ class Scope:
 
     def __str__(self) -> str:
         return self.describe()
+
+
+_EVERYTHING = Selection()
+_SELECTION_FIELDS = frozenset(f.name for f in dataclasses.fields(Selection))

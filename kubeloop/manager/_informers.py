@@ -1,4 +1,4 @@
-"""`SharedInformer`: an informer the Manager keeps open for its whole life, for readers that are not
+"""`ManagedInformer`: an informer the Manager keeps open for its whole life, for readers that are not
 controllers (cross-resource lookups, indexes read from several controllers).
 
     running = manager.informer("v1/Pod", indexes={"running-by-app": running_by_app})
@@ -15,34 +15,31 @@ It is the same informer any controller watching the same scope uses (one watch p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.shared import InformerHandle, SharedCache
+from kubeloop.cache import CacheReader, FrozenDict, IndexFunc, InformerHandle, Key, Selection, SharedCache
 from kubeloop.controller import CacheNotSynced
-from kubeloop.meta import DEFAULT_CLUSTER
+from kubeloop.meta import DEFAULT_CLUSTER, FieldSelector, LabelSelector
 
-__all__ = ["SharedInformer"]
+__all__ = ["ManagedInformer"]
 
 _list = list
 
 
-class SharedInformer:
+class ManagedInformer:
     """A Manager-owned informer of one scope on one or every cluster (see the module docstring)."""
 
-    def __init__(self, resource: str, *, cluster: str | None, args: Mapping[str, Any],
+    def __init__(self, resource: str, selection: Selection, *, cluster: str | None,
                  indexes: Mapping[str, IndexFunc]) -> None:
         self.resource = resource
+        self.selection = selection
         self.cluster = cluster
-        self.args = dict(args)
         self.indexes = dict(indexes)
         self._handles: dict[str, InformerHandle] = {}
 
     async def open(self, cache: SharedCache) -> None:
         """Acquire the informer(s) and register the indexes (the Manager calls this at start)."""
         for cluster in [self.cluster] if self.cluster else cache.clusters:
-            handle = await cache.informer_for(cluster, self.resource, **self.args)
+            handle = await cache.informer_for(cluster, self.resource, self.selection)
             for name, fn in self.indexes.items():
                 handle.add_index(name, fn)
             self._handles[cluster] = handle
@@ -65,26 +62,35 @@ class SharedInformer:
         except KeyError:
             raise LookupError(f"no informer of {self.resource} on cluster {cluster!r}") from None
 
-    def synced_handle(self, cluster: str | None = None) -> InformerHandle:
-        """`handle`, once its first list is complete (else `CacheNotSynced`: never a partial answer)."""
+    def reader(self, cluster: str | None = None) -> CacheReader:
+        """Read-only access to the cached objects on ``cluster`` (default: the only one, or ``default``);
+        `CacheNotSynced` before its first list completed: never a partial answer."""
         handle = self.handle(cluster)
         if not handle.synced:
             raise CacheNotSynced(f"informer of {self.resource} on cluster {handle.cluster!r}", handle.wait_synced)
-        return handle
+        return handle.reader
 
-    def store(self, cluster: str | None = None) -> CacheReader:
-        """Read-only access to the cached objects (`CacheNotSynced` before the first list completed)."""
-        return self.synced_handle(cluster).store
+    # `Reader`, with the cluster to read on as an option
+    def get(self, name: str, namespace: str = "", *, cluster: str | None = None) -> FrozenDict | None:
+        """The cached object, or None."""
+        return self.reader(cluster).get(name, namespace)
 
-    def get(self, name: str, namespace: str = "", *, cluster: str | None = None) -> Any:
-        return self.synced_handle(cluster).get(name, namespace)
+    def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
+             field_selector: FieldSelector | str | None = None, *, cluster: str | None = None) -> _list[FrozenDict]:
+        """The cached objects, optionally in one namespace and matching selectors."""
+        return self.reader(cluster).list(namespace, label_selector, field_selector)
 
-    def list(self, namespace: str | None = None, *, cluster: str | None = None, **selectors: Any) -> _list[Any]:
-        return self.synced_handle(cluster).list(namespace, **selectors)
+    def keys(self, *, cluster: str | None = None) -> _list[Key]:
+        """Every cached (namespace, name)."""
+        return self.reader(cluster).keys()
 
-    def by_index(self, index: str, key: str, *, cluster: str | None = None) -> _list[Any]:
+    def by_index(self, index: str, key: str, *, cluster: str | None = None) -> _list[FrozenDict]:
         """The cached objects filed under ``key`` in ``index``."""
-        return self.synced_handle(cluster).by_index(index, key)
+        return self.reader(cluster).by_index(index, key)
+
+    def index_keys(self, index: str, key: str, *, cluster: str | None = None) -> set[Key]:
+        """The (namespace, name) of the cached objects filed under ``key`` in ``index``."""
+        return self.reader(cluster).index_keys(index, key)
 
     @property
     def synced(self) -> bool:
@@ -97,4 +103,4 @@ class SharedInformer:
 
     def __repr__(self) -> str:
         where = self.cluster or "every cluster"
-        return f"SharedInformer({self.resource} on {where}, indexes={sorted(self.indexes)}, synced={self.synced})"
+        return f"ManagedInformer({self.resource} on {where}, indexes={sorted(self.indexes)}, synced={self.synced})"

@@ -1,8 +1,8 @@
 """`Manager`: many controllers in one process over one shared cache, with leader election, probes,
 metrics and graceful shutdown (controller-runtime's Manager).
 
-    manager = Manager(health_port=8081, metrics_port=8080, leader_election=True,
-                      leader_election_id="widgets-operator")      # cluster from kubeconfig/in-cluster
+    manager = Manager(health_port=8081, metrics_port=8080,       # cluster from kubeconfig/in-cluster
+                      leader_election=LeaderElection("widgets-operator"))
     manager.add(widgets)                                            # a Controller
     manager.add(reports, needs=[manager.informer("v1/Pod", indexes={...})])
     await manager.run(handle_signals=True)                          # until SIGTERM/SIGINT
@@ -17,32 +17,40 @@ Leadership lost: leader-only controllers stop at once (in-flight reconciles are 
 caches stay warm and the manager campaigns again. Shutdown (`stop()`, or the first SIGTERM/SIGINT
 with ``handle_signals``): stop taking work, let in-flight reconciles finish within
 ``graceful_shutdown_timeout``, release the lease, close the watches. A second signal exits at once.
+
+This module is over 450 lines because the Manager is one state machine (start-up order,
+leadership, readiness, shutdown) over one set of fields; each step is a short method, and the parts
+with a life of their own are modules of their own (election: `_leader.py`/`_lease.py`, probes,
+signals, managed informers).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
-from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.shared import InformerHandle, SharedCache
-from kubeloop.cache.transform import DEFAULT, Transform
+from kubeloop.cache import (
+    IndexFunc,
+    InformerHandle,
+    Selection,
+    SelectionKeywords,
+    SharedCache,
+)
 from kubeloop.client import ApiError, Client, KubeloopClientError, Unauthorized
 from kubeloop.config import load_config
 from kubeloop.controller import Controller
-from kubeloop.manager.informers import SharedInformer
-from kubeloop.manager.leader import LeaderElector
-from kubeloop.manager.lease import LeaderElection
-from kubeloop.manager.probes import ProbeServer
-from kubeloop.manager.signals import ShutdownSignals
+from kubeloop.manager._informers import ManagedInformer
+from kubeloop.manager._leader import LeaderElector
+from kubeloop.manager._lease import LeaderElection
+from kubeloop.manager._probes import ProbeServer
+from kubeloop.manager._signals import ShutdownSignals
 from kubeloop.meta import DEFAULT_CLUSTER
 
 __all__ = ["Manager", "ManagerError", "Runnable"]
@@ -76,7 +84,7 @@ class ManagerError(RuntimeError):
 class _ControllerEntry:
     controller: Controller
     leader_only: bool
-    needs: list[SharedInformer]
+    needs: list[ManagedInformer]
     task: asyncio.Task[None] | None = None
 
 
@@ -111,10 +119,10 @@ class Manager:
     `kubeloop.config.load_config` (``kubeconfig``, ``context``, ``namespace``: explicit path, then
     ``KUBECONFIG``, in-cluster, ``~/.kube/config``); `add_cluster` adds more before start.
 
-    Leader election: ``leader_election=True`` with ``leader_election_id`` (the Lease name), or a
-    `LeaderElection` (name, namespace, identity, timings). The Lease lives in
-    ``leader_election_namespace`` or the default cluster's default namespace. Controllers need
-    leadership unless added with ``leader_election=False``.
+    Leader election: ``leader_election`` is a `LeaderElection` value (the Lease's name, namespace,
+    identity, timings; one value instead of six keyword arguments, validated where it is built).
+    The Lease lives in its ``namespace`` or, when that is None, the default cluster's default
+    namespace. Controllers need leadership unless added with ``leader_election=False``.
 
     Endpoints: ``health_port`` serves ``/healthz`` and ``/readyz``, ``metrics_port`` serves
     ``/metrics`` (None: off; 0: a free port, see `health_url`/`metrics_url`; equal ports share one
@@ -128,13 +136,7 @@ class Manager:
         kubeconfig: str | None = None,
         context: str | None = None,
         namespace: str | None = None,
-        leader_election: bool | LeaderElection = False,
-        leader_election_id: str | None = None,
-        leader_election_namespace: str | None = None,
-        lease_duration: float = 15.0,
-        renew_deadline: float = 10.0,
-        retry_period: float = 2.0,
-        release_on_cancel: bool = True,
+        leader_election: LeaderElection | None = None,
         health_port: int | None = None,
         metrics_port: int | None = None,
         bind_address: str = "0.0.0.0",
@@ -150,18 +152,10 @@ class Manager:
             self._owned.append(client)
         self._clients: dict[str, Client] = {DEFAULT_CLUSTER: client}
         self._namespace = namespace
-        if isinstance(leader_election, LeaderElection):
-            if leader_election.namespace is None and leader_election_namespace:
-                leader_election = dataclasses.replace(leader_election, namespace=leader_election_namespace)
-            self.leader_election: LeaderElection | None = leader_election
-        elif leader_election:
-            if not leader_election_id:
-                raise ValueError("leader_election=True needs a leader_election_id (the Lease's name)")
-            self.leader_election = LeaderElection(
-                leader_election_id, namespace=leader_election_namespace, lease_duration=lease_duration,
-                renew_deadline=renew_deadline, retry_period=retry_period, release_on_cancel=release_on_cancel)
-        else:
-            self.leader_election = None
+        if leader_election is not None and not isinstance(leader_election, LeaderElection):
+            raise TypeError(f"leader_election takes a kubeloop.LeaderElection(name, ...) or None, "
+                            f"not {leader_election!r}")
+        self.leader_election = leader_election
         self.health_port = health_port
         self.metrics_port = metrics_port
         self.bind_address = bind_address
@@ -174,7 +168,7 @@ class Manager:
         self.elector: LeaderElector | None = None
         self._controllers: list[_ControllerEntry] = []
         self._runnables: list[_RunnableEntry] = []
-        self._informers: list[SharedInformer] = []
+        self._informers: list[ManagedInformer] = []
         self._warm: list[InformerHandle] = []
         self._checks = _Checks()
         self._probes: ProbeServer | None = None
@@ -216,7 +210,7 @@ class Manager:
         self._clients[name] = client
 
     def add(self, controller: Controller, *, leader_election: bool = True,
-            needs: Iterable[SharedInformer] = ()) -> Controller:
+            needs: Iterable[ManagedInformer] = ()) -> Controller:
         """Run ``controller`` (before start). ``leader_election=False``: it runs on every replica.
 
         ``needs``: informers (from `informer`) its workers must wait for, besides its own sources.
@@ -234,19 +228,17 @@ class Manager:
         self._require_new("add a runnable")
         self._runnables.append(_RunnableEntry(name or str(getattr(fn, "__name__", "runnable")), fn, leader_election))
 
-    def informer(self, resource: str, *, cluster: str | None = None, namespace: str | None = None,
-                 label_selector: str | Mapping[str, str] | None = None,
-                 field_selector: str | Mapping[str, str] | None = None, metadata_only: bool = False,
-                 transform: Transform | None = DEFAULT,
-                 indexes: Mapping[str, IndexFunc] | None = None) -> SharedInformer:
-        """An informer (with ``indexes``) kept open for the manager's life; see `SharedInformer`.
+    def informer(self, resource: str, selection: Selection | None = None, *, cluster: str | None = None,
+                 indexes: Mapping[str, IndexFunc] | None = None,
+                 **keywords: Unpack[SelectionKeywords]) -> ManagedInformer:
+        """An informer (with ``indexes``) kept open for the manager's life; see `ManagedInformer`.
 
+        What it keeps: ``selection`` and/or its fields as keywords (`kubeloop.cache.Selection`).
         Same scope as a controller's source: the same watch. ``cluster`` None: every cluster.
         """
         self._require_new("add an informer")
-        inf = SharedInformer(resource, cluster=cluster, indexes=indexes or {}, args={
-            "namespace": namespace, "label_selector": label_selector, "field_selector": field_selector,
-            "metadata_only": metadata_only, "transform": transform})
+        inf = ManagedInformer(resource, Selection.merged(selection, keywords), cluster=cluster,
+                              indexes=indexes or {})
         self._informers.append(inf)
         return inf
 
@@ -360,7 +352,7 @@ class Manager:
         """Run until `stop()` (or, with ``handle_signals``, SIGTERM/SIGINT); raise `ManagerError`
         if the manager could not start or a component failed."""
         if handle_signals:
-            with ShutdownSignals(lambda _sig: self.request_stop()):
+            with ShutdownSignals(lambda _sig: self.stop()):
                 await self._run()
         else:
             await self._run()
@@ -378,16 +370,19 @@ class Manager:
             self._task.result()  # raises the start-up failure
             raise ManagerError("the manager stopped during start-up")
         if not self._started.is_set():
-            await self.stop()
+            await self.close()
             raise ManagerError(f"the manager did not start within {timeout}s")
 
-    def request_stop(self) -> None:
+    def stop(self) -> None:
         """Ask for a graceful shutdown (returns at once; `run()` returns when it is done)."""
         self._stop_requested.set()
 
-    async def stop(self) -> None:
-        """Shut down gracefully and wait for it; raise `ManagerError` if the manager had failed."""
-        self.request_stop()
+    async def close(self) -> None:
+        """Shut down gracefully and wait for it; raise `ManagerError` if the manager had failed.
+
+        The lifecycle convention of every long-lived kubeloop object: `stop()` asks and returns at
+        once, ``await close()`` stops and waits, ``async with`` closes at the end of the block."""
+        self.stop()
         task = self._task
         if task is not None:
             self._task = None
@@ -402,16 +397,16 @@ class Manager:
     async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
                         tb: TracebackType | None) -> None:
         if e is None:
-            await self.stop()
+            await self.close()
             return
         with contextlib.suppress(ManagerError):  # the body's exception wins
-            await self.stop()
+            await self.close()
 
     def _fail(self, message: str) -> None:
         if self._failure is None:
             self._failure = message
             log.error("manager: %s", message)
-        self.request_stop()
+        self.stop()
 
     async def _run(self) -> None:
         if self._state != "new":

@@ -1,6 +1,7 @@
 """`ClientSource`: the `WatchSource` an informer uses, backed by `kubeloop.client.Client`.
 
-One source is bound to one scope (resource, namespace, selectors, metadata-only). It resolves the
+One source is bound to one scope: a resource and the `ListOptions` selecting in it (namespace,
+selectors, metadata-only; the watcher supplies page size and resourceVersion per request). It resolves the
 resource through discovery on every call (cached by the client's RESTMapper, refreshed on a miss),
 so a kind whose CRD is not installed yet fails with `UnknownResource` (the watcher waits and polls
 with backoff) and starts working as soon as discovery serves it.
@@ -12,9 +13,12 @@ names the missing permission) and track readiness.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncGenerator, Callable
+from typing import Unpack
 
 from kubeloop.client.client import ALL_NAMESPACES, Client
+from kubeloop.client.options import ListKeywords, ListOptions
 from kubeloop.client.resources import ApiResource, ResourceLike
 from kubeloop.watch import CONNECTED, ListPage, RawEvent
 
@@ -28,20 +32,19 @@ class ClientSource:
         self,
         client: Client,
         resource: ResourceLike,
+        options: ListOptions | None = None,
         *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        metadata_only: bool = False,
         on_error: Callable[[str, BaseException], None] | None = None,
         on_success: Callable[[], None] | None = None,
+        **keywords: Unpack[ListKeywords],
     ) -> None:
+        opts = ListOptions.merged(options, keywords)
         self.client = client
         self.resource = resource
-        self.namespace = namespace or None
-        self.label_selector = label_selector or None
-        self.field_selector = field_selector or None
-        self.metadata_only = metadata_only
+        # namespace None or "" here means every namespace (not the client's default one)
+        self.options = dataclasses.replace(opts, namespace=opts.namespace or ALL_NAMESPACES,
+                                           label_selector=opts.label_selector or None,
+                                           field_selector=opts.field_selector or None)
         self.on_error = on_error
         self.on_success = on_success
         self.api_resource: ApiResource | None = resource if isinstance(resource, ApiResource) else None
@@ -67,16 +70,8 @@ class ClientSource:
         try:
             res = await self._resolve()
             page = await self.client.list_page(
-                res,
-                namespace=self.namespace if self.namespace else ALL_NAMESPACES,
-                label_selector=self.label_selector,
-                field_selector=self.field_selector,
-                limit=limit,
-                continue_token=continue_token,
-                resource_version=resource_version,
-                resource_version_match=resource_version_match,
-                metadata_only=self.metadata_only,
-            )
+                res, self.options, continue_token=continue_token, limit=limit,
+                resource_version=resource_version, resource_version_match=resource_version_match)
         except Exception as exc:
             self._failed("list", exc)
             raise
@@ -97,16 +92,8 @@ class ClientSource:
         try:
             res = await self._resolve()
             stream = self.client.watch(
-                res,
-                namespace=self.namespace if self.namespace else ALL_NAMESPACES,
-                resource_version=resource_version,
-                allow_bookmarks=allow_bookmarks,
-                timeout_seconds=timeout_seconds,
-                label_selector=self.label_selector,
-                field_selector=self.field_selector,
-                send_initial_events=send_initial_events,
-                metadata_only=self.metadata_only,
-            )
+                res, self.options, allow_bookmarks=allow_bookmarks, timeout_seconds=timeout_seconds,
+                send_initial_events=send_initial_events, resource_version=resource_version)
             await stream.open()
         except Exception as exc:
             self._failed("watch", exc)

@@ -33,9 +33,10 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
-from kubeloop.cache.events import Event
-from kubeloop.cache.frozen import FrozenDict
-from kubeloop.cache.store import Key, Store
+from kubeloop.cache._entry import Key
+from kubeloop.cache._events import Event
+from kubeloop.cache._frozen import FrozenDict
+from kubeloop.cache._store import Store
 from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
 
 __all__ = ["Subscription", "SubscriptionClosed"]

@@ -1,6 +1,6 @@
 """Leader election decisions on a coordination.k8s.io/v1 Lease, with no I/O (client-go semantics).
 
-The async shell (`leader.py`) fetches and writes the Lease; everything it decides comes from here:
+The async shell (`_leader.py`) fetches and writes the Lease; everything it decides comes from here:
 
 - `LeaseRecord`: the Lease's spec as a value (holder, duration, acquire/renew times, transitions).
 - `Observer`: remembers when, on *our* monotonic clock, the record last changed. Expiry is judged

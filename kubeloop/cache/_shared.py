@@ -4,7 +4,7 @@
         pods = await cache.informer_for("default", "v1/Pod", namespace="team-a")
         await pods.wait_synced(timeout=30)
         sub = pods.subscribe()
-        pod = pods.store.get("web-0", "team-a")
+        pod = pods.get("web-0", "team-a")
         ...
         pods.release()           # or: async with cache.use("default", "v1/Pod") as pods: ...
 
@@ -20,6 +20,9 @@
   awaits them, so no watch outlives the cache.
 - A kind that is not served yet (CRD missing) gets an informer all the same: it waits, not ready,
   and starts when discovery serves the kind. Other informers are unaffected.
+
+The handle users hold (`InformerHandle`) and the cache's record of one informer are in
+`_handle.py`.
 """
 
 from __future__ import annotations
@@ -30,25 +33,24 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
-from kubeloop.cache.codec import Codec
-from kubeloop.cache.index import IndexFunc
-from kubeloop.cache.informer import Informer, InformerNotReady
-from kubeloop.cache.reader import CacheReader
-from kubeloop.cache.scope import Predicate, Scope
-from kubeloop.cache.source import ClientSource
-from kubeloop.cache.subscription import Sink, Subscription
-from kubeloop.cache.transform import DEFAULT, Filter, Transform
+from kubeloop.cache._codec import Codec
+from kubeloop.cache._handle import InformerHandle, _Entry
+from kubeloop.cache._informer import Informer, InformerNotReady
+from kubeloop.cache._scope import Predicate, Scope, Selection, SelectionKeywords
+from kubeloop.cache._source import ClientSource
+from kubeloop.cache._transform import Filter
+from kubeloop.client import UnknownKind
 from kubeloop.client.client import Client
-from kubeloop.client.errors import UnknownKind
 from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
-from kubeloop.meta import DEFAULT_CLUSTER, FieldSelector, LabelSelector
+from kubeloop.meta import DEFAULT_CLUSTER
 from kubeloop.watch import WatchConfig, WatchState
 
-__all__ = ["InformerHandle", "SharedCache"]
+__all__ = ["SharedCache"]
 
 log = logging.getLogger("kubeloop.cache")
+
 
 _list = list
 
@@ -56,137 +58,6 @@ _list = list
 def resource_key(res: ApiResource) -> str:
     """``group/version/plural`` (core group as ``core``), as the emulator's stats name it."""
     return f"{res.group or 'core'}/{res.version}/{res.plural}"
-
-
-class _Entry:
-    """One live informer of the cache, its users and its collection timer."""
-
-    __slots__ = ("informer", "refs", "scope", "task", "timer")
-
-    def __init__(self, scope: Scope, informer: Informer) -> None:
-        self.scope = scope
-        self.informer = informer
-        self.refs = 0
-        self.timer: asyncio.TimerHandle | None = None
-        self.task: asyncio.Task[None] | None = None
-
-
-class InformerHandle:
-    """A user's reference to a shared informer, for one (possibly narrower) scope.
-
-    Reads (`store`, `get`, `list`), `subscribe()` and readiness behave as if the informer were
-    this scope's own. Call `release()` (or use ``async with``) when done.
-    """
-
-    def __init__(self, cache: SharedCache, entry: _Entry, scope: Scope, predicate: Predicate | None) -> None:
-        self._cache = cache
-        self._entry = entry
-        self.scope = scope
-        self.predicate = predicate
-        self.released = False
-        self._reader: CacheReader | None = None
-        self._subs: list[Subscription] = []
-
-    # ---- identity
-    @property
-    def informer(self) -> Informer:
-        """The informer serving this handle (shared; maybe of a broader scope)."""
-        return self._entry.informer
-
-    @property
-    def cluster(self) -> str:
-        return self.scope.cluster
-
-    @property
-    def resource(self) -> str:
-        return self.scope.resource
-
-    @property
-    def shared_from(self) -> Scope:
-        """The scope of the informer actually watching (equal to `scope` unless narrowed)."""
-        return self._entry.scope
-
-    # ---- reads
-    @property
-    def store(self) -> CacheReader:
-        """Read-only access to the objects in this handle's scope."""
-        inf = self._entry.informer
-        if self.predicate is None:
-            return inf.reader
-        r = self._reader
-        if r is None:
-            s = self.scope
-            r = self._reader = CacheReader(
-                inf, s.cluster, s.resource, namespace=s.namespace,
-                label_selector=s.label_selector, field_selector=s.field_selector, predicate=self.predicate)
-        return r
-
-    def get(self, name: str, namespace: str = "") -> Any:
-        """`store.get`."""
-        return self.store.get(name, namespace)
-
-    def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
-             field_selector: FieldSelector | str | None = None) -> _list[Any]:
-        """`store.list`."""
-        return self.store.list(namespace, label_selector, field_selector)
-
-    # ---- readiness
-    @property
-    def synced(self) -> bool:
-        return self._entry.informer.synced
-
-    @property
-    def ready(self) -> bool:
-        return self._entry.informer.ready
-
-    @property
-    def reason(self) -> str:
-        return self._entry.informer.reason
-
-    async def wait_synced(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
-        """Wait for the informer's first list (raises `InformerNotReady` with the reason)."""
-        await self._entry.informer.wait_synced(timeout)
-
-    # ---- subscribers and indexes
-    def subscribe(self, *, queue_size: int | None = None, replay: bool = True, name: str = "",
-                  sink: Sink | None = None) -> Subscription:
-        """Events of this scope (see `Informer.subscribe`); closed on `release()`."""
-        if self.released:
-            raise RuntimeError(f"{self.scope}: subscribe() on a released handle")
-        sub = self._entry.informer.subscribe(queue_size=queue_size, replay=replay, predicate=self.predicate,
-                                             name=name, sink=sink)
-        self._subs.append(sub)
-        return sub
-
-    def add_index(self, name: str, fn: IndexFunc) -> None:
-        """Register an index on the shared store (the same name+function again is a no-op)."""
-        self._entry.informer.add_index(name, fn)
-
-    def by_index(self, index: str, key: str) -> _list[Any]:
-        """`store.by_index`."""
-        return self.store.by_index(index, key)
-
-    # ---- lifetime
-    def release(self) -> None:
-        """Give the informer back (idempotent); its subscriptions from this handle are closed."""
-        if self.released:
-            return
-        self.released = True
-        for sub in self._subs:
-            sub.close()
-        self._subs.clear()
-        self._cache._release(self._entry)
-
-    async def __aenter__(self) -> InformerHandle:
-        return self
-
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        self.release()
-
-    def __repr__(self) -> str:
-        shared = "" if self.predicate is None else f" from [{self._entry.scope}]"
-        return f"InformerHandle({self.scope}{shared}, ready={self.ready})"
 
 
 class SharedCache:
@@ -271,18 +142,18 @@ class SharedCache:
         self,
         cluster: str = DEFAULT_CLUSTER,
         resource: ResourceLike = "",
-        namespace: str | None = None,
-        label_selector: LabelSelector | str | Mapping[str, str] | None = None,
-        field_selector: FieldSelector | str | Mapping[str, str] | None = None,
-        transform: Transform | None = DEFAULT,
+        selection: Selection | None = None,
+        *,
         filter: Filter | None = None,
-        metadata_only: bool = False,
+        **keywords: Unpack[SelectionKeywords],
     ) -> InformerHandle:
         """A handle on the one live informer for this scope (created and started on first use).
 
-        `namespace=None` means all namespaces. Never waits for the informer to sync (use
-        `wait_synced`) and never fails for a kind that is not served yet.
+        What it keeps: ``selection`` and/or its fields as keywords (`Selection`; ``namespace=None``
+        means all namespaces). Never waits for the informer to sync (use `wait_synced`) and never
+        fails for a kind that is not served yet.
         """
+        sel = Selection.merged(selection, keywords)
         if self._tg is None or self._closing:
             raise RuntimeError("SharedCache is not running: use `async with SharedCache(...) as cache:`")
         client = self.client(cluster)
@@ -297,13 +168,11 @@ class SharedCache:
         if api is not None:
             res_name = resource_key(api)
             if not api.namespaced:
-                namespace = None
+                sel = dataclasses.replace(sel, namespace=None)
         else:
             ref = ResourceRef.parse(resource) if isinstance(resource, str) else resource
             res_name = str(ref)
-        scope = Scope.of(cluster, res_name, namespace=namespace, label_selector=label_selector,
-                         field_selector=field_selector, metadata_only=metadata_only, transform=transform,
-                         filter=filter)
+        scope = Scope.of(cluster, res_name, sel, filter=filter)
         entry = self._entries.get(scope)
         if entry is None and api is not None and not isinstance(resource, ApiResource):
             # an informer created while the kind was not served yet is keyed by the name as given
@@ -324,9 +193,10 @@ class SharedCache:
 
     @asynccontextmanager
     async def use(self, cluster: str = DEFAULT_CLUSTER, resource: ResourceLike = "",
-                  **kwargs: Any) -> AsyncIterator[InformerHandle]:
+                  selection: Selection | None = None, *, filter: Filter | None = None,
+                  **keywords: Unpack[SelectionKeywords]) -> AsyncIterator[InformerHandle]:
         """``async with cache.use(cluster, resource, ...) as handle:``: `informer_for` + `release`."""
-        handle = await self.informer_for(cluster, resource, **kwargs)
+        handle = await self.informer_for(cluster, resource, Selection.merged(selection, keywords), filter=filter)
         try:
             yield handle
         finally:

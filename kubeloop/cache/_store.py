@@ -2,32 +2,47 @@
 
 Sans-IO: the informer (later) calls the writer API (``apply``, ``delete``,
 ``replace``) as list/watch results arrive; readers call ``get``, ``list``,
-``by_index``. Readers always get read-only views (:mod:`kubeloop.cache.frozen`).
+``by_index``. Readers always get read-only views (:mod:`kubeloop.cache._frozen`).
 
 What the store needs to answer without decoding an object is kept beside its
-compact form: the key, uid, resourceVersion, labels (interned, for label
-selectors) and every index key (so updates and deletes touch only what changed).
-A small LRU keeps the views of recently written or read objects decoded.
+compact form (`kubeloop.cache._entry`): the key, uid, resourceVersion, labels (interned, for
+label selectors) and every index key (so updates and deletes touch only what changed).
+A small LRU keeps the views of recently read objects decoded.
 
-Write-back compaction (``defer_writes``, what informers use): a written object is held in the
-codec's cheap form (exact-size JSON) and deflated only once it has stayed unchanged for a while
-(`compact_written`), so an object that changes again soon, the usual case under churn, is never
-deflated for a version nobody keeps, and a read right after a change decodes JSON, not deflate.
+Deferred compaction, one time-ordered queue: with a codec that can defer (the default zlib one),
+an object is first held in the codec's cheap form (exact-size JSON) and queued; `compact` deflates
+what is due. Listed objects (`load`) are due at once: a list costs little more than decoding it,
+and the informer compacts it in small batches after it synced. Watched writes (`apply` with
+``defer_writes``) are due once they stayed unchanged for the caller's delay: an object that changes
+again soon, the usual case under churn, is never deflated for a version nobody keeps, and a read
+right after a change decodes JSON, not deflate.
+
+This module is over 450 lines because `Store` is one unit: its entries, indexes, hot views and
+compaction queue change together in every write (two-phase, all-or-nothing), and splitting the
+class would spread that invariant over files; what is not the class lives in `_entry.py`.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
-from uuid import UUID
 
-from kubeloop.cache.codec import Codec, make_codec
-from kubeloop.cache.frozen import FrozenDict
-from kubeloop.cache.index import (
+from kubeloop.cache._codec import Codec, make_codec
+from kubeloop.cache._entry import (
+    Change,
+    Key,
+    ReplaceResult,
+    _Entry,
+    _pack_uid,
+    _unpack_uid,
+    field_value,
+)
+from kubeloop.cache._frozen import FrozenDict
+from kubeloop.cache._index import (
     NAMESPACE_INDEX,
     OWNER_INDEX,
     OWNER_REF_INDEX,
@@ -38,142 +53,24 @@ from kubeloop.cache.index import (
     owner_uid_index,
     unpack,
 )
-from kubeloop.meta import (
-    ADDED,
-    DELETED,
-    MODIFIED,
-    EventType,
-    FieldSelector,
-    LabelSelector,
-    as_field_selector,
-    as_label_selector,
-    pack_rv,
-)
+from kubeloop.meta import ADDED, FieldSelector, LabelSelector, as_field_selector, as_label_selector, pack_rv
 
 __all__ = ["Change", "Key", "ReplaceResult", "Store"]
-
-Key = tuple[str, str]
-"""(namespace, name); namespace is "" for cluster-scoped objects."""
 
 _intern = sys.intern
 _monotonic = time.monotonic
 _list = list  # `Store.list` shadows the builtin in annotations
 
-
-def _pack_uid(uid: str) -> str | bytes:
-    """A canonical (lower-case) UUID as its 16 bytes (49 bytes instead of 85); others as is."""
-    if len(uid) == 36 and uid[8] == uid[13] == uid[18] == uid[23] == "-":
-        digits = uid.replace("-", "")
-        try:
-            b = bytes.fromhex(digits)
-        except ValueError:
-            return uid
-        if len(b) == 16 and b.hex() == digits:  # canonical: 32 lower-case hex digits, dashes in place
-            return b
-    return uid
-
-
 _OWNER_FNS = (owner_uid_index, owner_ref_index)
 
 
-def _unpack_uid(uid: str | bytes) -> str:
-    return str(UUID(bytes=uid)) if type(uid) is bytes else uid  # type: ignore[return-value]
+_LISTED = -math.inf
+"""The write time `load` queues listed objects with: due at once."""
 
 
-class _Entry:
-    """One stored object: its compact form plus what is needed without decoding it."""
-
-    __slots__ = ("data", "ikeys", "labels", "name", "namespace", "rv", "uid")
-
-    namespace: str
-    name: str
-    uid: str | bytes  # see _pack_uid
-    rv: str | int  # see kubeloop.meta.pack_rv
-    labels: tuple[str, ...]  # flat (k1, v1, k2, v2, ...), interned and shared between objects
-    ikeys: tuple[Keys, ...]  # the object's keys in each index, in index order (packed)
-    data: Any
-
-    def labels_dict(self) -> dict[str, str]:
-        lab = self.labels
-        return dict(zip(lab[::2], lab[1::2], strict=True))
-
-
-class Change:
-    """What an ``apply``/``replace`` did to one key: ``old`` and ``new`` read-only views.
-
-    ``old`` is decoded only when first read (most subscribers look only at ``new``).
-    ``old`` is None for an added object, ``new`` is None for a deleted one.
-    """
-
-    __slots__ = ("_codec", "_old", "_old_data", "name", "namespace", "new")
-
-    def __init__(
-        self,
-        namespace: str,
-        name: str,
-        new: FrozenDict | None,
-        *,
-        old: FrozenDict | None = None,
-        old_data: Any = None,
-        codec: Codec | None = None,
-    ) -> None:
-        self.namespace = namespace
-        self.name = name
-        self.new = new
-        self._old = old
-        self._old_data = old_data
-        self._codec = codec
-
-    @property
-    def key(self) -> Key:
-        """(namespace, name)."""
-        return (self.namespace, self.name)
-
-    @property
-    def old(self) -> FrozenDict | None:
-        """The object before the change (None if it did not exist)."""
-        if self._old is None and self._codec is not None:
-            self._old = FrozenDict(self._codec.decode(self._old_data))
-            self._old_data = self._codec = None
-        return self._old
-
-    @property
-    def kind(self) -> EventType:
-        """``ADDED``, ``MODIFIED`` or ``DELETED``."""
-        if self.new is None:
-            return DELETED
-        if self._old is None and self._codec is None:
-            return ADDED
-        return MODIFIED
-
-    def __repr__(self) -> str:
-        return f"Change({self.kind} {self.namespace}/{self.name})"
-
-
-@dataclass
-class ReplaceResult:
-    """The difference a relist made: what appeared, changed (resourceVersion differs) and vanished."""
-
-    added: list[Change] = field(default_factory=list)
-    modified: list[Change] = field(default_factory=list)
-    deleted: list[Change] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.added) + len(self.modified) + len(self.deleted)
-
-
-def field_value(obj: Mapping[str, Any], path: str) -> str:
-    """The field-selector string for a dotted path (missing -> "", bools as true/false)."""
-    cur: Any = obj
-    for part in path.split("."):
-        if not isinstance(cur, Mapping) or part not in cur:
-            return ""
-        cur = cur[part]
-    if cur is None:
-        return ""
-    if isinstance(cur, bool):
-        return "true" if cur else "false"
-    return str(cur)
+def _due(item: _Entry | tuple[float, _Entry, Any]) -> float:
+    """When a queued object was written (-inf for a listed one)."""
+    return item[0] if type(item) is tuple else _LISTED
 
 
 class _Prepared:
@@ -200,12 +97,11 @@ class Store:
     """Objects of one resource by (namespace, name), read-only to readers, with indexes.
 
     ``codec`` chooses the in-memory form (default ``"zlib"``; ``"json"``, ``"dict"`` or a
-    :class:`~kubeloop.cache.codec.Codec`). The ``hot_size`` most recently read objects stay
-    decoded in an LRU; with ``cache_writes`` written objects enter it too (useful when readers
-    mostly read what just changed; it costs ~10 us per write on Pods, so it is off by default).
-    ``owner_index`` adds the built-in OWNER_INDEX and OWNER_REF_INDEX. With ``defer_writes``
-    (and a codec that can defer, such as the default), `apply` stores the cheap form and queues the
-    object for `compact_written`.
+    :class:`~kubeloop.cache.Codec`). The ``hot_size`` most recently read objects stay decoded in
+    an LRU (written objects do not enter it: a kept view outlives the young GC generation, and the
+    collector's extra work measured more than the decodes saved). ``owner_index`` adds the built-in
+    OWNER_INDEX and OWNER_REF_INDEX. With ``defer_writes`` (and a codec that can defer, such as the
+    default), `apply` stores the cheap form and queues the object for `compact` (module docstring).
 
     A written object becomes the store's: the caller must not change it afterwards.
     """
@@ -215,7 +111,6 @@ class Store:
         *,
         codec: Codec | str | None = None,
         hot_size: int = 64,
-        cache_writes: bool = False,
         defer_writes: bool = False,
         owner_index: bool = True,
     ) -> None:
@@ -227,15 +122,15 @@ class Store:
         self._labels: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._hot: OrderedDict[_Entry, FrozenDict] = OrderedDict()
         self._hot_size = 0 if self.codec.shares_objects else hot_size
-        self._cache_writes = cache_writes
-        self._pending: deque[_Entry] = deque()  # entries held in the codec's cheap form (see load)
         self._encode_deferred = getattr(self.codec, "encode_deferred", None)
         self._compact = getattr(self.codec, "compact", None)
         if self._encode_deferred is None or self._compact is None:
             self._encode_deferred = self._compact = None
         self._defer_writes = defer_writes and self._encode_deferred is not None
-        # objects `apply` left in the cheap form: (when, namespace, name, the data written then)
-        self._written: deque[tuple[float, str, str, Any]] = deque()
+        # objects held in the cheap form, oldest first: a listed entry (due at once) or a watched
+        # write (written when, entry, the data written then). A listed entry is queued bare: a
+        # tuple per listed object, freed once compacted, measured ~5% more RSS (fragmentation).
+        self._queue: deque[_Entry | tuple[float, _Entry, Any]] = deque()
         self.resource_version: str = ""
         if owner_index:
             self.add_index(OWNER_INDEX, owner_uid_index, trusted=True)
@@ -281,13 +176,6 @@ class Store:
             return v
         return FrozenDict(self.codec.decode(e.data))
 
-    def _remember(self, e: _Entry, view: FrozenDict) -> None:
-        if self._hot_size and self._cache_writes:
-            self._hot[e] = view
-            self._hot.move_to_end(e)
-            if len(self._hot) > self._hot_size:
-                self._hot.popitem(last=False)
-
     def _index_keys(self, obj: dict[str, Any], md: dict[str, Any]) -> tuple[Keys, ...]:
         """The object's keys in every index (``_no_keys`` when it has none)."""
         indexes = self._indexes.values()
@@ -308,37 +196,45 @@ class Store:
         return ikeys if any(ikeys) else self._no_keys
 
     def _prepare(self, obj: dict[str, Any], deferred: bool = False) -> _Prepared:
+        """Phase 1 of every write: check, index and encode (``deferred``: the cheap form, if the
+        codec has one). Raises on a bad object or a failing index function; changes nothing."""
         p = _Prepared(self, obj)
-        p.data = self._encode_deferred(obj) if deferred else self.codec.encode(obj)  # type: ignore[misc]
+        encode = self._encode_deferred if deferred and self._encode_deferred is not None else self.codec.encode
+        p.data = encode(obj)
         return p
 
-    def _commit(self, p: _Prepared) -> Change:
-        """Phase 2 of a write: cannot fail."""
+    def _commit(self, p: _Prepared, when: float | None = None, report: bool = True) -> Change | None:
+        """Phase 2 of every write: cannot fail. ``when`` queues the object for `compact` (if it was
+        encoded in the cheap form); ``report=False`` skips building the `Change` (a list load)."""
         bucket = self._by_ns.get(p.namespace)
         if bucket is None:
             bucket = self._by_ns[p.namespace] = {}
         e = bucket.get(p.name)
-        new_view = FrozenDict(p.obj)
+        change: Change | None = None
         if e is None:
             e = _Entry()
             e.namespace, e.name, e.uid, e.rv = p.namespace, p.name, p.uid, p.rv
             e.labels, e.ikeys, e.data = p.labels, p.ikeys, p.data
             bucket[p.name] = e
             self._count += 1
-            for ix, keys in zip(self._indexes.values(), p.ikeys, strict=True):
-                ix.add(e, keys)
-            self._remember(e, new_view)
-            return Change(p.namespace, p.name, new_view)
-        old_view = self._hot.pop(e, None)
-        change = Change(
-            p.namespace, p.name, new_view, old=old_view,
-            old_data=e.data if old_view is None else None,
-            codec=self.codec if old_view is None else None,
-        )
-        for ix, old_keys, new_keys in zip(self._indexes.values(), e.ikeys, p.ikeys, strict=True):
-            ix.move(e, old_keys, new_keys)
-        e.uid, e.rv, e.labels, e.ikeys, e.data = p.uid, p.rv, p.labels, p.ikeys, p.data
-        self._remember(e, new_view)
+            if p.ikeys is not self._no_keys:
+                for ix, keys in zip(self._indexes.values(), p.ikeys, strict=True):
+                    ix.add(e, keys)
+            if report:
+                change = Change(p.namespace, p.name, FrozenDict(p.obj))
+        else:
+            old_view = self._hot.pop(e, None)
+            if report:
+                change = Change(
+                    p.namespace, p.name, FrozenDict(p.obj), old=old_view,
+                    old_data=e.data if old_view is None else None,
+                    codec=self.codec if old_view is None else None,
+                )
+            for ix, old_keys, new_keys in zip(self._indexes.values(), e.ikeys, p.ikeys, strict=True):
+                ix.move(e, old_keys, new_keys)
+            e.uid, e.rv, e.labels, e.ikeys, e.data = p.uid, p.rv, p.labels, p.ikeys, p.data
+        if when is not None and self._compact is not None:
+            self._queue.append(e if when == _LISTED else (when, e, p.data))
         return change
 
     def _drop(self, e: _Entry) -> None:
@@ -378,102 +274,70 @@ class Store:
                 view = self._view(e)
                 self.resource_version = rv
                 return Change(e.namespace, e.name, view, old=view)
-        p = self._prepare(obj, self._defer_writes)
-        change = self._commit(p)
-        if self._defer_writes:
-            self._written.append((_monotonic(), p.namespace, p.name, p.data))
+        deferred = self._defer_writes
+        p = self._prepare(obj, deferred)
+        change = self._commit(p, _monotonic() if deferred else None)
         if p.rv_text:
             self.resource_version = p.rv_text
+        assert change is not None
         return change
 
     def load(self, obj: dict[str, Any]) -> None:
         """Insert one object of a list being loaded: `apply` without the report, made cheap.
 
         Takes ownership of ``obj``. With a codec that can defer (the default zlib one), the
-        object is held in its cheap form (exact-size JSON) and queued for `compact`, which the
-        informer runs in small batches after it synced; reads are correct in either form. A
-        name already stored goes through `apply`. If an index function raises, nothing changes.
+        object is held in its cheap form (exact-size JSON) and queued for `compact`, due at once;
+        the informer compacts in small batches after it synced; reads are correct in either form.
+        If the object is invalid or an index function raises, nothing changes.
         """
-        md = obj.get("metadata")
-        if not isinstance(md, dict) or not md.get("name"):
-            raise ValueError("cannot store an object without metadata.name")
-        name: str = md["name"]
-        namespace: str = _intern(md.get("namespace") or "")
-        bucket = self._by_ns.get(namespace)
-        if bucket is not None and name in bucket:
-            self.apply(obj)
-            return
-        ikeys = self._index_keys(obj, md)
-        deferred = self._encode_deferred
-        data = self.codec.encode(obj) if deferred is None else deferred(obj)
-        # ---- commit: nothing below can fail
-        e = _Entry()
-        rv_text: str = md.get("resourceVersion") or ""
-        e.namespace, e.name, e.uid, e.rv = namespace, name, _pack_uid(md.get("uid") or ""), pack_rv(rv_text)
-        e.labels, e.ikeys, e.data = self._intern_labels(md.get("labels")), ikeys, data
-        if bucket is None:
-            bucket = self._by_ns[namespace] = {}
-        bucket[name] = e
-        self._count += 1
-        if ikeys is not self._no_keys:
-            for ix, keys in zip(self._indexes.values(), ikeys, strict=True):
-                ix.add(e, keys)
-        if deferred is not None:
-            self._pending.append(e)
-        if rv_text:
-            self.resource_version = rv_text
+        p = self._prepare(obj, deferred=True)
+        self._commit(p, _LISTED, report=False)
+        if p.rv_text:
+            self.resource_version = p.rv_text
 
     @property
     def pending_compaction(self) -> int:
-        """How many objects `load` left in the cheap form for `compact` (0: fully compact)."""
-        return len(self._pending)
+        """Objects queued for `compact` (an object written twice counts twice; 0: fully compact)."""
+        return len(self._queue)
 
-    def compact(self, limit: int | None = None) -> int:
-        """Shrink up to ``limit`` (default: all) objects `load` left in the cheap form.
+    def compact(self, before: float = math.inf, limit: int | None = None) -> float | None:
+        """Deflate up to ``limit`` (default: all) queued objects written at or before ``before`` (a
+        `time.monotonic()` value; listed objects are always due) and not written again since.
 
-        Returns how many are still pending. Safe at any time: an object changed or deleted
-        since it was loaded is skipped or compacted as it is now; readers see no difference.
+        Returns when the oldest object still queued was written (-inf for a listed one; None when
+        the queue is empty): the caller comes back once that is old enough. The queue is in write
+        order (a name listed twice, after its first write, waits behind that write). Safe at any
+        time: deleted objects and written versions replaced meanwhile are skipped (the newer write
+        is queued itself); readers see no difference. If the codec
+        fails, the queue is dropped (objects stay readable in the form they have) and the error
+        propagates.
         """
-        pending = self._pending
+        queue = self._queue
         compact = self._compact
         if compact is None:
-            pending.clear()
-            return 0
-        n = len(pending) if limit is None else min(limit, len(pending))
-        popleft = pending.popleft
-        for _ in range(n):
-            e = popleft()
-            e.data = compact(e.data)
-        return len(pending)
-
-    @property
-    def deferred_writes(self) -> int:
-        """Writes queued for `compact_written` (an object written twice counts twice)."""
-        return len(self._written)
-
-    def compact_written(self, before: float, limit: int | None = None) -> float | None:
-        """Shrink up to ``limit`` objects `apply` left in the cheap form at or before ``before``
-        (a `time.monotonic()` value) and not written again since.
-
-        Returns when the oldest write still queued was made (None when none is): the caller
-        comes back once that is old enough. Versions replaced or deleted meanwhile are skipped.
-        """
-        written = self._written
-        compact = self._compact
-        if compact is None:
-            written.clear()
+            queue.clear()
             return None
         n = 0
-        while written and (limit is None or n < limit):
-            when, namespace, name, data = written[0]
-            if when > before:
-                return when
-            written.popleft()
-            e = self._entry(namespace, name)
-            if e is not None and e.data is data:
-                e.data = compact(data)
-                n += 1
-        return written[0][0] if written else None
+        popleft = queue.popleft
+        by_ns = self._by_ns
+        try:
+            while queue and (limit is None or n < limit):
+                item = queue[0]
+                if isinstance(item, tuple):
+                    when, e, data = item
+                    if when > before:
+                        return when
+                else:  # listed: compacted as it is now (a write made while the codec still trains
+                    e = item  # its dictionary is stored as JSON and not queued)
+                    data = e.data
+                popleft()
+                if e.data is data and (by_ns.get(e.namespace) or {}).get(e.name) is e:
+                    e.data = compact(data)
+                    n += 1
+        except Exception:
+            queue.clear()
+            raise
+        return _due(queue[0]) if queue else None
 
     def delete(self, namespace: str, name: str, resource_version: str | None = None) -> FrozenDict | None:
         """Remove one object; returns what was stored (None if absent)."""
@@ -518,6 +382,7 @@ class Store:
         for item in prepared.values():
             if isinstance(item, _Prepared):
                 c = self._commit(item)
+                assert c is not None
                 (result.added if c.kind == ADDED else result.modified).append(c)
         self.resource_version = resource_version or self.resource_version
         return result
@@ -580,11 +445,13 @@ class Store:
         label_selector: LabelSelector | str | None,
         field_selector: FieldSelector | str | None,
     ) -> Iterator[_Entry]:
-        lsel: LabelSelector | None = as_label_selector(label_selector) or None
-        fsel = as_field_selector(field_selector)
+        lsel = as_label_selector(label_selector) if isinstance(label_selector, str) else label_selector
+        fsel = as_field_selector(field_selector) if isinstance(field_selector, str) else field_selector
+        if lsel is not None and lsel.empty:
+            lsel = None
         cheap: list[Any] = []
         costly: list[Any] = []
-        if fsel:
+        if fsel is not None:
             for r in fsel.requirements:
                 (cheap if r.field in ("metadata.name", "metadata.namespace") else costly).append(r)
             pinned = fsel.equals_value("metadata.namespace")
@@ -703,8 +570,7 @@ class Store:
             "objects": self._count,
             "codec": self.codec.name,
             "payload_bytes": payload,
-            "pending_compaction": len(self._pending),
-            "deferred_writes": len(self._written),
+            "pending_compaction": len(self._queue),
             "hot_views": len(self._hot),
             "label_sets": len(self._labels),
             "indexes": {n: len(ix.buckets) for n, ix in self._indexes.items()},

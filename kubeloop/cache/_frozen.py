@@ -76,7 +76,39 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(unwrap(value), default=json_default)
 
 
-class FrozenDict(Mapping[str, Any]):
+class _ReadOnly:
+    """What both views do the same way: compare, size and show their data, and refuse to set or
+    delete attributes or to ``clear``."""
+
+    __slots__ = ()
+    _raw: Any
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _ReadOnly):
+            other = other._raw
+        return bool(self._raw == other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._raw!r})"
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise ReadOnlyError(f"cannot set attribute {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise ReadOnlyError(f"cannot delete attribute {name!r}")
+
+    def clear(self) -> NoReturn:
+        """Raises ReadOnlyError."""
+        raise ReadOnlyError("cannot clear")
+
+
+class FrozenDict(_ReadOnly, Mapping[str, Any]):
     """A read-only, zero-copy view of a dict; nested dicts/lists come back as views."""
 
     __slots__ = ("_raw",)
@@ -112,20 +144,6 @@ class FrozenDict(Mapping[str, Any]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)
 
-    def __len__(self) -> int:
-        return len(self._raw)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (FrozenDict, FrozenList)):
-            other = other._raw
-        return self._raw == other
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    def __repr__(self) -> str:
-        return f"FrozenDict({self._raw!r})"
-
     def __or__(self, other: Mapping[str, Any]) -> dict[str, Any]:
         """A new plain (shallow) dict: this view's items updated with ``other``'s."""
         out = dict(self)
@@ -147,12 +165,6 @@ class FrozenDict(Mapping[str, Any]):
         return (FrozenDict, (self._raw,))
 
     # ---- every mutation raises
-    def __setattr__(self, name: str, value: Any) -> NoReturn:
-        raise ReadOnlyError(f"cannot set attribute {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise ReadOnlyError(f"cannot delete attribute {name!r}")
-
     def __setitem__(self, key: str, value: Any) -> NoReturn:
         raise ReadOnlyError(f"cannot set key {key!r}")
 
@@ -174,16 +186,12 @@ class FrozenDict(Mapping[str, Any]):
         """Raises ReadOnlyError."""
         raise ReadOnlyError("cannot popitem")
 
-    def clear(self) -> NoReturn:
-        """Raises ReadOnlyError."""
-        raise ReadOnlyError("cannot clear")
-
     def setdefault(self, *args: Any) -> NoReturn:
         """Raises ReadOnlyError."""
         raise ReadOnlyError("cannot setdefault")
 
 
-class FrozenList(Sequence[Any]):
+class FrozenList(_ReadOnly, Sequence[Any]):
     """A read-only, zero-copy view of a list; nested dicts/lists come back as views."""
 
     __slots__ = ("_raw",)
@@ -206,9 +214,6 @@ class FrozenList(Sequence[Any]):
             return FrozenList(v)
         return _wrap(v)
 
-    def __len__(self) -> int:
-        return len(self._raw)
-
     def __iter__(self) -> Iterator[Any]:
         for v in self._raw:
             t = type(v)
@@ -221,17 +226,6 @@ class FrozenList(Sequence[Any]):
 
     def __contains__(self, value: object) -> bool:
         return unwrap(value) in self._raw
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (FrozenDict, FrozenList)):
-            other = other._raw
-        return self._raw == other
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    def __repr__(self) -> str:
-        return f"FrozenList({self._raw!r})"
 
     def __add__(self, other: Sequence[Any]) -> list[Any]:
         """A new plain (shallow) list."""
@@ -259,12 +253,6 @@ class FrozenList(Sequence[Any]):
         return (FrozenList, (self._raw,))
 
     # ---- every mutation raises
-    def __setattr__(self, name: str, value: Any) -> NoReturn:
-        raise ReadOnlyError(f"cannot set attribute {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise ReadOnlyError(f"cannot delete attribute {name!r}")
-
     def __setitem__(self, index: Any, value: Any) -> NoReturn:
         raise ReadOnlyError("cannot set an item")
 
@@ -296,10 +284,6 @@ class FrozenList(Sequence[Any]):
     def pop(self, index: int = -1) -> NoReturn:
         """Raises ReadOnlyError."""
         raise ReadOnlyError("cannot pop")
-
-    def clear(self) -> NoReturn:
-        """Raises ReadOnlyError."""
-        raise ReadOnlyError("cannot clear")
 
     def sort(self, *args: Any, **kwargs: Any) -> NoReturn:
         """Raises ReadOnlyError."""
