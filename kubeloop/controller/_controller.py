@@ -63,7 +63,9 @@ class Controller:
     ``field_selector`` narrow the primary's informer; ``max_concurrent_reconciles`` (default 1);
     ``reconcile_timeout`` seconds (None: no limit; a timeout is an error, retried);
     ``rate_limiter``/``debounce`` tune the queue; ``clusters`` restricts the clusters it runs on
-    (default: every cluster of the cache); ``field_manager`` for apply (default: the name).
+    (default: every cluster of the cache); ``field_manager`` for apply (default: the name);
+    ``writes``: other kinds the reconcile writes through ``ctx.client`` (``["v1/Secret"]``), for the
+    RBAC rules ``kubeloop manifests`` derives (docs/manifests.md).
     """
 
     def __init__(
@@ -88,6 +90,7 @@ class Controller:
         cache_sync_timeout: float = 120.0,
         record_events: bool = True,
         logger: logging.Logger | None = None,
+        writes: Sequence[str] = (),
     ) -> None:
         primary = SourceSpec(for_, EnqueueForObject(), namespace=namespace, label_selector=label_selector,
                              field_selector=field_selector, transform=transform,
@@ -97,7 +100,8 @@ class Controller:
             reconcile_timeout=reconcile_timeout, rate_limiter=rate_limiter, debounce=debounce,
             clusters=tuple(clusters) if clusters is not None else None, field_manager=field_manager or name,
             read_your_writes=read_your_writes, read_your_writes_timeout=read_your_writes_timeout,
-            cache_sync_timeout=cache_sync_timeout, record_events=record_events, logger=logger))
+            cache_sync_timeout=cache_sync_timeout, record_events=record_events, logger=logger,
+            writes=tuple(writes)))
 
     def _init(self, spec: ControllerSpec) -> None:
         self._spec = spec
