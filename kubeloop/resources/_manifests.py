@@ -238,9 +238,9 @@ def merge(all_needs: Iterable[Need]) -> Permissions:
     for (ns, group, resource, names), vs in verbs.items():
         grouped[(ns, group, tuple(sorted(vs)), names)].append(resource)
     perms = Permissions()
-    for (ns, group, vs, names), resources in sorted(grouped.items(), key=lambda kv: (
+    for (ns, group, verb_list, names), resources in sorted(grouped.items(), key=lambda kv: (
             kv[0][0] or "", kv[0][1], sorted(kv[1]), kv[0][2], kv[0][3])):
-        rule = Rule((group,), tuple(sorted(resources)), vs, names)
+        rule = Rule((group,), tuple(sorted(resources)), verb_list, names)
         (perms.cluster if ns is None else perms.namespaced.setdefault(ns, [])).append(rule)
     return perms
 
