@@ -115,7 +115,8 @@ def _observe(tests: str) -> list[Any]:
         audit = Path(tmp) / "audit.jsonl"
         env = {**os.environ, AUDIT_FILE_ENV: str(audit)}
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests.split()]
-        done = subprocess.run(cmd, env=env, stdout=sys.stderr, check=False)
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        click.echo(done.stdout + done.stderr, err=True, nl=False)
         if done.returncode != 0:
             raise click.ClickException(f"the observed tests failed (pytest exit code {done.returncode}): "
                                        "rules learnt from a failing run would be incomplete")

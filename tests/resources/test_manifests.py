@@ -140,7 +140,7 @@ def test_rules_from_an_audit() -> None:
 
 def run_cli(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(main, ["manifests", *args])
-    return result.exit_code, result.output
+    return result.exit_code, result.stdout if result.exit_code == 0 else result.output
 
 
 def test_typed_resources_give_the_crd_and_the_kind(tmp_path: Path) -> None:
@@ -192,3 +192,37 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     assert out.startswith("Error: cannot resolve y.dev/v1/Mystery offline") and out.count("\n") == 1
     code, out = run_cli(str(tmp_path / "missing.py"))
     assert code == 1 and "no such file" in out
+
+
+def test_observe_learns_the_rules_from_a_test_run(tmp_path: Path) -> None:
+    module = tmp_path / "plain_op.py"
+    module.write_text(textwrap.dedent("""
+        from kubeloop import Controller
+
+        async def reconcile(req, ctx):
+            return None
+
+        controllers = [Controller("plain", for_="v1/ConfigMap", reconcile=reconcile)]
+    """))
+    (tmp_path / "test_plain_op.py").write_text(textwrap.dedent("""
+        import asyncio
+
+        from kubeloop import Client
+        from kubeloop.testing import APIServer
+
+        def test_it():
+            async def run():
+                async with APIServer() as api:
+                    client = await Client.from_kubeconfig(api.kubeconfig)
+                    await client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                         "metadata": {"name": "c", "namespace": "default"}})
+                    await client.list("v1/Secret", namespace="default")
+                    await client.close()
+            asyncio.run(run())
+    """))
+    code, out = run_cli(str(module), "--observe", str(tmp_path / "test_plain_op.py"), "--no-leader-election")
+    assert code == 0, out
+    role = next(d for d in yaml.safe_load_all(out) if d["kind"] == "Role")
+    assert role["metadata"]["namespace"] == "default"
+    assert {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]} in role["rules"]
+    assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]} in role["rules"]
