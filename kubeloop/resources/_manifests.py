@@ -303,8 +303,8 @@ def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, A
                   {"name": "health", "containerPort": dep.health_port}],
         "livenessProbe": {"httpGet": {"path": "/healthz", "port": "health"}, **probe},
         "readinessProbe": {"httpGet": {"path": "/readyz", "port": "health"}, **probe},
-        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                            "runAsNonRoot": True, "capabilities": {"drop": ["ALL"]}},
+        # what any Python image runs with (runAsNonRoot would refuse images that run as root)
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
     }
     docs.append({
         "apiVersion": "apps/v1", "kind": "Deployment",

@@ -3,6 +3,7 @@ kind resolution, and the ``kubeloop manifests`` command on modules written for t
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 from kubeloop import Controller, Request
 from kubeloop.cli.main import main
+from kubeloop.client import UnknownResource
 from kubeloop.controller import Context, ControllerSpec
 from kubeloop.resources._manifests import (
     Need,
@@ -25,11 +27,11 @@ from kubeloop.resources._manifests import (
     needs_from_audit,
 )
 
-WIDGETS = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+WIDGETS: dict[str, Any] = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
            "metadata": {"name": "widgets.x.dev"},
            "spec": {"group": "x.dev", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"},
                     "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}}}]}}
-GADGETS = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+GADGETS: dict[str, Any] = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
            "metadata": {"name": "gadgets.x.dev"},
            "spec": {"group": "x.dev", "scope": "Cluster", "names": {"kind": "Gadget", "plural": "gadgets"},
                     "versions": [{"name": "v1", "served": True, "storage": True}]}}
@@ -226,3 +228,38 @@ def test_observe_learns_the_rules_from_a_test_run(tmp_path: Path) -> None:
     assert role["metadata"]["namespace"] == "default"
     assert {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]} in role["rules"]
     assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]} in role["rules"]
+
+
+async def test_kubeconfig_resolves_kinds_the_module_does_not_declare(tmp_path: Path, emulator: Any) -> None:
+    from kubeloop import Client
+
+    module = tmp_path / "foreign_op.py"
+    module.write_text(textwrap.dedent("""
+        from kubeloop import Controller
+
+        async def reconcile(req, ctx):
+            return None
+
+        controllers = [Controller("w", for_="x.dev/v1/Widget", reconcile=reconcile, record_events=False)]
+    """))
+    code, out = await asyncio.to_thread(run_cli, str(module), "--no-leader-election")
+    assert code == 1 and "x.dev/v1/Widget" in out
+    client = await Client.from_kubeconfig(emulator.kubeconfig)
+    try:
+        schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+        await client.create({**WIDGETS, "spec": {**WIDGETS["spec"], "versions": [
+            {**WIDGETS["spec"]["versions"][0], "schema": schema}]}})
+        async with asyncio.timeout(10):
+            while True:
+                try:
+                    await client.resolve("x.dev/v1/Widget")
+                    break
+                except UnknownResource:
+                    await asyncio.sleep(0.02)
+    finally:
+        await client.close()
+    code, out = await asyncio.to_thread(run_cli, str(module), "--no-leader-election", "--kubeconfig",
+                                        emulator.kubeconfig)
+    assert code == 0, out
+    role = next(d for d in yaml.safe_load_all(out) if d["kind"] == "ClusterRole")
+    assert {"apiGroups": ["x.dev"], "resources": ["widgets/status"], "verbs": ["patch", "update"]} in role["rules"]
