@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -33,7 +34,7 @@ from .run import LoadError, check_module, default_lease_name, load_target, setup
 
 __all__ = ["manifests", "module_crds", "operator_of"]
 
-OFFLINE_SERVER = "https://kubeloop-manifests.invalid"
+OFFLINE_SERVER = "https://127.0.0.1:1"  # refused at once (no DNS): manifests never contacts a cluster
 
 
 def module_crds(module: ModuleType) -> list[dict[str, Any]]:
@@ -78,7 +79,7 @@ def _typed_resources(module: ModuleType) -> list[Any]:
 
 async def operator_of(module: ModuleType, target: str, namespace: str, lease: tuple[str, str] | None) -> Any:
     """The module's `Operator` (controllers, informers, lease), from an offline Manager."""
-    from kubeloop.client import Client
+    from kubeloop.client import Client, KubeloopClientError
     from kubeloop.config import ClusterConfig
     from kubeloop.manager import Manager
     from kubeloop.resources._manifests import Operator
@@ -86,7 +87,11 @@ async def operator_of(module: ModuleType, target: str, namespace: str, lease: tu
     client = Client(ClusterConfig(OFFLINE_SERVER, namespace=namespace))
     try:
         manager = Manager(client, namespace=namespace)
-        await setup_manager(module, manager, target)
+        try:
+            await setup_manager(module, manager, target)
+        except (KubeloopClientError, OSError) as exc:
+            raise LoadError(f"{target}: setup(manager) contacted the cluster, which manifests never does ({exc}); "
+                            "move that work into a runnable (manager.add_runnable)") from None
         informers = tuple((inf.resource, inf.args.get("namespace")) for inf in getattr(manager, "_informers", ()))
         return Operator(tuple(c.spec for c in manager.controllers), informers, lease)
     finally:
@@ -114,7 +119,7 @@ def _observe(tests: str) -> list[Any]:
     with tempfile.TemporaryDirectory(prefix="kubeloop-observe-") as tmp:
         audit = Path(tmp) / "audit.jsonl"
         env = {**os.environ, AUDIT_FILE_ENV: str(audit)}
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests.split()]
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *shlex.split(tests)]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
         click.echo(done.stdout + done.stderr, err=True, nl=False)
         if done.returncode != 0:

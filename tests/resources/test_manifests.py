@@ -263,3 +263,20 @@ async def test_kubeconfig_resolves_kinds_the_module_does_not_declare(tmp_path: P
     assert code == 0, out
     role = next(d for d in yaml.safe_load_all(out) if d["kind"] == "ClusterRole")
     assert {"apiGroups": ["x.dev"], "resources": ["widgets/status"], "verbs": ["patch", "update"]} in role["rules"]
+
+
+def test_a_setup_that_contacts_the_cluster_is_refused(tmp_path: Path) -> None:
+    module = tmp_path / "eager_op.py"
+    module.write_text(textwrap.dedent("""
+        from kubeloop import Controller
+
+        async def reconcile(req, ctx):
+            return None
+
+        async def setup(manager):
+            await manager.client().list("v1/ConfigMap")
+            manager.add(Controller("c", for_="v1/ConfigMap", reconcile=reconcile))
+    """))
+    code, out = run_cli(str(module))
+    assert code == 1
+    assert "setup(manager) contacted the cluster" in out and out.count("\n") == 1
