@@ -28,8 +28,10 @@ import click
               help="Seconds between watch bookmarks.")
 @click.option("--namespace-delete-delay", default=2.0, show_default=True, type=float,
               help="Seconds a deleted namespace stays Terminating before its contents are removed.")
+@click.option("--rbac", is_flag=True, help="Authorize service-account tokens (TokenRequest) with RBAC, as "
+              "kube-apiserver does; the admin keeps full access.")
 def apiserver(host: str, port: int, token: str | None, kubeconfig_out: str | None, tls: bool, bare: bool, gc: bool,
-              history_size: int, bookmark_interval: float, namespace_delete_delay: float) -> None:
+              history_size: int, bookmark_interval: float, namespace_delete_delay: float, rbac: bool) -> None:
     """Run the Kubernetes API server emulator; prints its URL when ready."""
     from kubeloop.testing import INSTALL_HINT, missing_dependencies
 
@@ -40,7 +42,7 @@ def apiserver(host: str, port: int, token: str | None, kubeconfig_out: str | Non
     async def run() -> None:
         server = APIServer(host=host, port=port, token=token, tls=tls, kubeconfig_path=kubeconfig_out, bare=bare, gc=gc,
                            history_size=history_size, bookmark_interval=bookmark_interval,
-                           namespace_delete_delay=namespace_delete_delay)
+                           namespace_delete_delay=namespace_delete_delay, rbac=rbac)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -14,10 +14,12 @@ def main() -> None:
 def _register() -> None:
     from .apiserver import apiserver
     from .demo import demo
+    from .manifests import manifests
     from .run import run
 
     main.add_command(apiserver)
     main.add_command(demo)
+    main.add_command(manifests)
     main.add_command(run)
 
 

@@ -72,7 +72,9 @@ class Controller:
     ``rate_limiter`` (default: per-key backoff and a 10 qps / burst 100 overall bucket, as
     controller-runtime), ``debounce``/``debounce_max_wait`` tune the queue;
     ``suppress_own_writes`` which own writes' events are dropped (see `SuppressOwnWrites`); ``clusters`` restricts the clusters it runs on
-    (default: every cluster of the cache); ``field_manager`` for apply (default: the name).
+    (default: every cluster of the cache); ``field_manager`` for apply (default: the name);
+    ``writes``: other kinds the reconcile writes through ``ctx.client`` (``["v1/Secret"]``), for the
+    RBAC rules ``kubeloop manifests`` derives (docs/manifests.md).
     """
 
     def __init__(
@@ -100,6 +102,7 @@ class Controller:
         cache_sync_timeout: float = 120.0,
         record_events: bool = True,
         logger: logging.Logger | None = None,
+        writes: Sequence[str] = (),
     ) -> None:
         primary = SourceSpec(for_, EnqueueForObject(), namespace=namespace, label_selector=label_selector,
                              field_selector=field_selector, transform=transform, filter=filter,
@@ -110,7 +113,8 @@ class Controller:
             debounce_max_wait=debounce_max_wait,
             clusters=tuple(clusters) if clusters is not None else None, field_manager=field_manager or name,
             read_your_writes=read_your_writes, read_your_writes_timeout=read_your_writes_timeout,
-            suppress_own_writes=suppress_own_writes, cache_sync_timeout=cache_sync_timeout, record_events=record_events, logger=logger))
+            suppress_own_writes=suppress_own_writes, cache_sync_timeout=cache_sync_timeout, record_events=record_events,
+            logger=logger, writes=tuple(writes)))
 
     def _init(self, spec: ControllerSpec) -> None:
         self._spec = spec

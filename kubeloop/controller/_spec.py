@@ -140,9 +140,14 @@ class ControllerSpec:
     cache_sync_timeout: float = 120.0
     record_events: bool = True
     logger: logging.Logger | None = None
+    writes: tuple[str, ...] = ()
+    """Kinds the reconcile writes through ``ctx.client`` besides the primary's status and its owned
+    children (read by ``kubeloop manifests`` for the RBAC rules: create, update, patch, delete)."""
 
     def __post_init__(self) -> None:
         name = self.name
+        for w in self.writes:
+            ResourceRef.parse(w)
         if not name or not name.replace("-", "_").replace(".", "_").isidentifier():
             raise ValueError(f"controller name {name!r} must be non-empty letters, digits, '-', '_' or '.'")
         if self.max_concurrent_reconciles < 1:

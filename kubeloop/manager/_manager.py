@@ -255,6 +255,11 @@ class Manager:
         return [e.controller for e in self._controllers]
 
     @property
+    def informers(self) -> list[ManagedInformer]:
+        """The informers `informer()` declared (what `kubeloop manifests` derives read rules from)."""
+        return list(self._informers)
+
+    @property
     def runnables(self) -> list[str]:
         return [r.name for r in self._runnables]
 

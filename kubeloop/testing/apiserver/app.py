@@ -38,6 +38,7 @@ from .negotiation import (
     render_list,
     to_yaml,
 )
+from .rbac import Access
 from .registry import Registry, parse_resource_version
 from .resources import ResourceInfo
 from .storage import Obj, Stored
@@ -95,11 +96,13 @@ def _truthy(v: str | None) -> bool:
 class APIApp:
     """Builds the aiohttp application around a registry."""
 
-    def __init__(self, registry: Registry, catalog: Catalog, faults: Faults, token: str | None) -> None:
+    def __init__(self, registry: Registry, catalog: Catalog, faults: Faults, token: str | None,
+                 access: Access | None = None) -> None:
         self.registry = registry
         self.catalog = catalog
         self.faults = faults
         self.token = token
+        self.access = access  # service-account tokens, RBAC, audit (rbac.py); None: the admin token only
         self.watchers: set[Watcher] = set()
         self.stopping = False
 
@@ -124,7 +127,11 @@ class APIApp:
         try:
             if path.startswith(ADMIN):
                 return await self.admin(request, path[len(ADMIN):])
-            if self.token is not None and not self._authorized(request):
+            if self.access is not None:
+                served = self.access.check(request)
+                if served is not None:
+                    return served
+            elif self.token is not None and not self._authorized(request):
                 raise errors.unauthorized()
             if path in ("/healthz", "/readyz", "/livez"):
                 return web.Response(text="ok")

@@ -25,6 +25,7 @@ from .app import APIApp
 from .catalog import Catalog, default_catalog
 from .controllers import Controllers
 from .faults import Faults
+from .rbac import AUDIT_FILE_ENV, Access, AuditEntry
 from .registry import Registry, Settings
 from .resources import ResourceInfo
 from .storage import Store
@@ -56,6 +57,8 @@ class APIServer:
         crd_cleanup_delay: float = 0.2,
         future_rv_wait: float = 3.0,
         catalog: Catalog | None = None,
+        rbac: bool = False,
+        audit: bool = False,
     ) -> None:
         self.host = host
         self.port = port
@@ -68,7 +71,12 @@ class APIServer:
         self.catalog = catalog if catalog is not None else default_catalog()
         self.store = Store(history_size=history_size)
         self.registry = Registry(self.store, self.catalog, self.settings)
-        self._app = APIApp(self.registry, self.catalog, Faults(self.store, self._close_watches), token)
+        # rbac.py: service-account tokens always; RBAC enforced with `rbac`; the request audit with
+        # `audit` or when KUBELOOP_AUDIT_FILE names a file to append it to at stop (`manifests --observe`)
+        self._audit_file = os.environ.get(AUDIT_FILE_ENV) or None
+        self.access = Access(self.store, self.catalog, token, enforce=rbac,
+                             audit=audit or rbac or bool(self._audit_file))
+        self._app = APIApp(self.registry, self.catalog, Faults(self.store, self._close_watches), token, self.access)
         self.store.listeners.append(_fan_out)
         self._kubeconfig_path = Path(kubeconfig_path) if kubeconfig_path else None
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
@@ -87,6 +95,14 @@ class APIServer:
     def stats(self) -> dict[str, Any]:
         """`{"open_watches": {...}, "requests": {...}}`, as `GET /_kubeloop/stats` returns."""
         return self._app.faults.stats()
+
+    def service_account_token(self, namespace: str, name: str) -> str:
+        """A token for ServiceAccount ``namespace/name`` (as the TokenRequest subresource mints one)."""
+        return self.access.mint(namespace, name)
+
+    def audit(self, user: str | None = None) -> list[AuditEntry]:
+        """The kinds of requests made so far (by ``user``); needs ``audit=True`` or ``rbac=True``."""
+        return self.access.audit(user)
 
     @property
     def gc_enabled(self) -> bool:
@@ -135,6 +151,9 @@ class APIServer:
 
     async def stop(self) -> None:
         self._app.stopping = True
+        if self._audit_file:
+            with contextlib.suppress(OSError):
+                self.access.write_audit(self._audit_file)
         self._close_watches(None)
         if self._runner is not None:
             await self._runner.cleanup()

@@ -1,0 +1,212 @@
+"""`kubeloop manifests MODULE_OR_FILE`: the YAML to install an operator, derived from its controllers.
+
+The module is loaded as `kubeloop run` loads it (``setup(manager)`` or ``controllers``), with an
+offline Manager that never contacts a cluster; the documents printed are: the CRDs the module
+declares (its `kubeloop.resources.CustomResource` classes, a ``crds`` list or a ``crd()`` function
+returning CRD dicts), a ServiceAccount, a ClusterRole and/or Roles with the rules the controllers
+need (`kubeloop.resources._manifests` says which rule comes from which declaration) and their
+bindings, and a Deployment running ``kubeloop run`` with probes, metrics and leader election.
+
+``--kubeconfig`` resolves kinds the module does not declare (a CRD installed by someone else)
+through the cluster's discovery. ``--observe TESTS`` learns the rules from a pytest run instead:
+every emulator the tests start records the requests made, and the rules printed are exactly
+those (see docs/manifests.md for what that includes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import click
+import yaml
+
+from .run import LoadError, check_module, default_lease_name, load_target, setup_manager
+
+__all__ = ["manifests", "module_crds", "operator_of"]
+
+OFFLINE_SERVER = "https://127.0.0.1:1"  # refused at once (no DNS): manifests never contacts a cluster
+
+
+def module_crds(module: ModuleType) -> list[dict[str, Any]]:
+    """The CRDs a module declares: its CustomResource classes (one CRD per kind), ``crds``, ``crd()``."""
+    out: list[dict[str, Any]] = []
+    declared = getattr(module, "crds", None)
+    if callable(declared):
+        declared = declared()
+    if isinstance(declared, Mapping):
+        declared = [declared]
+    out.extend(dict(c) for c in declared or ())
+    single = getattr(module, "crd", None)
+    if not declared and callable(single) and not inspect.isclass(single):
+        with_args = [p for p in inspect.signature(single).parameters.values()
+                     if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if not with_args:
+            out.append(dict(single()))
+    models = _typed_resources(module)
+    if models:
+        from kubeloop.resources import crd
+
+        by_kind: dict[tuple[str, str], list[type]] = {}
+        for m in models:
+            info = m.__resource__
+            by_kind.setdefault((info.group, info.kind), []).append(m)
+        known = {c.get("metadata", {}).get("name") for c in out}
+        for group_models in by_kind.values():
+            doc = crd(*group_models)
+            if doc["metadata"]["name"] not in known:
+                out.append(doc)
+    return out
+
+
+def _typed_resources(module: ModuleType) -> list[Any]:
+    if "kubeloop.resources._model" not in sys.modules:
+        return []  # the module declares none (it would have imported the typed layer)
+    from kubeloop.resources._model import CustomResource
+
+    return [v for v in vars(module).values() if inspect.isclass(v) and issubclass(v, CustomResource)
+            and "__resource__" in v.__dict__]
+
+
+async def operator_of(module: ModuleType, target: str, namespace: str, lease: tuple[str, str] | None) -> Any:
+    """The module's `Operator` (controllers, informers, lease), from an offline Manager."""
+    from kubeloop.client import Client, KubeloopClientError
+    from kubeloop.config import ClusterConfig
+    from kubeloop.manager import Manager
+    from kubeloop.resources._manifests import Operator
+
+    client = Client(ClusterConfig(OFFLINE_SERVER, namespace=namespace))
+    try:
+        manager = Manager(client, namespace=namespace)
+        try:
+            await setup_manager(module, manager, target)
+        except (KubeloopClientError, OSError) as exc:
+            raise LoadError(f"{target}: setup(manager) contacted the cluster, which manifests never does ({exc}); "
+                            "move that work into a runnable (manager.add_runnable)") from None
+        informers = tuple((inf.resource, inf.selection.namespace) for inf in manager.informers)
+        return Operator(tuple(c.spec for c in manager.controllers), informers, lease)
+    finally:
+        await client.close()
+
+
+async def _discover(kubeconfig: str, context: str | None, resources: list[str]) -> list[Any]:
+    from kubeloop.client import Client
+    from kubeloop.resources._manifests import Kind
+
+    client = await Client.from_kubeconfig(kubeconfig, context)
+    try:
+        out = []
+        for r in resources:
+            api = await client.mapper.resolve(r)
+            out.append(Kind(api.group, api.version, api.kind, api.plural, api.namespaced, api.subresources))
+        return out
+    finally:
+        await client.close()
+
+
+def _observe(tests: str) -> list[Any]:
+    from kubeloop.testing.apiserver.rbac import AUDIT_FILE_ENV, read_audit
+
+    with tempfile.TemporaryDirectory(prefix="kubeloop-observe-") as tmp:
+        audit = Path(tmp) / "audit.jsonl"
+        env = {**os.environ, AUDIT_FILE_ENV: str(audit)}
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *shlex.split(tests)]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        click.echo(done.stdout + done.stderr, err=True, nl=False)
+        if done.returncode != 0:
+            raise click.ClickException(f"the observed tests failed (pytest exit code {done.returncode}): "
+                                       "rules learnt from a failing run would be incomplete")
+        if not audit.exists():
+            raise click.ClickException(f"{tests}: no emulator recorded a request (do the tests use kubeloop.testing?)")
+        return read_audit(audit.read_text().splitlines())
+
+
+@click.command("manifests")
+@click.argument("target", metavar="MODULE_OR_FILE")
+@click.option("--namespace", "-n", default="default", show_default=True,
+              help="Namespace of the ServiceAccount, Deployment and Lease.")
+@click.option("--image", default=None, help="The operator's container image (default: NAME:latest).")
+@click.option("--name", default=None, help="Name of the ServiceAccount, roles and Deployment (default: from the module).")
+@click.option("--leader-election/--no-leader-election", default=True, show_default=True,
+              help="Run with a Lease (and grant the Lease's rules).")
+@click.option("--metrics-port", default=8080, show_default=True, type=int)
+@click.option("--health-port", default=8081, show_default=True, type=int)
+@click.option("--kubeconfig", default=None, help="Resolve kinds the module does not declare through this cluster.")
+@click.option("--context", default=None, help="Kubeconfig context (with --kubeconfig).")
+@click.option("--observe", "observe", default=None, metavar="TESTS",
+              help="Learn the rules from a pytest run of TESTS (e.g. 'tests/test_op.py') instead of deriving them.")
+@click.option("--observe-user", default=None,
+              help="With --observe: only this user's requests (e.g. system:serviceaccount:NS:NAME).")
+def manifests(target: str, namespace: str, image: str | None, name: str | None, leader_election: bool,
+              metrics_port: int, health_port: int, kubeconfig: str | None, context: str | None,
+              observe: str | None, observe_user: str | None) -> None:
+    """Print the CRDs, ServiceAccount, RBAC and Deployment that install MODULE_OR_FILE's operator."""
+    from kubeloop.resources._manifests import (
+        Deployment,
+        Resolver,
+        UnresolvedKind,
+        dns_name,
+        merge,
+        needs,
+        needs_from_audit,
+    )
+
+    try:
+        module = load_target(target)
+        check_module(module, target)
+        crds = module_crds(module)
+    except LoadError as exc:
+        raise click.ClickException(str(exc)) from None
+    op_name = dns_name(name or default_lease_name(module))
+    lease = (op_name, namespace) if leader_election else None
+    try:
+        op = asyncio.run(operator_of(module, target, namespace, lease))
+    except LoadError as exc:
+        raise click.ClickException(str(exc)) from None
+    if observe:
+        perms = merge(needs_from_audit(_observe(observe), observe_user))
+    else:
+        resolver = Resolver(crds)
+        if kubeconfig:
+            missing = []
+            for r in _referenced(op):
+                try:
+                    resolver.resolve(r)
+                except UnresolvedKind:
+                    missing.append(r)
+            if missing:
+                resolver = Resolver(crds, asyncio.run(_discover(kubeconfig, context, missing)))
+        try:
+            perms = merge(needs(op, resolver))
+        except (UnresolvedKind, ValueError) as exc:
+            raise click.ClickException(str(exc)) from None
+    dep = Deployment(op_name, namespace, image or f"{op_name}:latest", module.__name__, metrics_port=metrics_port,
+                     health_port=health_port, leader_election=leader_election, lease_name=op_name)
+    from kubeloop.resources._manifests import manifests as documents
+
+    click.echo(yaml.dump_all(documents(perms, dep, crds), Dumper=_Dumper, sort_keys=False,
+                             default_flow_style=False, width=120), nl=False)
+
+
+class _Dumper(yaml.SafeDumper):
+    """No ``&id001`` anchors: shared dicts (labels) are written out each time, as kubectl users expect."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _referenced(op: Any) -> list[str]:
+    out: list[str] = []
+    for spec in op.controllers:
+        out += [s.resource for s in spec.sources] + list(spec.writes)
+    out += [r for r, _ in op.informers]
+    return out

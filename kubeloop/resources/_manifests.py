@@ -1,0 +1,334 @@
+"""RBAC rules and deployment manifests derived from what the controllers declare (pure, sans-IO).
+
+Why: the rules an operator needs follow from its `ControllerSpec`s (controller-gen needs a marker
+per rule; no Python framework derives them). What each declaration needs:
+
+- every ``for_``/``owns``/``watches`` source and every Manager informer: get, list, watch;
+- the primary (``for_``): update, patch (finalizers and metadata, which `finalize` writes) and, when
+  its kind has a status subresource, update and patch on ``<plural>/status``;
+- ``owns``: create, update, patch, delete of the children, and update on ``<primary>/finalizers``
+  (setting ``blockOwnerDeletion`` on a child's owner reference needs it where the
+  OwnerReferencesPermissionEnforcement admission plugin is on);
+- ``record_events`` (the default): create, patch on ``events.k8s.io`` events (the recorder posts
+  only events.k8s.io/v1 Events and patches their series);
+- ``writes=[...]``: create, update, patch, delete of each kind named;
+- leader election: get, update on the Lease (by name) and create on leases, in its namespace.
+
+A need with a namespace (a source narrowed to one) becomes a Role there; anything else goes in the
+ClusterRole. Kinds are resolved offline: built-in kinds from a table, custom kinds from the CRDs
+the module declares (typed resources or CRD dicts); anything else raises `UnresolvedKind`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubeloop.client import ResourceRef
+from kubeloop.controller import ControllerSpec
+
+READ = ("get", "list", "watch")
+WRITE = ("create", "delete", "patch", "update")
+RBAC_API = "rbac.authorization.k8s.io/v1"
+
+
+class UnresolvedKind(ValueError):
+    """A kind neither built in nor declared by the module (its plural and scope are unknown offline)."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What RBAC needs to know about a kind: its group, plural, scope and subresources."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    subresources: frozenset[str] = frozenset()
+
+
+# group/version/Kind plural scope(N|C) subresources: the built-in kinds operators use most
+_BUILTIN = """
+v/Namespace namespaces C status,finalize
+v/ConfigMap configmaps N
+v/Secret secrets N
+v/Service services N status
+v/Pod pods N status,log,exec,eviction,binding,portforward,attach
+v/Event events N
+v/ServiceAccount serviceaccounts N token
+v/Endpoints endpoints N
+v/PersistentVolumeClaim persistentvolumeclaims N status
+v/PersistentVolume persistentvolumes C status
+v/Node nodes C status
+v/PodTemplate podtemplates N
+v/ResourceQuota resourcequotas N status
+v/LimitRange limitranges N
+apps/v1/Deployment deployments N status,scale
+apps/v1/StatefulSet statefulsets N status,scale
+apps/v1/ReplicaSet replicasets N status,scale
+apps/v1/DaemonSet daemonsets N status
+batch/v1/Job jobs N status
+batch/v1/CronJob cronjobs N status
+coordination.k8s.io/v1/Lease leases N
+events.k8s.io/v1/Event events N
+networking.k8s.io/v1/Ingress ingresses N status
+networking.k8s.io/v1/NetworkPolicy networkpolicies N
+policy/v1/PodDisruptionBudget poddisruptionbudgets N status
+autoscaling/v2/HorizontalPodAutoscaler horizontalpodautoscalers N status
+autoscaling/v1/HorizontalPodAutoscaler horizontalpodautoscalers N status
+discovery.k8s.io/v1/EndpointSlice endpointslices N
+storage.k8s.io/v1/StorageClass storageclasses C
+rbac.authorization.k8s.io/v1/Role roles N
+rbac.authorization.k8s.io/v1/RoleBinding rolebindings N
+rbac.authorization.k8s.io/v1/ClusterRole clusterroles C
+rbac.authorization.k8s.io/v1/ClusterRoleBinding clusterrolebindings C
+apiextensions.k8s.io/v1/CustomResourceDefinition customresourcedefinitions C status
+"""
+
+
+def _builtin_kinds() -> list[Kind]:
+    out = []
+    for line in _BUILTIN.strip().splitlines():
+        gvk, plural, scope, *subs = line.split()
+        ref = ResourceRef.parse("v1/" + gvk[2:] if gvk.startswith("v/") else gvk)
+        out.append(Kind(ref.group, ref.version, ref.name, plural, scope == "N",
+                        frozenset(subs[0].split(",")) if subs else frozenset()))
+    return out
+
+
+def kinds_of_crd(crd: Mapping[str, Any]) -> list[Kind]:
+    """The kinds (one per version) a CustomResourceDefinition serves."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    try:
+        group, kind, plural = spec["group"], names["kind"], names["plural"]
+    except KeyError as e:
+        raise ValueError(f"CustomResourceDefinition {crd.get('metadata', {}).get('name')!r} lacks spec.{e.args[0]}") \
+            from None
+    out = []
+    for v in spec.get("versions") or ():
+        subs = frozenset((v.get("subresources") or spec.get("subresources") or {}).keys())
+        out.append(Kind(group, v["name"], kind, plural, spec.get("scope", "Namespaced") == "Namespaced", subs))
+    return out
+
+
+class Resolver:
+    """Kind or plural name -> `Kind`, from the built-in table and the CRDs given."""
+
+    def __init__(self, crds: Iterable[Mapping[str, Any]] = (), kinds: Iterable[Kind] = ()) -> None:
+        self._by: dict[tuple[str, str, str], Kind] = {}
+        for k in [*_builtin_kinds(), *(k for c in crds for k in kinds_of_crd(c)), *kinds]:
+            self._by[(k.group, k.version, k.kind)] = k
+            self._by[(k.group, k.version, k.plural)] = k
+
+    def resolve(self, resource: str) -> Kind:
+        ref = ResourceRef.parse(resource)
+        found = self._by.get((ref.group, ref.version, ref.name))
+        if found is None:
+            raise UnresolvedKind(
+                f"cannot resolve {resource} offline: it is not a built-in kind kubeloop knows nor a custom "
+                "resource the module declares (a CustomResource class, or `crds`/`crd()`); declare its CRD in the "
+                "module, or give --kubeconfig to read it from the cluster's discovery")
+        return found
+
+
+# ---------------------------------------------------------------------- what the operator needs
+
+@dataclass(frozen=True)
+class Need:
+    """Verbs on one resource (``plural`` or ``plural/sub``) in one namespace (None: cluster-wide)."""
+
+    group: str
+    resource: str
+    verbs: frozenset[str]
+    namespace: str | None = None
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Operator:
+    """What the Manager declares: its controllers, its extra informers and its Lease."""
+
+    controllers: tuple[ControllerSpec, ...]
+    informers: tuple[tuple[str, str | None], ...] = ()  # (resource, namespace)
+    lease: tuple[str, str] | None = None  # (name, namespace)
+
+
+def needs(op: Operator, resolver: Resolver) -> list[Need]:
+    """Every permission the operator needs (see the module docstring), unmerged."""
+    out: list[Need] = []
+
+    def add(resource: str, verbs: Iterable[str], namespace: str | None, sub: str = "") -> Kind:
+        k = resolver.resolve(resource)
+        out.append(Need(k.group, f"{k.plural}/{sub}" if sub else k.plural, frozenset(verbs),
+                        namespace if k.namespaced else None))
+        return k
+
+    for spec in op.controllers:
+        primary = spec.primary
+        for src in spec.sources:
+            add(src.resource, READ, src.namespace)
+        scope = primary.namespace
+        pk = add(primary.resource, ("update", "patch"), scope)
+        if "status" in pk.subresources:
+            add(primary.resource, ("update", "patch"), scope, "status")
+        owned = [s for s in spec.sources if s.role == "owns"]
+        for src in owned:
+            add(src.resource, WRITE, src.namespace if src.namespace is not None else scope)
+        if owned:
+            add(primary.resource, ("update",), scope, "finalizers")
+        for w in spec.writes:
+            add(w, WRITE, scope)
+        if spec.record_events:
+            event_ns = scope if pk.namespaced else "default"
+            add("events.k8s.io/v1/Event", ("create", "patch"), event_ns)
+    for resource, namespace in op.informers:
+        add(resource, READ, namespace)
+    if op.lease is not None:
+        name, namespace = op.lease
+        out.append(Need("coordination.k8s.io", "leases", frozenset({"get", "update"}), namespace, (name,)))
+        out.append(Need("coordination.k8s.io", "leases", frozenset({"create"}), namespace))
+    return out
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One PolicyRule."""
+
+    api_groups: tuple[str, ...]
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+    resource_names: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"apiGroups": list(self.api_groups), "resources": list(self.resources)}
+        if self.resource_names:
+            d["resourceNames"] = list(self.resource_names)
+        d["verbs"] = list(self.verbs)
+        return d
+
+
+@dataclass
+class Permissions:
+    """The rules by scope: ``cluster`` for the ClusterRole, ``namespaced[ns]`` for a Role in ``ns``."""
+
+    cluster: list[Rule] = field(default_factory=list)
+    namespaced: dict[str, list[Rule]] = field(default_factory=dict)
+
+
+def merge(all_needs: Iterable[Need]) -> Permissions:
+    """Fewest rules: one per (group, verbs, names) with the resources that share them, per scope.
+
+    A namespaced need already covered cluster-wide is dropped (the ClusterRole grants it everywhere).
+    """
+    verbs: dict[tuple[str | None, str, str, tuple[str, ...]], set[str]] = defaultdict(set)
+    for n in all_needs:
+        verbs[(n.namespace, n.group, n.resource, n.names)] |= n.verbs
+    for (ns, group, resource, names), vs in list(verbs.items()):
+        if ns is not None:
+            wide = verbs.get((None, group, resource, ()), set()) | verbs.get((None, group, resource, names), set())
+            vs -= wide
+            if not vs:
+                del verbs[(ns, group, resource, names)]
+    grouped: dict[tuple[str | None, str, tuple[str, ...], tuple[str, ...]], list[str]] = defaultdict(list)
+    for (ns, group, resource, names), vs in verbs.items():
+        grouped[(ns, group, tuple(sorted(vs)), names)].append(resource)
+    perms = Permissions()
+    for (ns, group, verb_list, names), resources in sorted(grouped.items(), key=lambda kv: (
+            kv[0][0] or "", kv[0][1], sorted(kv[1]), kv[0][2], kv[0][3])):
+        rule = Rule((group,), tuple(sorted(resources)), verb_list, names)
+        (perms.cluster if ns is None else perms.namespaced.setdefault(ns, [])).append(rule)
+    return perms
+
+
+# ---------------------------------------------------------------------- the documents
+
+@dataclass(frozen=True)
+class Deployment:
+    """How the operator is deployed (what ``kubeloop run`` is told)."""
+
+    name: str
+    namespace: str
+    image: str
+    target: str  # the module ``kubeloop run`` loads
+    metrics_port: int = 8080
+    health_port: int = 8081
+    leader_election: bool = True
+    lease_name: str = ""
+    replicas: int = 1
+
+
+_NAME = re.compile(r"[^a-z0-9-]+")
+
+
+def dns_name(text: str) -> str:
+    """``text`` as a DNS-1123 label (lower case, ``-`` for anything else, 63 characters at most)."""
+    return (_NAME.sub("-", text.lower()).strip("-") or "kubeloop")[:63].rstrip("-")
+
+
+def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The documents to apply, in order: CRDs, ServiceAccount, roles and bindings, Deployment."""
+    labels = {"app.kubernetes.io/name": dep.name, "app.kubernetes.io/managed-by": "kubeloop"}
+    sa = {"kind": "ServiceAccount", "name": dep.name, "namespace": dep.namespace}
+    docs: list[dict[str, Any]] = [dict(c) for c in crds]
+    docs.append({"apiVersion": "v1", "kind": "ServiceAccount",
+                 "metadata": {"name": dep.name, "namespace": dep.namespace, "labels": labels}})
+    if perms.cluster:
+        docs.append({"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": {"name": dep.name, "labels": labels},
+                     "rules": [r.to_dict() for r in perms.cluster]})
+        docs.append({"apiVersion": RBAC_API, "kind": "ClusterRoleBinding",
+                     "metadata": {"name": dep.name, "labels": labels},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": dep.name},
+                     "subjects": [sa]})
+    for ns, rules in sorted(perms.namespaced.items()):
+        docs.append({"apiVersion": RBAC_API, "kind": "Role",
+                     "metadata": {"name": dep.name, "namespace": ns, "labels": labels},
+                     "rules": [r.to_dict() for r in rules]})
+        docs.append({"apiVersion": RBAC_API, "kind": "RoleBinding",
+                     "metadata": {"name": dep.name, "namespace": ns, "labels": labels},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": dep.name},
+                     "subjects": [sa]})
+    args = ["run", dep.target, "--namespace", dep.namespace, "--metrics-port", str(dep.metrics_port),
+            "--health-port", str(dep.health_port), "--log-format", "json"]
+    if dep.leader_election:
+        args += ["--leader-election", "--leader-election-id", dep.lease_name or dep.name]
+    probe = {"initialDelaySeconds": 5, "periodSeconds": 10}
+    container = {
+        "name": "operator", "image": dep.image, "command": ["kubeloop"], "args": args,
+        "ports": [{"name": "metrics", "containerPort": dep.metrics_port},
+                  {"name": "health", "containerPort": dep.health_port}],
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": "health"}, **probe},
+        "readinessProbe": {"httpGet": {"path": "/readyz", "port": "health"}, **probe},
+        # what any Python image runs with (runAsNonRoot would refuse images that run as root)
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+    }
+    docs.append({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": dep.name, "namespace": dep.namespace, "labels": labels},
+        "spec": {"replicas": dep.replicas, "selector": {"matchLabels": {"app.kubernetes.io/name": dep.name}},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"serviceAccountName": dep.name, "terminationGracePeriodSeconds": 35,
+                                       "containers": [container]}}},
+    })
+    return docs
+
+
+# ---------------------------------------------------------------------- observed rules
+
+def needs_from_audit(entries: Iterable[Any], user: str | None = None) -> list[Need]:
+    """Needs from an emulator audit (``AuditEntry``-like: user, verb, api_group, resource,
+    subresource, namespace), for ``kubeloop manifests --observe``; ``user`` filters by caller.
+
+    A ``list``/``watch`` made across all namespaces is cluster-wide; other verbs keep their namespace.
+    """
+    out = []
+    for e in entries:
+        if user is not None and e.user != user:
+            continue
+        resource = f"{e.resource}/{e.subresource}" if e.subresource else e.resource
+        out.append(Need(e.api_group, resource, frozenset({e.verb}), e.namespace or None))
+    return out

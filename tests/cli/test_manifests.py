@@ -1,0 +1,193 @@
+"""`kubeloop manifests`: the derived manifests install the WebApp operator, which then runs under its
+own ServiceAccount with RBAC enforced, with no Forbidden error; a rule removed is a 403.
+
+The cluster enforces RBAC: the emulator with ``rbac=True``, or the real cluster of
+``KUBELOOP_TEST_KUBECONFIG`` (tokens come from the TokenRequest API on both).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import secrets
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import yaml
+from click.testing import CliRunner
+
+from examples.webapp import controller as webapp
+from kubeloop import Client, Manager
+from kubeloop.cli.main import main
+from kubeloop.client import AlreadyExists, ApiError, Forbidden, UnknownResource
+from kubeloop.config import Credentials, StaticAuth, load_kubeconfig
+from kubeloop.manager import LeaderElection
+from kubeloop.testing import APIServer, eventually
+from kubeloop.testing.cluster import TestCluster
+from kubeloop.testing.pytest_plugin import TEST_RETRY, real_cluster_kubeconfig
+
+CLUSTER_KINDS = ("CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding")
+
+
+@pytest_asyncio.fixture
+async def rbac_cluster() -> AsyncIterator[TestCluster]:
+    """A cluster that enforces RBAC: the emulator with ``rbac=True``, or the real cluster."""
+    path = real_cluster_kubeconfig()
+    if path:
+        yield TestCluster.from_kubeconfig(path)
+        return
+    async with APIServer(rbac=True, namespace_delete_delay=0.05, crd_cleanup_delay=0.05) as server:
+        yield TestCluster.from_server(server)
+
+
+@pytest_asyncio.fixture
+async def admin(rbac_cluster: TestCluster) -> AsyncIterator[Client]:
+    async with rbac_cluster.client(qps=None, retry=TEST_RETRY, timeout=10) as c:
+        yield c
+
+
+@pytest_asyncio.fixture
+async def namespace(admin: Client) -> AsyncIterator[str]:
+    """A namespace of this test's own on the RBAC cluster, deleted afterwards."""
+    name = f"kl-test-{secrets.token_hex(4)}"
+    await admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    yield name
+    with contextlib.suppress(ApiError):
+        await admin.delete("v1/Namespace", name)
+
+
+def derive(*args: str) -> list[dict[str, Any]]:
+    """Run ``kubeloop manifests`` and parse its YAML documents."""
+    result = CliRunner().invoke(main, ["manifests", webapp.__file__, *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return [d for d in yaml.safe_load_all(result.output) if d]
+
+
+async def apply_all(client: Client, docs: list[dict[str, Any]]) -> Callable[[], Any]:
+    """Create the documents (a CRD that exists already is kept); returns a cleanup coroutine function."""
+    created = []
+    for doc in docs:
+        try:
+            await client.create(doc)
+            if doc["kind"] != "CustomResourceDefinition":
+                created.append(doc)
+        except AlreadyExists:
+            if doc["kind"] != "CustomResourceDefinition":
+                raise
+    async with asyncio.timeout(10):
+        while True:
+            try:
+                await client.resolve(webapp.WEBAPP)
+                break
+            except UnknownResource:
+                await asyncio.sleep(0.02)
+
+    async def cleanup() -> None:
+        for doc in reversed(created):
+            if doc["kind"] in CLUSTER_KINDS:
+                with contextlib.suppress(ApiError):
+                    await client.delete(f"{doc['apiVersion']}/{doc['kind']}", doc["metadata"]["name"])
+    return cleanup
+
+
+async def service_account_client(cluster: TestCluster, admin: Client, namespace: str, name: str) -> Client:
+    """A client authenticated as ServiceAccount ``namespace/name`` (a token from the TokenRequest API)."""
+    review = await admin.request_json("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+                                      body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                            "spec": {"expirationSeconds": 3600}})
+    config = dataclasses.replace(load_kubeconfig(cluster.kubeconfig),
+                                 auth=StaticAuth(Credentials(token=review["status"]["token"])), namespace=namespace)
+    return Client(config, qps=None, retry=TEST_RETRY, timeout=10)
+
+
+def forbidden_logs(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "forbidden" in r.getMessage().lower()
+            or (r.exc_info and "forbidden" in str(r.exc_info[1]).lower())]
+
+
+async def run_operator(sa: Client, namespace: str, lease: str) -> Manager:
+    manager = Manager(sa, namespace=namespace, leader_election=LeaderElection(lease, namespace=namespace))
+    webapp.setup(manager)
+    return manager
+
+
+async def test_derived_rbac_suffices_for_the_webapp_operator(
+        rbac_cluster: TestCluster, admin: Client, namespace: str, caplog: pytest.LogCaptureFixture) -> None:
+    name = f"kl-webapp-{secrets.token_hex(3)}"
+    docs = await asyncio.to_thread(derive, "--namespace", namespace, "--name", name, "--image", "example/webapp:1")
+    kinds = [d["kind"] for d in docs]
+    assert kinds == ["CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
+                     "RoleBinding", "Deployment"]
+    deployment = docs[-1]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == name
+    assert container["args"][:2] == ["run", "examples.webapp.controller"]
+    assert "--leader-election" in container["args"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    cleanup = await apply_all(admin, docs)
+    sa = await service_account_client(rbac_cluster, admin, namespace, name)
+    caplog.set_level(logging.INFO)
+    try:
+        # the token really is restricted: what the role does not grant is refused
+        with pytest.raises(Forbidden) as denied:
+            await sa.list("v1/Secret", namespace=namespace)
+        assert str(denied.value.message).startswith(
+            f'secrets is forbidden: User "system:serviceaccount:{namespace}:{name}" cannot list resource "secrets" '
+            f'in API group "" in the namespace "{namespace}"')
+        async with await run_operator(sa, namespace, name):
+            await admin.create({"apiVersion": "examples.kubeloop.dev/v1", "kind": "WebApp",
+                                "metadata": {"name": "shop", "namespace": namespace},
+                                "spec": {"image": "nginx:1.27", "replicas": 2, "message": "welcome"}})
+
+            async def converged() -> bool:
+                app = await admin.get(webapp.WEBAPP, "shop", namespace=namespace)
+                return (app.get("status") or {}).get("observedGeneration") == 1
+
+            await eventually(converged, timeout=10)
+            dep = await admin.get("apps/v1/Deployment", "shop", namespace=namespace)
+            assert dep["spec"]["replicas"] == 2
+            page = await admin.get("v1/ConfigMap", "shop-content", namespace=namespace)
+            assert page["data"]["index.html"] == "<h1>welcome</h1>\n"
+            lease = await admin.get("coordination.k8s.io/v1/Lease", name, namespace=namespace)
+            assert lease["spec"].get("holderIdentity")
+        assert forbidden_logs(caplog) == []
+        if rbac_cluster.server is not None:
+            user = f"system:serviceaccount:{namespace}:{name}"
+            used = {(e.verb, e.resource, e.subresource) for e in rbac_cluster.server.audit(user)}
+            assert {("patch", "deployments", ""), ("patch", "webapps", "status"), ("watch", "configmaps", "")} <= used
+    finally:
+        await sa.close()
+        await cleanup()
+
+
+async def test_a_missing_rule_is_a_403(rbac_cluster: TestCluster, admin: Client, namespace: str,
+                                       caplog: pytest.LogCaptureFixture) -> None:
+    name = f"kl-webapp-{secrets.token_hex(3)}"
+    docs = await asyncio.to_thread(derive, "--namespace", namespace, "--name", name)
+    role = next(d for d in docs if d["kind"] == "ClusterRole")
+    deployments = next(r for r in role["rules"] if r["resources"] == ["deployments"])
+    deployments["verbs"].remove("patch")  # server-side apply of the child Deployment is a patch
+    cleanup = await apply_all(admin, docs)
+    sa = await service_account_client(rbac_cluster, admin, namespace, name)
+    caplog.set_level(logging.INFO)
+    try:
+        async with await run_operator(sa, namespace, name):
+            await admin.create({"apiVersion": "examples.kubeloop.dev/v1", "kind": "WebApp",
+                                "metadata": {"name": "shop", "namespace": namespace},
+                                "spec": {"image": "nginx:1.27"}})
+            want = (f'deployments.apps "shop" is forbidden: User "system:serviceaccount:{namespace}:{name}" '
+                    f'cannot patch resource "deployments" in API group "apps" in the namespace "{namespace}"')
+
+            async def refused() -> bool:
+                await asyncio.sleep(0)
+                return any(want in m for m in forbidden_logs(caplog)) or any(
+                    want in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
+
+            await eventually(refused, timeout=10)
+    finally:
+        await sa.close()
+        await cleanup()

@@ -1,0 +1,282 @@
+"""RBAC rules derived from controller specs (pure): what each declaration needs, scopes, merging,
+kind resolution, and the ``kubeloop manifests`` command on modules written for the purpose."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubeloop import Controller, Request
+from kubeloop.cli.main import main
+from kubeloop.client import UnknownResource
+from kubeloop.controller import Context, ControllerSpec
+from kubeloop.resources._manifests import (
+    Need,
+    Operator,
+    Resolver,
+    Rule,
+    UnresolvedKind,
+    merge,
+    needs,
+    needs_from_audit,
+)
+
+WIDGETS: dict[str, Any] = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.x.dev"},
+           "spec": {"group": "x.dev", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}}}]}}
+GADGETS: dict[str, Any] = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "gadgets.x.dev"},
+           "spec": {"group": "x.dev", "scope": "Cluster", "names": {"kind": "Gadget", "plural": "gadgets"},
+                    "versions": [{"name": "v1", "served": True, "storage": True}]}}
+
+
+async def reconcile(req: Request, ctx: Context) -> None:
+    return None
+
+
+def rules_of(*specs: ControllerSpec, lease: tuple[str, str] | None = None,
+             informers: tuple[tuple[str, str | None], ...] = ()) -> Any:
+    return merge(needs(Operator(specs, informers, lease), Resolver([WIDGETS, GADGETS])))
+
+
+def verbs(rules: list[Rule], group: str, resource: str) -> set[str]:
+    return {v for r in rules if group in r.api_groups and resource in r.resources for v in r.verbs}
+
+
+def test_each_declaration_brings_its_rules() -> None:
+    c = (Controller("w", for_="x.dev/v1/Widget", reconcile=reconcile, writes=["v1/Secret"])
+         .owns("apps/v1/Deployment").watches("v1/Node", lambda obj: []))
+    perms = rules_of(c.spec)
+    assert perms.namespaced == {}
+    rules = perms.cluster
+    assert verbs(rules, "x.dev", "widgets") == {"get", "list", "watch", "update", "patch"}
+    assert verbs(rules, "x.dev", "widgets/status") == {"update", "patch"}
+    assert verbs(rules, "x.dev", "widgets/finalizers") == {"update"}
+    assert verbs(rules, "apps", "deployments") == {"get", "list", "watch", "create", "update", "patch", "delete"}
+    assert verbs(rules, "", "nodes") == {"get", "list", "watch"}
+    assert verbs(rules, "", "secrets") == {"create", "update", "patch", "delete"}
+    assert verbs(rules, "events.k8s.io", "events") == {"create", "patch"}
+    assert verbs(rules, "", "events") == set()  # the recorder posts events.k8s.io/v1 only
+
+
+def test_nothing_more_than_declared() -> None:
+    c = Controller("g", for_="x.dev/v1/Gadget", reconcile=reconcile, record_events=False)
+    rules = rules_of(c.spec).cluster
+    assert [r.to_dict() for r in rules] == [
+        {"apiGroups": ["x.dev"], "resources": ["gadgets"], "verbs": ["get", "list", "patch", "update", "watch"]}]
+
+
+def test_a_namespaced_controller_gets_a_role_and_a_lease_rule_by_name() -> None:
+    c = Controller("w", for_="x.dev/v1/Widget", reconcile=reconcile, namespace="team").owns(
+        "v1/ConfigMap", namespace="team")
+    perms = rules_of(c.spec, lease=("w-lock", "ops"))
+    assert perms.cluster == []
+    team = perms.namespaced["team"]
+    assert verbs(team, "", "configmaps") == {"get", "list", "watch", "create", "update", "patch", "delete"}
+    assert verbs(team, "events.k8s.io", "events") == {"create", "patch"}
+    assert [r.to_dict() for r in perms.namespaced["ops"]] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["w-lock"],
+         "verbs": ["get", "update"]}]
+
+
+def test_a_cluster_scoped_kind_is_always_cluster_wide_and_its_events_go_to_default() -> None:
+    c = Controller("g", for_="x.dev/v1/Gadget", reconcile=reconcile, namespace="team")
+    perms = rules_of(c.spec)
+    assert verbs(perms.cluster, "x.dev", "gadgets") == {"get", "list", "watch", "update", "patch"}
+    assert verbs(perms.namespaced["default"], "events.k8s.io", "events") == {"create", "patch"}
+
+
+def test_merge_drops_what_the_cluster_role_already_grants() -> None:
+    perms = merge([Need("", "pods", frozenset({"get", "list"})), Need("", "pods", frozenset({"get"}), "a"),
+                   Need("", "pods", frozenset({"delete"}), "a")])
+    assert [r.to_dict() for r in perms.cluster] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]
+    assert [r.to_dict() for r in perms.namespaced["a"]] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete"]}]
+
+
+def test_resources_sharing_verbs_share_a_rule() -> None:
+    c = (Controller("w", for_="v1/ConfigMap", reconcile=reconcile, record_events=False)
+         .watches("v1/Secret", lambda o: []).watches("v1/Service", lambda o: []))
+    rules = rules_of(c.spec).cluster
+    assert {"apiGroups": [""], "resources": ["secrets", "services"], "verbs": ["get", "list", "watch"]} in [
+        r.to_dict() for r in rules]
+
+
+def test_manager_informers_need_read_access() -> None:
+    c = Controller("g", for_="x.dev/v1/Gadget", reconcile=reconcile, record_events=False)
+    perms = rules_of(c.spec, informers=(("v1/Pod", "team"),))
+    assert verbs(perms.namespaced["team"], "", "pods") == {"get", "list", "watch"}
+
+
+def test_an_unknown_kind_is_a_clear_error() -> None:
+    c = Controller("m", for_="y.dev/v1/Mystery", reconcile=reconcile)
+    with pytest.raises(UnresolvedKind, match=r"cannot resolve y.dev/v1/Mystery offline.*--kubeconfig"):
+        rules_of(c.spec)
+    with pytest.raises(ValueError, match="Secrets"):
+        Controller("m", for_="v1/ConfigMap", reconcile=reconcile, writes=["Secrets"])
+
+
+def test_rules_from_an_audit() -> None:
+    class Entry:
+        def __init__(self, user: str, verb: str, group: str, resource: str, sub: str, ns: str) -> None:
+            self.user, self.verb, self.api_group, self.resource, self.subresource, self.namespace = (
+                user, verb, group, resource, sub, ns)
+
+    entries = [Entry("op", "list", "", "pods", "", ""), Entry("op", "patch", "x.dev", "widgets", "status", "a"),
+               Entry("test", "create", "", "namespaces", "", "")]
+    perms = merge(needs_from_audit(entries, "op"))
+    assert [r.to_dict() for r in perms.cluster] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]
+    assert [r.to_dict() for r in perms.namespaced["a"]] == [
+        {"apiGroups": ["x.dev"], "resources": ["widgets/status"], "verbs": ["patch"]}]
+
+
+# ---------------------------------------------------------------------- the command
+
+def run_cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["manifests", *args])
+    return result.exit_code, result.stdout if result.exit_code == 0 else result.output
+
+
+def test_typed_resources_give_the_crd_and_the_kind(tmp_path: Path) -> None:
+    module = tmp_path / "typed_op.py"
+    module.write_text(textwrap.dedent("""
+        from kubeloop import Controller
+        from kubeloop.resources import CustomResource, Model
+
+        class Spec(Model):
+            size: int = 1
+
+        class Status(Model):
+            ready: bool = False
+
+        class Bucket(CustomResource, group="store.example.com", version="v1"):
+            spec: Spec = Spec()
+            status: Status | None = None
+
+        async def reconcile(req, ctx):
+            return None
+
+        controllers = [Controller("buckets", for_=Bucket.resource(), reconcile=reconcile, writes=["v1/Secret"])]
+    """))
+    code, out = run_cli(str(module), "--no-leader-election", "-n", "store")
+    assert code == 0, out
+    docs = list(yaml.safe_load_all(out))
+    assert [d["kind"] for d in docs] == ["CustomResourceDefinition", "ServiceAccount", "ClusterRole",
+                                         "ClusterRoleBinding", "Deployment"]
+    assert docs[0]["metadata"]["name"] == "buckets.store.example.com"
+    rules = docs[2]["rules"]
+    assert {"apiGroups": ["store.example.com"], "resources": ["buckets/status"], "verbs": ["patch", "update"]} in rules
+    assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "delete", "patch", "update"]} in rules
+    args = docs[-1]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--leader-election" not in args and args[:2] == ["run", "typed_op"]
+
+
+def test_errors_are_one_line(tmp_path: Path) -> None:
+    module = tmp_path / "mystery_op.py"
+    module.write_text(textwrap.dedent("""
+        from kubeloop import Controller
+
+        async def reconcile(req, ctx):
+            return None
+
+        controllers = [Controller("m", for_="y.dev/v1/Mystery", reconcile=reconcile)]
+    """))
+    code, out = run_cli(str(module))
+    assert code == 1
+    assert out.startswith("Error: cannot resolve y.dev/v1/Mystery offline") and out.count("\n") == 1
+    code, out = run_cli(str(tmp_path / "missing.py"))
+    assert code == 1 and "no such file" in out
+
+
+def test_observe_learns_the_rules_from_a_test_run(tmp_path: Path) -> None:
+    module = tmp_path / "plain_op.py"
+    module.write_text(textwrap.dedent("""
+        from kubeloop import Controller
+
+        async def reconcile(req, ctx):
+            return None
+
+        controllers = [Controller("plain", for_="v1/ConfigMap", reconcile=reconcile)]
+    """))
+    (tmp_path / "test_plain_op.py").write_text(textwrap.dedent("""
+        import asyncio
+
+        from kubeloop import Client
+        from kubeloop.testing import APIServer
+
+        def test_it():
+            async def run():
+                async with APIServer() as api:
+                    client = await Client.from_kubeconfig(api.kubeconfig)
+                    await client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                         "metadata": {"name": "c", "namespace": "default"}})
+                    await client.list("v1/Secret", namespace="default")
+                    await client.close()
+            asyncio.run(run())
+    """))
+    code, out = run_cli(str(module), "--observe", str(tmp_path / "test_plain_op.py"), "--no-leader-election")
+    assert code == 0, out
+    role = next(d for d in yaml.safe_load_all(out) if d["kind"] == "Role")
+    assert role["metadata"]["namespace"] == "default"
+    assert {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]} in role["rules"]
+    assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]} in role["rules"]
+
+
+async def test_kubeconfig_resolves_kinds_the_module_does_not_declare(tmp_path: Path, emulator: Any) -> None:
+    from kubeloop import Client
+
+    module = tmp_path / "foreign_op.py"
+    module.write_text(textwrap.dedent("""
+        from kubeloop import Controller
+
+        async def reconcile(req, ctx):
+            return None
+
+        controllers = [Controller("w", for_="x.dev/v1/Widget", reconcile=reconcile, record_events=False)]
+    """))
+    code, out = await asyncio.to_thread(run_cli, str(module), "--no-leader-election")
+    assert code == 1 and "x.dev/v1/Widget" in out
+    client = await Client.from_kubeconfig(emulator.kubeconfig)
+    try:
+        schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+        await client.create({**WIDGETS, "spec": {**WIDGETS["spec"], "versions": [
+            {**WIDGETS["spec"]["versions"][0], "schema": schema}]}})
+        async with asyncio.timeout(10):
+            while True:
+                try:
+                    await client.resolve("x.dev/v1/Widget")
+                    break
+                except UnknownResource:
+                    await asyncio.sleep(0.02)
+    finally:
+        await client.close()
+    code, out = await asyncio.to_thread(run_cli, str(module), "--no-leader-election", "--kubeconfig",
+                                        emulator.kubeconfig)
+    assert code == 0, out
+    role = next(d for d in yaml.safe_load_all(out) if d["kind"] == "ClusterRole")
+    assert {"apiGroups": ["x.dev"], "resources": ["widgets/status"], "verbs": ["patch", "update"]} in role["rules"]
+
+
+def test_a_setup_that_contacts_the_cluster_is_refused(tmp_path: Path) -> None:
+    module = tmp_path / "eager_op.py"
+    module.write_text(textwrap.dedent("""
+        from kubeloop import Controller
+
+        async def reconcile(req, ctx):
+            return None
+
+        async def setup(manager):
+            await manager.client().list("v1/ConfigMap")
+            manager.add(Controller("c", for_="v1/ConfigMap", reconcile=reconcile))
+    """))
+    code, out = run_cli(str(module))
+    assert code == 1
+    assert "setup(manager) contacted the cluster" in out and out.count("\n") == 1
