@@ -42,8 +42,8 @@ from kubeloop.cache._scope import Predicate, Scope, Selection, SelectionKeywords
 from kubeloop.cache._source import ClientSource
 from kubeloop.cache._transform import Filter
 from kubeloop.client import UnknownKind
-from kubeloop.client.client import Client
-from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
+from kubeloop.client._client import Client
+from kubeloop.client._resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.meta import DEFAULT_CLUSTER
 from kubeloop.watch import WatchConfig, WatchState
 

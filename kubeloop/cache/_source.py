@@ -17,9 +17,9 @@ import dataclasses
 from collections.abc import AsyncGenerator, Callable
 from typing import Unpack
 
-from kubeloop.client.client import ALL_NAMESPACES, Client
-from kubeloop.client.options import ListKeywords, ListOptions
-from kubeloop.client.resources import ApiResource, ResourceLike
+from kubeloop.client._client import ALL_NAMESPACES, Client
+from kubeloop.client._options import ListKeywords, ListOptions
+from kubeloop.client._resources import ApiResource, ResourceLike
 from kubeloop.watch import CONNECTED, ListPage, RawEvent
 
 __all__ = ["ClientSource"]

@@ -2,7 +2,7 @@
 subresource, watch streams, typed errors, retries, client-side rate limiting and write hooks
 (`Client.with_write_hook`)."""
 
-from kubeloop.client.client import (
+from kubeloop.client._client import (
     ALL_NAMESPACES,
     Client,
     PatchType,
@@ -12,7 +12,7 @@ from kubeloop.client.client import (
     format_field_selector,
     format_label_selector,
 )
-from kubeloop.client.errors import (
+from kubeloop.client._errors import (
     AlreadyExists,
     ApiError,
     BadRequest,
@@ -41,12 +41,12 @@ from kubeloop.client.errors import (
     WatchStreamError,
     error_from_status,
 )
-from kubeloop.client.events import WatchEvent
-from kubeloop.client.objects import ObjectList, Page, dumps
-from kubeloop.client.options import ListKeywords, ListOptions
-from kubeloop.client.resources import ApiResource, ResourceRef
-from kubeloop.client.retry import RetryPolicy
-from kubeloop.client.watch import WatchConnectionLost, WatchStream
+from kubeloop.client._events import WatchEvent
+from kubeloop.client._objects import ObjectList, Page, dumps
+from kubeloop.client._options import ListKeywords, ListOptions
+from kubeloop.client._resources import ApiResource, ResourceRef
+from kubeloop.client._retry import RetryPolicy
+from kubeloop.client._watch import WatchConnectionLost, WatchStream
 
 __all__ = [
     "ALL_NAMESPACES",

@@ -28,16 +28,16 @@ A worker loop::
     await queue.shutdown_and_drain(timeout=30)               # orderly stop
 """
 
-from kubeloop.queue.core import DEFAULT_PRIORITY, DEFAULT_STARVATION_EVERY, LOW_PRIORITY, WorkQueueCore
-from kubeloop.queue.errors import QueueShutDown
-from kubeloop.queue.rate_limit import (
+from kubeloop.queue._core import DEFAULT_PRIORITY, DEFAULT_STARVATION_EVERY, LOW_PRIORITY, WorkQueueCore
+from kubeloop.queue._errors import QueueShutDown
+from kubeloop.queue._rate_limit import (
     BucketRateLimiter,
     ItemExponentialBackoff,
     MaxOf,
     RateLimiter,
     default_rate_limiter,
 )
-from kubeloop.queue.workqueue import WorkQueue
+from kubeloop.queue._workqueue import WorkQueue
 
 __all__ = [
     "DEFAULT_PRIORITY",

@@ -31,10 +31,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._cluster import TestCluster
     from ._kit import eventually, install_crd
+    from ._process import APIServerProcess
     from .apiserver.server import APIServer
-    from .cluster import TestCluster
-    from .process import APIServerProcess
 
 __all__ = ["INSTALL_HINT", "APIServer", "APIServerProcess", "TestCluster", "eventually", "install_crd",
            "missing_dependencies"]
@@ -53,7 +53,7 @@ def missing_dependencies() -> list[str]:
 
 # imported on first use: pytest loads the plugin (a submodule) in every run, and an unrelated run
 # should not pay for importing the emulator
-_LAZY = {"APIServer": ".apiserver.server", "TestCluster": ".cluster", "APIServerProcess": ".process",
+_LAZY = {"APIServer": ".apiserver.server", "TestCluster": "._cluster", "APIServerProcess": "._process",
          "eventually": "._kit", "install_crd": "._kit"}
 
 

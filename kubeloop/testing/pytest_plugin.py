@@ -30,7 +30,7 @@ import pytest
 from kubeloop.client import ApiError, Client, RetryPolicy
 
 from . import INSTALL_HINT, missing_dependencies
-from .cluster import TestCluster
+from ._cluster import TestCluster
 
 if TYPE_CHECKING:
     from .apiserver.server import APIServer

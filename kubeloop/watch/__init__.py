@@ -19,7 +19,7 @@ from kubeloop.watch._actions import Action, List, Sleep, Watch
 from kubeloop.watch._backoff import Backoff
 from kubeloop.watch._config import ListSemantic, WatchConfig
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception, classify_status
-from kubeloop.watch._events import INIT, Apply, Delete, Init, InitApply, InitDone, WatchEvent
+from kubeloop.watch._events import INIT, Apply, Delete, Init, InitApply, InitDone, WatcherEvent
 from kubeloop.watch._machine import ProtocolError, WatchCounters, WatchMachine
 from kubeloop.watch._phases import (
     BackingOff,
@@ -63,11 +63,11 @@ __all__ = [
     "WatchConfig",
     "WatchCounters",
     "WatchError",
-    "WatchEvent",
     "WatchMachine",
     "WatchSource",
     "WatchState",
     "Watcher",
+    "WatcherEvent",
     "Watching",
     "classify_exception",
     "classify_status",

@@ -58,7 +58,7 @@ class Delete:
     obj: Any
 
 
-WatchEvent = Init | InitApply | InitDone | Apply | Delete
+WatcherEvent = Init | InitApply | InitDone | Apply | Delete
 """Any of the five output events."""
 
 INIT = Init()

@@ -61,7 +61,7 @@ from kubeloop.watch._actions import Action, List, Sleep, Watch
 from kubeloop.watch._backoff import Backoff
 from kubeloop.watch._config import ListSemantic, WatchConfig
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_status
-from kubeloop.watch._events import INIT, Apply, Delete, InitApply, InitDone, WatchEvent
+from kubeloop.watch._events import INIT, Apply, Delete, InitApply, InitDone, WatcherEvent
 from kubeloop.watch._phases import (
     STATE_OF,
     BackingOff,
@@ -274,13 +274,13 @@ class WatchMachine:
 
     # ------------------------------------------------------------------ inputs: list
 
-    def on_list_page(self, page: ListPage, now: float) -> list[WatchEvent]:
+    def on_list_page(self, page: ListPage, now: float) -> list[WatcherEvent]:
         """A LIST page arrived: its items become `InitApply`; the last page ends with `InitDone`."""
         phase = self._outstanding_list("on_list_page")
         if phase is None:
             return []
         self._sticky = None
-        out: list[WatchEvent] = [] if phase.init_sent else [INIT]
+        out: list[WatcherEvent] = [] if phase.init_sent else [INIT]
         out.extend(InitApply(item) for item in page.items)
         if page.continue_token:
             self._phase = Listing(page.continue_token, phase.quorum, phase.gone, init_sent=True, outstanding=False)
@@ -292,7 +292,7 @@ class WatchMachine:
         out.append(self._finish_cycle(page.resource_version))
         return out
 
-    def on_list_error(self, error: WatchError, now: float) -> list[WatchEvent]:
+    def on_list_error(self, error: WatchError, now: float) -> list[WatcherEvent]:
         """A LIST request failed."""
         phase = self._outstanding_list("on_list_error")
         if phase is None:
@@ -319,7 +319,7 @@ class WatchMachine:
 
     # ------------------------------------------------------------------ inputs: watch
 
-    def on_watch_started(self, now: float) -> list[WatchEvent]:
+    def on_watch_started(self, now: float) -> list[WatcherEvent]:
         """Optional: the server accepted the WATCH (HTTP 200); clears FORBIDDEN and friends."""
         if self._open_watch_phase("on_watch_started") is not None:
             self._sticky = None
@@ -327,7 +327,7 @@ class WatchMachine:
 
     def on_watch_event(
         self, event_type: str, obj: Any, now: float, resource_version: str | None = None
-    ) -> list[WatchEvent]:
+    ) -> list[WatcherEvent]:
         """One watch event (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR; CONNECTED is optional).
 
         `resource_version`, when the source already knows it, saves reading it from `obj`.
@@ -378,7 +378,7 @@ class WatchMachine:
 
     def _streaming_event(
         self, phase: Streaming, event_type: str, obj: Any, now: float, resource_version: str | None
-    ) -> list[WatchEvent]:
+    ) -> list[WatcherEvent]:
         if event_type == CONNECTED:
             self._sticky = None
             return []
@@ -387,7 +387,7 @@ class WatchMachine:
             return self._watch_failed(phase, classify_status(obj), now)
         self._sticky = None
         self._progress_at = now
-        out: list[WatchEvent] = []
+        out: list[WatcherEvent] = []
         if not phase.init_sent:
             out.append(INIT)
             phase = self._phase = Streaming(phase.quorum, init_sent=True, started_at=phase.started_at)
@@ -406,7 +406,7 @@ class WatchMachine:
         # DELETED cannot happen before the end bookmark (initial events are synthetic ADDEDs).
         return out
 
-    def on_watch_ended(self, now: float) -> list[WatchEvent]:
+    def on_watch_ended(self, now: float) -> list[WatcherEvent]:
         """The server closed the watch cleanly (its timeoutSeconds elapsed, or it went away)."""
         phase = self._open_watch_phase("on_watch_ended")
         if phase is None:
@@ -425,14 +425,14 @@ class WatchMachine:
             self._phase = Rewatch(resume=True)
         return []
 
-    def on_watch_error(self, error: WatchError, now: float) -> list[WatchEvent]:
+    def on_watch_error(self, error: WatchError, now: float) -> list[WatcherEvent]:
         """The WATCH request or its stream failed (HTTP error, transport error, idle timeout)."""
         phase = self._open_watch_phase("on_watch_error")
         if phase is None:
             return []
         return self._watch_failed(phase, error, now)
 
-    def _watch_failed(self, phase: Watching | Streaming, error: WatchError, now: float) -> list[WatchEvent]:
+    def _watch_failed(self, phase: Watching | Streaming, error: WatchError, now: float) -> list[WatcherEvent]:
         self._record(error)
         self._note_healthy(phase, now)
         kind = error.kind

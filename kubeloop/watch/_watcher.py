@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from kubeloop.watch._actions import List, Sleep, Watch
 from kubeloop.watch._config import WatchConfig
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception
-from kubeloop.watch._events import WatchEvent
+from kubeloop.watch._events import WatcherEvent
 from kubeloop.watch._machine import WatchCounters, WatchMachine
 from kubeloop.watch._phases import WatchState
 from kubeloop.watch._source import EventLike, WatchSource
@@ -80,7 +80,7 @@ class Watcher:
         self._idle_handle: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reported: tuple[WatchState, WatchError | None] | None = None
-        self._pending: list[WatchEvent] = []  # the machine's answer to a failed connect
+        self._pending: list[WatcherEvent] = []  # the machine's answer to a failed connect
         self._warned_at: float | None = None
         self._unwarned = 0
 
@@ -133,7 +133,7 @@ class Watcher:
         if self._sleeping:
             self._cancel_io(_WAKE)
 
-    async def run(self, callback: Callable[[WatchEvent], Awaitable[None] | None]) -> None:
+    async def run(self, callback: Callable[[WatcherEvent], Awaitable[None] | None]) -> None:
         """Feed every event to `callback` (sync or async) until `stop()`."""
         async with aclosing(self.events()) as events:
             async for event in events:
@@ -141,7 +141,7 @@ class Watcher:
                 if inspect.isawaitable(result):
                     await result
 
-    async def events(self) -> AsyncGenerator[WatchEvent, None]:
+    async def events(self) -> AsyncGenerator[WatcherEvent, None]:
         """The output events, until `stop()`. A watcher runs once; iterate it from one task."""
         if self._started:
             raise RuntimeError("a Watcher runs once; create a new one")
@@ -180,7 +180,7 @@ class Watcher:
             self._sleeping = False
         return True
 
-    async def _list(self, action: List, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[WatchEvent, None]:
+    async def _list(self, action: List, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[WatcherEvent, None]:
         m = self.machine
         try:
             page = await self._io(self.source.list_page(
@@ -199,7 +199,7 @@ class Watcher:
         for event in out:
             yield event
 
-    async def _watch(self, action: Watch, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[WatchEvent, None]:
+    async def _watch(self, action: Watch, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[WatcherEvent, None]:
         m = self.machine
         try:
             stream = self.source.watch(
@@ -262,7 +262,7 @@ class Watcher:
         return True
 
     async def _read(self, iterator: AsyncIterator[EventLike], action: Watch, loop: asyncio.AbstractEventLoop,
-                    *, accepted: bool) -> AsyncGenerator[WatchEvent, None]:
+                    *, accepted: bool) -> AsyncGenerator[WatcherEvent, None]:
         """Feed the stream's events to the machine until it ends, fails, stalls or is closed.
 
         The idle deadline runs from the last progress (an event that moved the resourceVersion, a

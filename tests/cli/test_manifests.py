@@ -27,7 +27,7 @@ from kubeloop.client import AlreadyExists, ApiError, Forbidden, UnknownResource
 from kubeloop.config import Credentials, StaticAuth, load_kubeconfig
 from kubeloop.manager import LeaderElection
 from kubeloop.testing import APIServer, eventually
-from kubeloop.testing.cluster import TestCluster
+from kubeloop.testing._cluster import TestCluster
 from kubeloop.testing.pytest_plugin import TEST_RETRY, real_cluster_kubeconfig
 
 CLUSTER_KINDS = ("CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding")

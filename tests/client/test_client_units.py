@@ -35,11 +35,11 @@ from kubeloop.client import (
     format_field_selector,
     format_label_selector,
 )
-from kubeloop.client.errors import error_from_response
-from kubeloop.client.events import decode_event
-from kubeloop.client.jsonlines import LineSplitter
-from kubeloop.client.mapper import parse_resource_list
-from kubeloop.client.retry import (
+from kubeloop.client._errors import error_from_response
+from kubeloop.client._events import decode_event
+from kubeloop.client._jsonlines import LineSplitter
+from kubeloop.client._mapper import parse_resource_list
+from kubeloop.client._retry import (
     RetryPolicy,
     parse_retry_after,
     should_retry_connection_error,
@@ -234,7 +234,7 @@ async def test_rest_mapper_shares_fetches_and_refreshes_on_miss() -> None:
     import asyncio
 
     from kubeloop.client import UnknownResource
-    from kubeloop.client.mapper import RESTMapper
+    from kubeloop.client._mapper import RESTMapper
 
     calls: list[str] = []
     served: dict[str, list[dict[str, Any]]] = {"/api/v1": [

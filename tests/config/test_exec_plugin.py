@@ -204,7 +204,7 @@ async def test_exec_always_mode_without_terminal(tmp_path: Path, plugin: Path) -
 
 
 def test_expiration_timestamp_parsing() -> None:
-    from kubeloop.config.exec_plugin import parse_timestamp
+    from kubeloop.config._exec_plugin import parse_timestamp
     when = dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.UTC).timestamp()
     assert parse_timestamp("2030-01-02T03:04:05Z") == when
     assert parse_timestamp("2030-01-02T04:04:05+01:00") == when

@@ -9,7 +9,7 @@ from kubeloop.queue import (
     ItemExponentialBackoff,
     WorkQueueCore,
 )
-from kubeloop.queue.stats import QueueStats
+from kubeloop.queue._stats import QueueStats
 
 
 def drain(q: WorkQueueCore[str], now: float = 0.0) -> list[str]:

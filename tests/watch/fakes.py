@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop.watch import Apply, Delete, Init, InitApply, InitDone, ListPage, RawEvent, WatchEvent
+from kubeloop.watch import Apply, Delete, Init, InitApply, InitDone, ListPage, RawEvent, WatcherEvent
 
 
 class ApiFailure(Exception):
@@ -104,11 +104,11 @@ class Store:
     deleted_by_diff: list[str] = field(default_factory=list)
     applies: int = 0
 
-    def feed(self, events: list[WatchEvent]) -> None:
+    def feed(self, events: list[WatcherEvent]) -> None:
         for e in events:
             self.apply(e)
 
-    def apply(self, e: WatchEvent) -> None:
+    def apply(self, e: WatcherEvent) -> None:
         if isinstance(e, Init):
             self.buffer = {}
         elif isinstance(e, InitApply):

@@ -17,7 +17,7 @@ import pytest_asyncio
 from kubeloop.cache import ClientSource
 from kubeloop.client import ApiError, Client, RetryPolicy
 from kubeloop.testing import TestCluster
-from kubeloop.watch import ErrorKind, ListSemantic, WatchConfig, Watcher, WatchEvent, WatchSource
+from kubeloop.watch import ErrorKind, ListSemantic, WatchConfig, Watcher, WatcherEvent, WatchSource
 
 from .. import builders
 from .fakes import Store
@@ -55,14 +55,14 @@ def view(store: Store) -> dict[str, str]:
     return {k: v["metadata"]["resourceVersion"] for k, v in store.items.items()}
 
 
-async def until(events: AsyncGenerator[WatchEvent, None], store: Store, pred: Callable[[], bool],
+async def until(events: AsyncGenerator[WatcherEvent, None], store: Store, pred: Callable[[], bool],
                 within: float = 5.0) -> None:
     async with asyncio.timeout(within):
         while not pred():
             store.apply(await anext(events))
 
 
-async def converge(events: AsyncGenerator[WatchEvent, None], store: Store, client: Client, ns: str) -> None:
+async def converge(events: AsyncGenerator[WatcherEvent, None], store: Store, client: Client, ns: str) -> None:
     expected = await live(client, ns)
     await until(events, store, lambda: store.synced and view(store) == expected)
 
@@ -149,7 +149,7 @@ async def test_list_semantics_and_streaming(client: Client, ns: str, apiserver: 
 async def test_missing_kind_waits_for_resource(client: Client) -> None:
     source = ClientSource(client, "example.com/v1/Widget")
     watcher = Watcher(source, WatchConfig(backoff_initial=0.02, backoff_max=0.05))
-    got: list[WatchEvent] = []
+    got: list[WatcherEvent] = []
     task = asyncio.create_task(watcher.run(got.append))
     try:
         async with asyncio.timeout(3):

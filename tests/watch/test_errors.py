@@ -5,7 +5,7 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
-from kubeloop.client import errors as client_errors
+from kubeloop.client import _errors as client_errors
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception, classify_status, kind_for
 
 

@@ -17,7 +17,7 @@ from kubeloop.watch import (
     RawEvent,
     WatchConfig,
     Watcher,
-    WatchEvent,
+    WatcherEvent,
     WatchState,
 )
 
@@ -26,7 +26,7 @@ from .fakes import ApiFailure, FakeSource, Store, api_view, bookmark, obj, statu
 FAST = WatchConfig(backoff_initial=0.01, backoff_max=0.05, page_size=2)
 
 
-async def until(events: AsyncGenerator[WatchEvent, None], store: Store, pred: Callable[[], bool],
+async def until(events: AsyncGenerator[WatcherEvent, None], store: Store, pred: Callable[[], bool],
                 within: float = 3.0) -> None:
     """Pull events into `store` until `pred()` holds."""
     async with asyncio.timeout(within):
@@ -107,7 +107,7 @@ async def test_error_event_closes_the_stream_and_relists() -> None:
     source.scripts.append([RawEvent("ADDED", obj("x", 100)), RawEvent("ERROR", status(410, "Expired", "gone"))])
     watcher = Watcher(source, FAST)
     store = Store()
-    seen: list[WatchEvent] = []
+    seen: list[WatcherEvent] = []
     async with contextlib.aclosing(watcher.events()) as events:
         async with asyncio.timeout(3):
             while len([e for e in seen if isinstance(e, InitDone)]) < 2:
@@ -148,7 +148,7 @@ async def test_stop_interrupts_a_backoff_sleep_promptly() -> None:
     source = seeded()
     source.fail_list.append(ApiFailure(503, "unavailable"))
     watcher = Watcher(source, WatchConfig(backoff_initial=30.0, backoff_max=30.0))
-    got: list[WatchEvent] = []
+    got: list[WatcherEvent] = []
 
     async def consume() -> None:
         await watcher.run(got.append)
@@ -179,7 +179,7 @@ async def test_stop_closes_an_open_watch() -> None:
     watcher = Watcher(source, FAST)
     store = Store()
 
-    async def on_event(e: WatchEvent) -> None:
+    async def on_event(e: WatcherEvent) -> None:
         store.apply(e)
 
     async with asyncio.timeout(2):
@@ -194,9 +194,9 @@ async def test_stop_closes_an_open_watch() -> None:
 async def test_stop_from_inside_the_consumer() -> None:
     source = seeded(4)
     watcher = Watcher(source, FAST)
-    got: list[WatchEvent] = []
+    got: list[WatcherEvent] = []
 
-    def on_event(e: WatchEvent) -> None:
+    def on_event(e: WatcherEvent) -> None:
         got.append(e)
         if len(got) == 2:
             watcher.stop()
@@ -398,7 +398,7 @@ async def test_an_accepted_watch_clears_forbidden_before_any_event() -> None:
     watcher = Watcher(source, FAST)
     states: list[WatchState] = []
 
-    async def record(e: WatchEvent) -> None:
+    async def record(e: WatcherEvent) -> None:
         states.append(watcher.state)
 
     task = asyncio.create_task(watcher.run(record))

@@ -15,21 +15,21 @@ from typing import Any, TypedDict
 
 import aiohttp
 
-from kubeloop.client.errors import (
+from kubeloop.client._errors import (
     ClientConnectionError,
     RequestTimeoutError,
     error_from_response,
 )
-from kubeloop.client.ratelimit import RateLimiter
-from kubeloop.client.retry import (
+from kubeloop.client._ratelimit import RequestRateLimiter
+from kubeloop.client._retry import (
     RetryPolicy,
     parse_retry_after,
     should_retry_connection_error,
     should_retry_status,
 )
-from kubeloop.config.cluster import ClusterConfig
-from kubeloop.config.credentials import Credentials
-from kubeloop.config.tls import make_ssl_context
+from kubeloop.config._cluster import ClusterConfig
+from kubeloop.config._credentials import Credentials
+from kubeloop.config._tls import make_ssl_context
 
 log = logging.getLogger("kubeloop.client")
 
@@ -67,7 +67,7 @@ class Transport:
         self.timeout = timeout
         self.user_agent = user_agent
         self.retry = retry or RetryPolicy()
-        self.limiter = RateLimiter(qps, burst) if qps else None
+        self.limiter = RequestRateLimiter(qps, burst) if qps else None
         self._connection_limit = connection_limit
         self._trust_env = trust_env
         self._https = config.server.startswith("https://")

@@ -23,8 +23,8 @@ from typing import Any
 
 import orjson
 
-from kubeloop.config.credentials import Credentials
-from kubeloop.config.errors import ExecPluginError, ExecPluginTimeout
+from kubeloop.config._credentials import Credentials
+from kubeloop.config._errors import ExecPluginError, ExecPluginTimeout
 
 SUPPORTED_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 # Refresh a little before the plugin says the credential expires, so an in-flight request does not

@@ -19,16 +19,16 @@ from typing import Any, Literal, Unpack
 import aiohttp
 import orjson
 
-from kubeloop.client.events import WatchEvent
-from kubeloop.client.mapper import RESTMapper
-from kubeloop.client.objects import ObjectList, Page, dumps
-from kubeloop.client.options import ListKeywords, ListOptions
-from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
-from kubeloop.client.transport import Transport, TransportOptions
-from kubeloop.client.watch import WatchStream
-from kubeloop.config.autodetect import load_config
-from kubeloop.config.cluster import ClusterConfig
-from kubeloop.config.incluster import load_in_cluster
+from kubeloop.client._events import WatchEvent
+from kubeloop.client._mapper import RESTMapper
+from kubeloop.client._objects import ObjectList, Page, dumps
+from kubeloop.client._options import ListKeywords, ListOptions
+from kubeloop.client._resources import ApiResource, ResourceLike, ResourceRef
+from kubeloop.client._transport import Transport, TransportOptions
+from kubeloop.client._watch import WatchStream
+from kubeloop.config._autodetect import load_config
+from kubeloop.config._cluster import ClusterConfig
+from kubeloop.config._incluster import load_in_cluster
 from kubeloop.meta import (
     FieldSelectorLike,
     LabelSelectorLike,
@@ -124,7 +124,7 @@ class Client:
     Keyword options (`TransportOptions`, defaults in `Transport`): `qps`/`burst`: client-side token
     bucket (default 50/100; `qps=None` disables it). `timeout`: seconds for every request except
     watches (default 30; watches take `inactivity_timeout`). `retry`: retry policy for
-    429/5xx/connection errors (see `kubeloop.client.retry`). `user_agent`, `connection_limit`
+    429/5xx/connection errors (see `kubeloop.client._retry`). `user_agent`, `connection_limit`
     (pooled connections for ordinary requests, default 100), `trust_env` (proxy variables).
     """
 

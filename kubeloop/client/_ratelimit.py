@@ -1,6 +1,6 @@
 """Client-side rate limiting: QPS and burst, as client-go's flowcontrol.
 
-The arithmetic is `kubeloop.meta.TokenBucket` (pure, tested directly); `RateLimiter.wait()` is
+The arithmetic is `kubeloop.meta.TokenBucket` (pure, tested directly); `RequestRateLimiter.wait()` is
 the thin async shell that sleeps for the reserved delay.
 """
 
@@ -12,7 +12,7 @@ import time
 from kubeloop.meta import TokenBucket
 
 
-class RateLimiter:
+class RequestRateLimiter:
     """Async wrapper around `TokenBucket` using the event loop's clock."""
 
     def __init__(self, qps: float, burst: int) -> None:

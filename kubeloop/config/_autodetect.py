@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from kubeloop.config.cluster import ClusterConfig
-from kubeloop.config.incluster import in_cluster_available, load_in_cluster
-from kubeloop.config.kubeconfig import load_kubeconfig
+from kubeloop.config._cluster import ClusterConfig
+from kubeloop.config._incluster import in_cluster_available, load_in_cluster
+from kubeloop.config._kubeconfig import load_kubeconfig
 
 
 def load_config(

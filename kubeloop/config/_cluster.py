@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kubeloop.config.credentials import Auth, StaticAuth
+from kubeloop.config._credentials import Auth, StaticAuth
 
 
 @dataclass

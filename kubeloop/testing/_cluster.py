@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
 from kubeloop.client import Client
-from kubeloop.client.transport import TransportOptions
+from kubeloop.client._transport import TransportOptions
 from kubeloop.config import load_kubeconfig
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from kubeloop.client.errors import ApiError, MalformedWatchLine, error_from_status
+from kubeloop.client._errors import ApiError, MalformedWatchLine, error_from_status
 from kubeloop.meta import ERROR, WATCH_EVENT_TYPES, resource_version_of
 
 

@@ -12,7 +12,7 @@ import shutil
 import ssl
 import tempfile
 
-from kubeloop.config.errors import ConfigError
+from kubeloop.config._errors import ConfigError
 
 
 def _write_private(directory: str, name: str, data: bytes) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from kubeloop.config.errors import ConfigError
+from kubeloop.config._errors import ConfigError
 
 
 @dataclass(frozen=True)

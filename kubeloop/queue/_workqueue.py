@@ -1,4 +1,4 @@
-"""The asyncio shell around :class:`~kubeloop.queue.core.WorkQueueCore`.
+"""The asyncio shell around :class:`~kubeloop.queue._core.WorkQueueCore`.
 
 Adds are synchronous (callable from informer callbacks on the event loop
 thread); ``await get()`` returns at once when a key is ready and otherwise
@@ -15,10 +15,10 @@ from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from kubeloop.metrics import WORKQUEUE_COLLECTOR, WorkQueueSnapshot
-from kubeloop.queue.core import DEFAULT_PRIORITY, DEFAULT_STARVATION_EVERY, WorkQueueCore
-from kubeloop.queue.errors import QueueShutDown
-from kubeloop.queue.rate_limit import RateLimiter
-from kubeloop.queue.stats import QueueStats
+from kubeloop.queue._core import DEFAULT_PRIORITY, DEFAULT_STARVATION_EVERY, WorkQueueCore
+from kubeloop.queue._errors import QueueShutDown
+from kubeloop.queue._rate_limit import RateLimiter
+from kubeloop.queue._stats import QueueStats
 
 K = TypeVar("K", bound=Hashable)
 

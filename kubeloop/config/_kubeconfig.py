@@ -18,10 +18,10 @@ from typing import Any
 
 import yaml
 
-from kubeloop.config.cluster import ClusterConfig
-from kubeloop.config.credentials import Auth, Credentials, StaticAuth, TokenFileAuth
-from kubeloop.config.errors import ConfigError
-from kubeloop.config.exec_plugin import EXEC_TIMEOUT, ExecAuth, cluster_info_for_exec
+from kubeloop.config._cluster import ClusterConfig
+from kubeloop.config._credentials import Auth, Credentials, StaticAuth, TokenFileAuth
+from kubeloop.config._errors import ConfigError
+from kubeloop.config._exec_plugin import EXEC_TIMEOUT, ExecAuth, cluster_info_for_exec
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

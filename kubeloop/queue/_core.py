@@ -3,7 +3,7 @@
 Why a separate core: every guarantee of the queue (dedup, one worker per key,
 re-run after ``done``, delays, backoff, priorities, starvation guard, debounce)
 lives here and is tested with a fake clock; the asyncio shell
-(:mod:`kubeloop.queue.workqueue`) only turns "nothing ready" into waiting.
+(:mod:`kubeloop.queue._workqueue`) only turns "nothing ready" into waiting.
 
 State of a key:
 
@@ -42,8 +42,8 @@ from collections.abc import Hashable, Iterable
 from itertools import count
 from typing import Generic, TypeVar
 
-from kubeloop.queue.rate_limit import RateLimiter, default_rate_limiter
-from kubeloop.queue.stats import QueueStats
+from kubeloop.queue._rate_limit import RateLimiter, default_rate_limiter
+from kubeloop.queue._stats import QueueStats
 
 K = TypeVar("K", bound=Hashable)
 

@@ -14,8 +14,8 @@ import difflib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kubeloop.client.errors import NotFound, UnknownKind, UnknownResource
-from kubeloop.client.resources import ApiResource, ResourceLike, ResourceRef
+from kubeloop.client._errors import NotFound, UnknownKind, UnknownResource
+from kubeloop.client._resources import ApiResource, ResourceLike, ResourceRef
 
 Fetch = Callable[[str], Awaitable[dict[str, Any]]]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kubeloop.config.cluster import ClusterConfig
-from kubeloop.config.credentials import TokenFileAuth
-from kubeloop.config.errors import ConfigError
+from kubeloop.config._cluster import ClusterConfig
+from kubeloop.config._credentials import TokenFileAuth
+from kubeloop.config._errors import ConfigError
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 

@@ -12,9 +12,9 @@ from types import TracebackType
 
 import aiohttp
 
-from kubeloop.client.errors import ClientConnectionError, WatchStreamError
-from kubeloop.client.events import WatchEvent, decode_event
-from kubeloop.client.jsonlines import LineSplitter
+from kubeloop.client._errors import ClientConnectionError, WatchStreamError
+from kubeloop.client._events import WatchEvent, decode_event
+from kubeloop.client._jsonlines import LineSplitter
 
 
 class WatchConnectionLost(WatchStreamError, ClientConnectionError):
