@@ -700,8 +700,10 @@ def _same(new: Obj, old: Obj) -> bool:
         return False
     if {k: v for k, v in nm.items() if k != "managedFields"} != {k: v for k, v in om.items() if k != "managedFields"}:
         return False
-    def strip(mf):
-        return ([{k: v for k, v in e.items() if k != "time"} for e in mf or []])
+
+    def strip(mf: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+        return [{k: v for k, v in e.items() if k != "time"} for e in mf or []]
+
     return bool(strip(nm.get("managedFields")) == strip(om.get("managedFields")))
 
 
