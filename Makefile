@@ -3,12 +3,12 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-peers lint venv clean bench
+.PHONY: demo test test-bare test-peers lint venv clean bench
 
 $(BIN)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,testing]'
+	$(BIN)/pip install --quiet -e '.[dev,testing,resources]'
 	touch $@
 
 venv: $(BIN)/.installed
@@ -22,6 +22,11 @@ lint: venv
 
 test: lint
 	$(BIN)/pytest
+
+# The same suite against the API server alone (`--bare`, as envtest), instead of the default
+# cluster mode (apiserver + the controller-manager's behaviour): it must pass in both.
+test-bare: venv
+	KUBELOOP_TEST_EMULATOR=bare $(BIN)/pytest
 
 # The peer benchmark smoke test (kubeloop vs kopf vs bare; installs kopf from PyPI on first run).
 # `-m peers` on the command line overrides the default `-m 'not peers'` from pyproject's addopts.
