@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubeloop.client import Client, KubeloopClientError, NotFound
-from kubeloop.meta import TokenBucket
+from kubeloop.meta import TokenBucket, format_micro_time
 from kubeloop.metrics import EVENTS_DROPPED
 
 log = logging.getLogger("kubeloop.controller.events")
@@ -41,10 +41,9 @@ MAX_NOTE = 1024
 EventKey = tuple[Any, ...]
 
 
-def micro_time(ts: float | None = None) -> str:
-    """A MicroTime (RFC 3339 with microseconds, UTC)."""
-    dt = datetime.fromtimestamp(time.time() if ts is None else ts, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def micro_time(ts: float) -> str:
+    """A MicroTime for a `time.time()` instant."""
+    return format_micro_time(datetime.fromtimestamp(ts, tz=UTC))
 
 
 def object_reference(obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,8 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
+from kubeloop.meta import format_micro_time
+
 __all__ = [
     "JITTER_FACTOR",
     "LEASE",
@@ -54,8 +56,7 @@ def default_identity() -> str:
 
 def micro_time(when: datetime | None = None) -> str:
     """``metav1.MicroTime``: ``2026-01-02T03:04:05.123456Z`` (always six fractional digits)."""
-    when = when or datetime.now(UTC)
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return format_micro_time(when or datetime.now(UTC))
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from kubeloop.meta._object import (
 )
 from kubeloop.meta._requirement import Requirement
 from kubeloop.meta._rv import pack_rv, rv_at_least, rv_int, rv_newer
+from kubeloop.meta._time import TimeFormatError, format_micro_time, format_time, now, parse_time
 from kubeloop.meta._token_bucket import TokenBucket
 from kubeloop.meta._validation import (
     CONFIG_KEY_MSG,
@@ -75,6 +76,7 @@ __all__ = [
     "LabelSelectorLike",
     "Requirement",
     "SelectorError",
+    "TimeFormatError",
     "TokenBucket",
     "annotations_of",
     "as_field_selector",
@@ -82,6 +84,8 @@ __all__ = [
     "config_key_ok",
     "config_keys_ok",
     "escape_field_value",
+    "format_micro_time",
+    "format_time",
     "is_config_key",
     "is_dns1035_label",
     "is_dns1123_label",
@@ -92,8 +96,10 @@ __all__ = [
     "metadata_of",
     "name_of",
     "namespace_of",
+    "now",
     "owner_references_of",
     "pack_rv",
+    "parse_time",
     "resource_version_of",
     "rv_at_least",
     "rv_int",

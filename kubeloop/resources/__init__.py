@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from kubeloop.meta import TimeFormatError, format_micro_time, format_time, now, parse_time
+
 from ._conditions import (
     ConditionError,
     find_condition,
@@ -31,7 +33,6 @@ from ._refs import (
     set_owner_reference,
 )
 from ._structural import SchemaError, check_structural, structural_problems
-from ._time import TimeFormatError, format_micro_time, format_time, now, parse_time
 
 if TYPE_CHECKING:
     from ._crd import crd, crd_yaml

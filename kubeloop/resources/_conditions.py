@@ -14,7 +14,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from ._time import format_time, now
+from kubeloop.meta import format_time, now
 
 __all__ = [
     "ConditionError", "find_condition", "is_condition_false", "is_condition_true", "remove_condition",

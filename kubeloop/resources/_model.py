@@ -33,9 +33,10 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from kubeloop.meta import format_micro_time, format_time
+
 from ._conditions import CONDITION_REASON, CONDITION_TYPE
 from ._structural import SchemaError
-from ._time import format_micro_time, format_time
 
 __all__ = [
     "Atomic", "Condition", "CustomResource", "IntOrString", "ListMap", "ListSet", "MicroTime", "Model",
