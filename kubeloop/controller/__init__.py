@@ -28,12 +28,6 @@ from kubeloop.controller._handlers import (
     PrimaryKind,
 )
 from kubeloop.controller._logs import RequestContextFilter
-from kubeloop.controller._ownership import (
-    AlreadyOwnedError,
-    controller_of,
-    owner_reference,
-    set_controller_reference,
-)
 from kubeloop.controller._predicates import (
     Predicate,
     always,
@@ -49,6 +43,12 @@ from kubeloop.controller._request import CacheNotSynced, Request, Result, Termin
 from kubeloop.controller._runtime import ControllerError
 from kubeloop.controller._scope import OverlayReader
 from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec, SuppressOwnWrites
+from kubeloop.meta import (
+    AlreadyOwnedError,
+    controller_of,
+    owner_reference,
+    set_controller_reference,
+)
 
 __all__ = [
     "AlreadyOwnedError",

@@ -22,11 +22,10 @@ from kubeloop.cache import OWNER_INDEX, FrozenDict, SharedCache
 from kubeloop.client import Client, ResourceRef
 from kubeloop.controller._apply import Applied, can_skip, fingerprint
 from kubeloop.controller._logs import RequestLogger, request_logger
-from kubeloop.controller._ownership import set_controller_reference
 from kubeloop.controller._request import Request
 from kubeloop.controller._scope import OverlayReader, RuntimeView
 from kubeloop.controller._status import status_apply_body, status_contains, status_patch_body
-from kubeloop.meta import resource_version_of, uid_of
+from kubeloop.meta import resource_version_of, set_controller_reference, uid_of
 
 
 class Context:

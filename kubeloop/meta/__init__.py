@@ -30,6 +30,17 @@ from kubeloop.meta._object import (
     resource_version_of,
     uid_of,
 )
+from kubeloop.meta._refs import (
+    AlreadyOwnedError,
+    IncompleteObjectError,
+    InvalidOwnerError,
+    controller_of,
+    is_owned_by,
+    object_reference,
+    owner_reference,
+    set_controller_reference,
+    set_owner_reference,
+)
 from kubeloop.meta._requirement import Requirement
 from kubeloop.meta._rv import pack_rv, rv_at_least, rv_int, rv_newer
 from kubeloop.meta._time import TimeFormatError, format_micro_time, format_time, now, parse_time
@@ -68,10 +79,13 @@ __all__ = [
     "QUALIFIED_NAME_SLASH_MSG",
     "RESYNC",
     "WATCH_EVENT_TYPES",
+    "AlreadyOwnedError",
     "EventType",
     "FieldRequirement",
     "FieldSelector",
     "FieldSelectorLike",
+    "IncompleteObjectError",
+    "InvalidOwnerError",
     "LabelSelector",
     "LabelSelectorLike",
     "Requirement",
@@ -83,6 +97,7 @@ __all__ = [
     "as_label_selector",
     "config_key_ok",
     "config_keys_ok",
+    "controller_of",
     "escape_field_value",
     "format_micro_time",
     "format_time",
@@ -91,12 +106,15 @@ __all__ = [
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "is_label_value",
+    "is_owned_by",
     "is_qualified_name",
     "labels_of",
     "metadata_of",
     "name_of",
     "namespace_of",
     "now",
+    "object_reference",
+    "owner_reference",
     "owner_references_of",
     "pack_rv",
     "parse_time",
@@ -104,5 +122,7 @@ __all__ = [
     "rv_at_least",
     "rv_int",
     "rv_newer",
+    "set_controller_reference",
+    "set_owner_reference",
     "uid_of",
 ]

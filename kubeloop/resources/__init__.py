@@ -11,7 +11,22 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from kubeloop.meta import TimeFormatError, format_micro_time, format_time, now, parse_time
+from kubeloop.meta import (
+    AlreadyOwnedError,
+    IncompleteObjectError,
+    InvalidOwnerError,
+    TimeFormatError,
+    controller_of,
+    format_micro_time,
+    format_time,
+    is_owned_by,
+    now,
+    object_reference,
+    owner_reference,
+    parse_time,
+    set_controller_reference,
+    set_owner_reference,
+)
 
 from ._conditions import (
     ConditionError,
@@ -20,17 +35,6 @@ from ._conditions import (
     is_condition_true,
     remove_condition,
     set_condition,
-)
-from ._refs import (
-    AlreadyOwnedError,
-    IncompleteObjectError,
-    InvalidOwnerError,
-    controller_of,
-    is_owned_by,
-    object_reference,
-    owner_reference,
-    set_controller_reference,
-    set_owner_reference,
 )
 from ._structural import SchemaError, check_structural, structural_problems
 
