@@ -19,7 +19,7 @@ import threading
 import weakref
 from bisect import bisect_left
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter
@@ -207,33 +207,30 @@ RECONCILE_TIME_BUCKETS: tuple[float, ...] = (
 )
 
 
+@dataclass(slots=True, weakref_slot=True, eq=False)
 class ControllerMetrics:
     """One controller's counters: plain attributes bumped on the hot path, read at scrape time.
 
     The ``controller_runtime_*`` families (and kubeloop's own per-controller counters) are
     produced by :data:`CONTROLLER_COLLECTOR` from these; controllers sharing a name are summed.
+    Compared by identity (``eq=False``): the collector keeps each instance in a weak set.
     """
 
-    __slots__ = ("__weakref__", "active_workers", "apply_skipped", "error", "errors", "max_concurrent",
-                 "name", "own_events_skipped", "panics", "requeue", "requeue_after", "success",
-                 "terminal_errors", "time_counts", "time_sum", "timeouts")
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.success = 0
-        self.error = 0
-        self.requeue = 0
-        self.requeue_after = 0
-        self.errors = 0
-        self.terminal_errors = 0
-        self.timeouts = 0
-        self.panics = 0
-        self.active_workers = 0
-        self.max_concurrent = 0
-        self.own_events_skipped = 0
-        self.apply_skipped = 0
-        self.time_counts = [0] * (len(RECONCILE_TIME_BUCKETS) + 1)
-        self.time_sum = 0.0
+    name: str
+    success: int = 0
+    error: int = 0
+    requeue: int = 0
+    requeue_after: int = 0
+    errors: int = 0
+    terminal_errors: int = 0
+    timeouts: int = 0
+    panics: int = 0
+    active_workers: int = 0
+    max_concurrent: int = 0
+    own_events_skipped: int = 0
+    apply_skipped: int = 0
+    time_counts: list[int] = field(default_factory=lambda: [0] * (len(RECONCILE_TIME_BUCKETS) + 1))
+    time_sum: float = 0.0
 
     def observe_time(self, seconds: float) -> None:
         """Record one reconcile's duration."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import zlib
 from collections import deque
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import orjson
@@ -103,6 +104,7 @@ _TAG_DICT0 = 2  # b"\x02" + raw deflate with dictionary 0, b"\x03" with dictiona
 _MAX_DICTS = 256 - _TAG_DICT0
 
 
+@dataclass(slots=True, kw_only=True, eq=False)
 class ZlibDictCodec:
     """Raw deflate with a preset dictionary learnt from the store's own objects.
 
@@ -125,31 +127,24 @@ class ZlibDictCodec:
     name = "zlib"
     shares_objects = False
 
-    def __init__(
-        self,
-        *,
-        level: int = 1,
-        dict_size: int = 8192,
-        window_bits: int = 14,
-        mem_level: int = 7,
-        train_after: int = 8,
-        retrain_ratio: float = 0.35,
-        check_every: int = 512,
-        dictionary: bytes | None = None,
-    ) -> None:
-        self.level = level
-        self.dict_size = dict_size
-        self.window_bits = window_bits
-        self.mem_level = mem_level
-        self.train_after = train_after
-        self.retrain_ratio = retrain_ratio
-        self.check_every = check_every
-        self._dicts: list[bytes] = []
-        self._primed: list[Any] = []  # a compressor per dictionary, copied for each object
-        self._recent: deque[bytes] = deque(maxlen=max(1, train_after))
-        self._window_in = 0
-        self._window_out = 0
-        self._window_n = 0
+    level: int = 1
+    dict_size: int = 8192
+    window_bits: int = 14
+    mem_level: int = 7
+    train_after: int = 8
+    retrain_ratio: float = 0.35
+    check_every: int = 512
+    dictionary: InitVar[bytes | None] = None
+    _dicts: list[bytes] = field(default_factory=list, init=False, repr=False)
+    # a compressor per dictionary, copied for each object
+    _primed: list[Any] = field(default_factory=list, init=False, repr=False)
+    _recent: deque[bytes] = field(init=False, repr=False)
+    _window_in: int = field(default=0, init=False, repr=False)
+    _window_out: int = field(default=0, init=False, repr=False)
+    _window_n: int = field(default=0, init=False, repr=False)
+
+    def __post_init__(self, dictionary: bytes | None) -> None:
+        self._recent = deque(maxlen=max(1, self.train_after))
         if dictionary is not None:
             self._add_dictionary(dictionary)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from kubeloop.cache._entry import field_value
 from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
@@ -88,22 +88,23 @@ _EMPTY_FIELDS = FieldSelector()
 
 
 
-def combine_labels(a: LabelSelector | None, b: LabelSelector | None) -> LabelSelector | None:
-    """The conjunction of two label selectors (None stands for "everything")."""
+_S = TypeVar("_S", LabelSelector, FieldSelector)
+
+
+def _conjunction(a: _S | None, b: _S | None) -> _S | None:
     if a is None or a.empty:
         return b
-    if b is None or b.empty:
-        return a
-    return LabelSelector([*a.requirements, *b.requirements])
+    return a if b is None else a & b
+
+
+def combine_labels(a: LabelSelector | None, b: LabelSelector | None) -> LabelSelector | None:
+    """The conjunction of two label selectors (None stands for "everything")."""
+    return _conjunction(a, b)
 
 
 def combine_fields(a: FieldSelector | None, b: FieldSelector | None) -> FieldSelector | None:
     """The conjunction of two field selectors (None stands for "everything")."""
-    if a is None or a.empty:
-        return b
-    if b is None or b.empty:
-        return a
-    return FieldSelector([*a.requirements, *b.requirements])
+    return _conjunction(a, b)
 
 
 def _name(fn: Any) -> str:

@@ -45,6 +45,7 @@ def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
 _OWNER_INDEXES = {OWNER_INDEX: owner_uid_index, OWNER_REF_INDEX: owner_ref_index}
 
 
+@dataclass(slots=True, frozen=True, eq=False)
 class OverlayReader:
     """The cache of one kind on one cluster, as a reconcile sees it: every read shows the
     controller's own writes the cache does not show yet (an object it created, changed or deleted
@@ -55,17 +56,13 @@ class OverlayReader:
     indexes overlay changed and deleted objects only (an unseen new object cannot be matched).
     """
 
-    __slots__ = ("_cluster", "_group", "_kind", "_reader", "_ryw", "_scope_labels", "_scope_ns")
-
-    def __init__(self, reader: CacheReader, ryw: ReadYourWrites | None, cluster: str, group: str, kind: str,
-                 *, scope_namespace: str | None = None, scope_labels: LabelSelector | None = None) -> None:
-        self._reader = reader
-        self._ryw = ryw
-        self._cluster = cluster
-        self._group = group
-        self._kind = kind
-        self._scope_ns = scope_namespace
-        self._scope_labels = scope_labels
+    _reader: CacheReader
+    _ryw: ReadYourWrites | None
+    _cluster: str
+    _group: str
+    _kind: str
+    _scope_ns: str | None = None
+    _scope_labels: LabelSelector | None = None
 
     def get(self, name: str, namespace: str = "") -> FrozenDict | None:
         """The object (read-only), or our own newer write of it."""
@@ -167,8 +164,8 @@ class RuntimeView:
         """The cache of ``resource`` (as named in ``for_``/``owns``/``watches``) on ``cluster``."""
         src = self.sources.source(cluster, resource)
         scope = src.handle.scope
-        return OverlayReader(src.store, self.ryw, cluster, src.group, src.kind, scope_namespace=scope.namespace,
-                             scope_labels=None if scope.label_selector.empty else scope.label_selector)
+        return OverlayReader(src.store, self.ryw, cluster, src.group, src.kind, scope.namespace,
+                             None if scope.label_selector.empty else scope.label_selector)
 
     def read(self, key: ObjectKey) -> Mapping[str, Any] | None:
         """The cached object of ``key``, with the controller's own newer writes overlaid."""

@@ -36,13 +36,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Unpack
 
-from kubeloop.cache import (
-    IndexFunc,
-    InformerHandle,
-    Selection,
-    SelectionKeywords,
-    SharedCache,
-)
+from kubeloop.cache import IndexFunc, InformerHandle, Selection, SelectionKeywords, SharedCache
 from kubeloop.client import ApiError, Client, KubeloopClientError, Unauthorized
 from kubeloop.config import load_config
 from kubeloop.controller import Controller

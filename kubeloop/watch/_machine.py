@@ -126,25 +126,11 @@ class WatchMachine:
         self.config = config if config is not None else WatchConfig()
         self._rng = rng if rng is not None else random.Random()
         cfg = self.config
-        self.backoff = Backoff(
-            cfg.backoff_initial,
-            cfg.backoff_max,
-            cfg.backoff_factor,
-            cfg.backoff_jitter,
-            cfg.backoff_reset_after,
-            random=self._rng.random,
-        )
+        self.backoff = self._new_backoff()
         # 410s pause on their own backoff: a compacted resourceVersion is no sign of a failing server
         # (it must not inherit a storm's 30 s), but a server that expires every watch at once must
         # still not make us relist in a loop.
-        self.gone_backoff = Backoff(
-            cfg.backoff_initial,
-            cfg.backoff_max,
-            cfg.backoff_factor,
-            cfg.backoff_jitter,
-            cfg.backoff_reset_after,
-            random=self._rng.random,
-        )
+        self.gone_backoff = self._new_backoff()
         self.counters = WatchCounters()
         self._phase: Phase = Relist(stream=cfg.streaming_list)
         self._streaming_supported = cfg.streaming_list
@@ -154,6 +140,11 @@ class WatchMachine:
         self._synced = False
         self._sticky: WatchState | None = None  # FORBIDDEN / WAITING_FOR_RESOURCE until a success
         self._last_error: WatchError | None = None
+
+    def _new_backoff(self) -> Backoff:
+        cfg = self.config
+        return Backoff(cfg.backoff_initial, cfg.backoff_max, cfg.backoff_factor, cfg.backoff_jitter,
+                       cfg.backoff_reset_after, random=self._rng.random)
 
     # ------------------------------------------------------------------ observation
 
