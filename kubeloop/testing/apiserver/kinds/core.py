@@ -292,13 +292,8 @@ def _validate_service_port(port: Obj, require_name: bool, names: set[str], fld: 
     """`validateServicePort`."""
     causes: list[Cause] = []
     name = port.get("name") or ""
-    if require_name and not name:
-        causes.append(m.required_cause(f"{fld}.name"))
-    elif name:
-        causes += [m.invalid_cause(f"{fld}.name", name, msg) for msg in kv.is_dns1123_label(name)]
-        if name in names:
-            causes.append(m.duplicate_cause(f"{fld}.name", name))
-        names.add(name)
+    if name or require_name:
+        causes += m.validate_item_name(name, f"{fld}.name", names, kv.is_dns1123_label)
     number = port.get("port")
     if not isinstance(number, int) or not 0 < number < 65536:
         causes.append(m.invalid_cause(f"{fld}.port", number or 0, "must be between 1 and 65535, inclusive"))

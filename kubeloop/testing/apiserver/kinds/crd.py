@@ -231,15 +231,7 @@ class CustomResourceDefinitionStrategy(KindStrategy):
             fld = f"spec.versions[{i}]"
             if not isinstance(v, dict):
                 continue
-            vname = v.get("name") or ""
-            if not vname:
-                causes.append(m.required_cause(f"{fld}.name"))
-            else:
-                for msg in kv.is_dns1035_label(vname):
-                    causes.append(m.invalid_cause(f"{fld}.name", vname, msg))
-                if vname in seen:
-                    causes.append(m.duplicate_cause(f"{fld}.name", vname))
-                seen.add(vname)
+            causes += m.validate_item_name(v.get("name") or "", f"{fld}.name", seen, kv.is_dns1035_label)
             schema = (v.get("schema") or {}).get("openAPIV3Schema")
             if schema is None:
                 causes.append(m.required_cause(f"{fld}.schema.openAPIV3Schema", "schemas are required"))
