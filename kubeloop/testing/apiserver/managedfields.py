@@ -41,7 +41,7 @@ from .fieldpath import (
 )
 from .listtypes import FieldPath, ListTypes, list_types_for
 from .patch import deep_copy
-from .resources import ResourceInfo
+from .resources import ServedResource
 
 Obj = dict[str, Any]
 
@@ -193,7 +193,7 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
     Call it after defaulting and the strategy's prepare step, so defaulted fields belong to the
     creator and fields the strategy reset are not attributed. Mutates `new` only. When `new`
     carries managedFields different from `old`'s (a client editing them; ignored for subresource
-    writes), those are the starting point; `[{}]` starts from none. `list_types`: a `ListTypes` lookup, a mapping, or a `ResourceInfo`.
+    writes), those are the starting point; `[{}]` starts from none. `list_types`: a `ListTypes` lookup, a mapping, or a `ServedResource`.
     """
     meta = _meta(new)
     if meta is None:
@@ -259,15 +259,15 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
     _set_managed(meta, _encode(managers))
 
 
-def record_update(info: ResourceInfo, new: Obj, old: Obj | None, manager: str, subresource: str | None,
+def record_update(info: ServedResource, new: Obj, old: Obj | None, manager: str, subresource: str | None,
                   now: str | None = None) -> None:
     """`update_managed_fields` in the registry's terms: version and list types from `info`
-    (a `ResourceInfo`), `now` from the clock unless given."""
+    (a `ServedResource`), `now` from the clock unless given."""
     update_managed_fields(old, new, manager, info.api_version, subresource, now or _now(),
                           list_types=info, reset_fields=reset_fields_of(info, subresource))
 
 
-def record_apply(info: ResourceInfo, live: Obj | None, config: Obj, manager: str, force: bool,
+def record_apply(info: ServedResource, live: Obj | None, config: Obj, manager: str, force: bool,
                  subresource: str) -> Obj:
     """`apply` in the registry's terms (version, list types and reset fields from `info`); a
     configuration of another kind has no type to apply with (a plain Go error: 500)."""
@@ -334,7 +334,7 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def reset_fields_of(info: ResourceInfo, subresource: str | None) -> tuple[FieldPath, ...]:
+def reset_fields_of(info: ServedResource, subresource: str | None) -> tuple[FieldPath, ...]:
     """Fields a write cannot own: `status` through the main resource of a kind with a status
     subresource, everything but `status` (and metadata) through `/status`."""
     subs = info.subresources

@@ -23,11 +23,11 @@ import orjson
 
 from .errors import StatusError
 from .objectmeta import now_rfc3339
-from .storage import DELETED, Bucket, Change, Key
+from .storage import DELETED, Bucket, Commit, Key
 
 if TYPE_CHECKING:
     from .controllers import Controllers
-    from .resources import ResourceInfo
+    from .resources import ServedResource
 
 Obj = dict[str, Any]
 
@@ -56,7 +56,7 @@ class Workloads:
         self._queued: set[tuple[str, Key]] = set()
 
     # ---- event routing ---------------------------------------------------------------------
-    def changed(self, bucket: Bucket, ch: Change) -> None:
+    def changed(self, bucket: Bucket, ch: Commit) -> None:
         name = bucket.name
         if name in (DEPLOY_BUCKET, RS_BUCKET, JOB_BUCKET) and ch.type != DELETED:
             self._queue(name, ch.key)
@@ -85,7 +85,7 @@ class Workloads:
         return True
 
     # ---- helpers ---------------------------------------------------------------------------
-    def _info(self, bucket_name: str) -> ResourceInfo | None:
+    def _info(self, bucket_name: str) -> ServedResource | None:
         group, _, resource = bucket_name.partition("/")
         version = {"": "v1", "apps": "v1", "batch": "v1"}[group]
         return self.registry.catalog.lookup(group, version, resource)
@@ -141,7 +141,7 @@ class Workloads:
             pass
 
     # ---- ReplicaSets -------------------------------------------------------------------------
-    def _sync_replicaset(self, info: ResourceInfo, rs: Obj) -> None:
+    def _sync_replicaset(self, info: ServedResource, rs: Obj) -> None:
         spec = rs.get("spec") or {}
         want = int(spec.get("replicas", 1))
         pods = [p for p in self._owned(rs, POD_BUCKET) if _active(p)]
@@ -165,7 +165,7 @@ class Workloads:
             self._update(RS_BUCKET, dict(rs, status=status), "status")
 
     # ---- Deployments ------------------------------------------------------------------------
-    def _sync_deployment(self, info: ResourceInfo, d: Obj) -> None:
+    def _sync_deployment(self, info: ServedResource, d: Obj) -> None:
         spec = d.get("spec") or {}
         replicas = int(spec.get("replicas", 1))
         rss = self._owned(d, RS_BUCKET)
@@ -328,7 +328,7 @@ class Workloads:
             self._update(DEPLOY_BUCKET, dict(d, status=status), "status")
 
     # ---- Jobs ------------------------------------------------------------------------------
-    def _sync_job(self, info: ResourceInfo, job: Obj) -> None:
+    def _sync_job(self, info: ServedResource, job: Obj) -> None:
         spec = job.get("spec") or {}
         old = job.get("status") or {}
         conditions = _copy(old.get("conditions") or [])

@@ -13,7 +13,7 @@ from typing import Any
 from kubeloop import meta as kv
 
 from ..errors import bad_request, invalid
-from ..resources import DRY_RUN, ResourceInfo
+from ..resources import DRY_RUN, ServedResource
 from . import meta as m
 from . import podspec
 from .base import KindStrategy, semantic_equal, without
@@ -45,10 +45,10 @@ class FieldLabelStrategy(KindStrategy):
 
     extra_field_labels: tuple[str, ...] = ()
 
-    def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
+    def field_labels(self, info: ServedResource) -> tuple[str, ...]:
         return super().field_labels(info) + self.extra_field_labels
 
-    def check_field_label(self, info: ResourceInfo, label: str) -> None:
+    def check_field_label(self, info: ServedResource, label: str) -> None:
         if label not in self.field_labels(info):
             raise bad_request(f"field label not supported: {label}")
 
@@ -68,7 +68,7 @@ class NamespaceStrategy(FieldLabelStrategy):
     name_fn = staticmethod(m.name_is_dns_label)
     extra_field_labels = ("status.phase",)
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         meta = obj["metadata"]
         if meta.get("name"):
             meta.setdefault("labels", {})[METADATA_NAME_LABEL] = meta["name"]
@@ -76,21 +76,21 @@ class NamespaceStrategy(FieldLabelStrategy):
         if isinstance(status, dict):
             status.setdefault("phase", "Active")
 
-    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
         obj["status"] = {"phase": "Active"}
         spec = obj.setdefault("spec", {})
         fins = spec.setdefault("finalizers", [])
         if "kubernetes" not in fins:
             fins.append("kubernetes")
 
-    def validate(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate(self, info: ServedResource, obj: Obj) -> list[Cause]:
         # Canonicalize: a generated name gets its label once the name is known
         meta = obj.setdefault("metadata", {})
         if meta.get("name"):
             meta.setdefault("labels", {})[METADATA_NAME_LABEL] = meta["name"]
         return super().validate(info, obj)
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         causes: list[Cause] = []
         for i, f in enumerate((obj.get("spec") or {}).get("finalizers") or []):
             for msg in kv.is_qualified_name(f):
@@ -100,19 +100,19 @@ class NamespaceStrategy(FieldLabelStrategy):
                                               "name is neither a standard finalizer name nor is it fully qualified"))
         return causes
 
-    def prepare_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         new["spec"] = copy.deepcopy(old.get("spec") or {})
 
-    def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         super().prepare_for_status_update(info, new, old)
 
-    def prepare_for_subresource_update(self, info: ResourceInfo, subresource: str, new: Obj, old: Obj) -> None:
+    def prepare_for_subresource_update(self, info: ServedResource, subresource: str, new: Obj, old: Obj) -> None:
         if subresource == "finalize":
             self.prepare_for_finalize_update(info, new, old)
         else:
             super().prepare_for_subresource_update(info, subresource, new, old)
 
-    def prepare_for_finalize_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_for_finalize_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """PUT `/namespaces/<name>/finalize`: only `spec.finalizers` may change."""
         self.decode(info, new)
         m.carry_system_fields(new, old)
@@ -121,11 +121,11 @@ class NamespaceStrategy(FieldLabelStrategy):
             new["status"] = copy.deepcopy(old["status"])
         new["spec"] = {"finalizers": list(spec.get("finalizers") or [])} if spec.get("finalizers") else {}
 
-    def prepare_for_delete(self, info: ResourceInfo, obj: Obj) -> bool:
+    def prepare_for_delete(self, info: ServedResource, obj: Obj) -> bool:
         obj.setdefault("status", {})["phase"] = "Terminating"
         return bool((obj.get("spec") or {}).get("finalizers"))
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
         values = super().field_values(info, obj)
         values["status.phase"] = str(_get(obj, "status.phase") or "")
         return values
@@ -164,7 +164,7 @@ def _immutable_causes(new: Obj, old: Obj, fields: tuple[str, ...]) -> list[Cause
 class ConfigMapStrategy(KindStrategy):
     schema = top_level("ConfigMap", data=map_of(STRING), binaryData=map_of(BYTES), immutable=BOOL)
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
         causes = _validate_keys(data, "data")
         for key in binary:
@@ -178,7 +178,7 @@ class ConfigMapStrategy(KindStrategy):
             causes.append(m.too_long_cause("", MAX_SECRET_SIZE))
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += _immutable_causes(new, old, ("data", "binaryData"))
         return causes + self.validate(info, new) + self.validate_spec(info, new)
@@ -196,7 +196,7 @@ class SecretStrategy(FieldLabelStrategy):
     schema = top_level("Secret", data=map_of(BYTES), stringData=map_of(STRING), type=STRING, immutable=BOOL)
     extra_field_labels = ("type",)
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         if not obj.get("type"):
             obj["type"] = "Opaque"
         string_data = obj.pop("stringData", None)
@@ -206,7 +206,7 @@ class SecretStrategy(FieldLabelStrategy):
                 data[k] = base64.b64encode(v.encode()).decode()
             obj["data"] = data
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         data = obj.get("data") or {}
         causes = _validate_keys(data, "data")
         kind = obj.get("type") or ""
@@ -234,13 +234,13 @@ class SecretStrategy(FieldLabelStrategy):
             causes.append(m.too_long_cause("data", MAX_SECRET_SIZE))
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += m.immutable_causes("type", new.get("type"), old.get("type"))
         causes += _immutable_causes(new, old, ("data",))
         return causes + self.validate(info, new) + self.validate_spec(info, new)
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
         values = super().field_values(info, obj)
         values["type"] = str(obj.get("type") or "")
         return values
@@ -263,7 +263,7 @@ ENDPOINT_SUBSET = struct("EndpointSubset", addresses=list_of(ANY), notReadyAddre
 class EndpointsStrategy(KindStrategy):
     schema = top_level("Endpoints", subsets=list_of(ENDPOINT_SUBSET))
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         for subset in obj.get("subsets") or []:
             for port in (subset or {}).get("ports") or []:
                 if isinstance(port, dict):
@@ -337,7 +337,7 @@ class ServiceStrategy(KindStrategy):
         self._next_ip = itertools.count(1)
         self._next_node_port = itertools.count(30000)
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         spec.setdefault("type", "ClusterIP")
         spec.setdefault("sessionAffinity", "None")
@@ -354,14 +354,14 @@ class ServiceStrategy(KindStrategy):
         if spec["type"] in ("NodePort", "LoadBalancer"):
             spec.setdefault("externalTrafficPolicy", "Cluster")
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"loadBalancer": {}}
 
     def _allocate_ip(self) -> str:
         n = next(self._next_ip)
         return f"10.96.{n // 250}.{n % 250 + 1}"
 
-    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
         spec = obj["spec"]
         if spec.get("type") == "ExternalName":
             return
@@ -409,7 +409,7 @@ class ServiceStrategy(KindStrategy):
             port["nodePort"] = value
             by_port[number] = value
 
-    def prepare_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         ns, os_ = new.setdefault("spec", {}), old.get("spec") or {}
         for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "internalTrafficPolicy"):
             if not ns.get(key) and os_.get(key) and ns.get("type") == os_.get("type"):
@@ -420,7 +420,7 @@ class ServiceStrategy(KindStrategy):
                     if isinstance(p, dict) and p.get("nodePort")}
         self._allocate_node_ports(new, kept)
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         """`ValidateService` without ObjectMeta, in upstream's order."""
         spec = obj.get("spec") or {}
         causes: list[Cause] = []
@@ -477,7 +477,7 @@ class ServiceStrategy(KindStrategy):
             seen.add(key)
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
         ns, os_ = new.get("spec") or {}, old.get("spec") or {}
         if os_.get("clusterIP") and ns.get("type") != "ExternalName" and os_.get("type") != "ExternalName":
@@ -522,7 +522,7 @@ class PodStrategy(FieldLabelStrategy):
                           "spec.serviceAccountName", "status.phase", "status.podIP", "status.podIPs",
                           "status.nominatedNodeName", "spec.host")
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         podspec.default_pod_spec(spec)
         spec.setdefault("enableServiceLinks", True)
@@ -533,10 +533,10 @@ class PodStrategy(FieldLabelStrategy):
                 for k, v in res["limits"].items():
                     req.setdefault(k, v)
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
 
-    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
         spec = obj["spec"]
         # admission plugins every real cluster runs: Priority, DefaultTolerationSeconds
         spec.setdefault("priority", 0)
@@ -546,10 +546,10 @@ class PodStrategy(FieldLabelStrategy):
             if not any(isinstance(x, dict) and x.get("key") == t["key"] for x in tolerations):
                 tolerations.append(dict(t))
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         return podspec.validate_pod_spec(obj.get("spec"), "spec")
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
 
         def mutable_masked(spec: Obj) -> Obj:
@@ -566,7 +566,7 @@ class PodStrategy(FieldLabelStrategy):
             causes.append(m.forbidden_cause("spec", POD_UPDATE_MSG))
         return causes
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
         values = super().field_values(info, obj)
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
         values["spec.nodeName"] = str(spec.get("nodeName") or "")
@@ -587,11 +587,11 @@ class PodStrategy(FieldLabelStrategy):
 class PodTemplateStrategy(KindStrategy):
     schema = top_level("PodTemplate", template=POD_TEMPLATE_SPEC)
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         obj.setdefault("template", {})
         podspec.default_pod_template(obj["template"])
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         template = obj.get("template") or {}
         causes = m.validate_labels((template.get("metadata") or {}).get("labels"), "template.metadata.labels")
         return causes + podspec.validate_pod_spec(template.get("spec"), "template.spec")
@@ -604,13 +604,13 @@ class PersistentVolumeClaimStrategy(KindStrategy):
         "PersistentVolumeClaimSpec", open=True, accessModes=list_of(STRING), storageClassName=STRING,
         volumeMode=STRING, volumeName=STRING), status=ANY)
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"phase": "Pending"}
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
         causes: list[Cause] = []
         if not spec.get("accessModes"):
@@ -619,7 +619,7 @@ class PersistentVolumeClaimStrategy(KindStrategy):
             causes.append(m.required_cause("spec.resources[storage]"))
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
         ns, os_ = without(new.get("spec") or {}, "resources"), without(old.get("spec") or {}, "resources")
         if os_.get("volumeName") and not semantic_equal(ns, os_):
@@ -633,16 +633,16 @@ class NodeStrategy(FieldLabelStrategy):
                                            podCIDRs=list_of(STRING), providerID=STRING), status=ANY)
     extra_field_labels = ("spec.unschedulable",)
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}}, "nodeInfo": {
             "machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "", "osImage": "",
             "containerRuntimeVersion": "", "kubeletVersion": "", "kubeProxyVersion": "",
             "operatingSystem": "", "architecture": ""}}
 
-    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
         obj.setdefault("spec", {})
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
         values = super().field_values(info, obj)
         values["spec.unschedulable"] = "true" if (obj.get("spec") or {}).get("unschedulable") else "false"
         return values

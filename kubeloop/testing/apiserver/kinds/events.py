@@ -14,7 +14,7 @@ from typing import Any
 from kubeloop import meta as kv
 
 from ..errors import bad_request
-from ..resources import ResourceInfo
+from ..resources import ServedResource
 from . import meta as m
 from .base import KindStrategy
 from .schema import INT32, MICROTIME, OBJECT_REFERENCE, OMIT_INT32, STRING, TIME, struct, top_level
@@ -183,26 +183,26 @@ class CoreEventStrategy(KindStrategy):
     schema = CORE_EVENT
     validates_meta = False
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         render_core(obj)
 
-    def validate(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate(self, info: ServedResource, obj: Obj) -> list[Cause]:
         return legacy_validate(obj)
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         return legacy_validate(new)
 
-    def check_field_label(self, info: ResourceInfo, label: str) -> None:
+    def check_field_label(self, info: ServedResource, label: str) -> None:
         if label not in self.field_labels(info):
             raise bad_request(f"field label not supported: {label}")
 
-    def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
+    def field_labels(self, info: ServedResource) -> tuple[str, ...]:
         return ("metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
                 "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion",
                 "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent",
                 "source", "type")
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
         return core_field_values(obj)
 
 
@@ -227,14 +227,14 @@ class NewEventStrategy(KindStrategy):
     validates_meta = False
     error_group = ""
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         render_new(obj)
 
-    def validate(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate(self, info: ServedResource, obj: Obj) -> list[Cause]:
         core = new_to_core(copy.copy(obj))
         return legacy_validate(core) + strict_validate(core, info.namespaced)
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         core_new, core_old = new_to_core(copy.copy(new)), new_to_core(copy.copy(old))
         causes = legacy_validate(core_new)
         causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
@@ -243,22 +243,22 @@ class NewEventStrategy(KindStrategy):
             causes += m.immutable_causes(renames.get(key, key), core_new.get(key), core_old.get(key))
         return causes
 
-    def to_storage(self, info: ResourceInfo, obj: Obj) -> Obj:
+    def to_storage(self, info: ServedResource, obj: Obj) -> Obj:
         return new_to_core(obj)
 
-    def from_storage(self, info: ResourceInfo, stored: Obj) -> Obj:
+    def from_storage(self, info: ServedResource, stored: Obj) -> Obj:
         return core_to_new(stored, info.api_version)
 
-    def check_field_label(self, info: ResourceInfo, label: str) -> None:
+    def check_field_label(self, info: ServedResource, label: str) -> None:
         if label not in self.field_labels(info):
             raise bad_request(f"field label not supported: {label}")
 
-    def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
+    def field_labels(self, info: ServedResource) -> tuple[str, ...]:
         return ("metadata.name", "metadata.namespace", "regarding.kind", "regarding.namespace", "regarding.name",
                 "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath",
                 "reason", "reportingController", "type")
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
         core = core_field_values(new_to_core(copy.copy(obj)))
         values = {k.replace("involvedObject.", "regarding."): v for k, v in core.items()}
         values["reportingController"] = core["reportingComponent"]

@@ -23,7 +23,7 @@ from kubeloop.meta import (
 from ..errors import cause, invalid
 
 if TYPE_CHECKING:
-    from ..resources import ResourceInfo
+    from ..resources import ServedResource
 
 Obj = dict[str, Any]
 Cause = dict[str, str]
@@ -137,7 +137,7 @@ def cause_too_many(fld: str, actual: int, limit: int) -> Cause:
     return cause("FieldValueTooMany", f"Too many: {actual}: must have at most {limit} items", fld)
 
 
-def raise_invalid(info: ResourceInfo, obj: Obj, causes: list[Cause], group: str | None = None) -> None:
+def raise_invalid(info: ServedResource, obj: Obj, causes: list[Cause], group: str | None = None) -> None:
     """422 Invalid when there are causes; `group` overrides the group shown (errors name the
     internal kind's group)."""
     if causes:
@@ -376,7 +376,7 @@ def carry_system_fields(new: Obj, old: Obj) -> None:
         nm.pop("generation", None)
 
 
-def keep_status(info: ResourceInfo, new: Obj, old: Obj) -> None:
+def keep_status(info: ServedResource, new: Obj, old: Obj) -> None:
     """A write to the main resource cannot change `status` when the kind has a status subresource."""
     if not info.has_status:
         return

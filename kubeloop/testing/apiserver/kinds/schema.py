@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import StatusError
+from .meta import GO_JSON_TYPES, json_kind
 
 
 class DecodeError(Exception):
@@ -176,20 +177,8 @@ def check_base64(text: str) -> None:
 
 # -- decoding -----------------------------------------------------------------------------------
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _type_error(value: Any, node: Node, struct_name: str, path: str) -> DecodeError:
-    jt = _json_type(value)
+    jt = "object" if value is None else GO_JSON_TYPES[json_kind(value)]
     if jt == "number" and node.kind in ("int32", "int64", "intorstr"):
         jt = f"number {value}"
     return DecodeError(f"json: cannot unmarshal {jt} into Go struct field {struct_name}.{path} of type {node.go_type}")

@@ -111,20 +111,16 @@ def apply_defaults(value: Any, schema: Schema | None) -> None:
 
 # -- validation ---------------------------------------------------------------------------------
 
+_OPENAPI_TYPES = {"null": "null", "bool": "boolean", "int": "integer", "float": "number", "string": "string",
+                  "array": "array", "object": "object"}
+
+
 def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
+    """The OpenAPI type of a decoded value; an integral float is an integer, as schema validation sees it."""
+    kind = m.json_kind(value)
+    if kind == "float" and value.is_integer():
         return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    return _OPENAPI_TYPES[kind]
 
 
 def _type_ok(value: Any, want: str) -> bool:
