@@ -9,6 +9,7 @@ prints). events.k8s.io/v1 reads convert it (`message` -> `note`, `involvedObject
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from kubeloop import meta as kv
@@ -85,30 +86,27 @@ def render_new(ev: Obj) -> Obj:
     return ev
 
 
-def core_to_new(ev: Obj, api_version: str = "events.k8s.io/v1") -> Obj:
+def _convert(ev: Obj, api_version: str, fields: tuple[tuple[str, str], ...], render: Callable[[Obj], Obj]) -> Obj:
     out: Obj = {"apiVersion": api_version, "kind": "Event"}
     if "metadata" in ev:
         out["metadata"] = ev["metadata"]
-    for old, new in _RENAMES:
-        if old in ev:
-            out[new] = ev[old]
-    for key in _SAME:
-        if key in ev:
-            out[key] = ev[key]
-    return render_new(out)
+    for src, dst in fields:
+        if src in ev:
+            out[dst] = ev[src]
+    return render(out)
+
+
+# (core field, events.k8s.io field), renamed ones first (the order the fields are written in)
+_FIELDS = _RENAMES + tuple((key, key) for key in _SAME)
+_NEW_TO_CORE = tuple((new, old) for old, new in _FIELDS)
+
+
+def core_to_new(ev: Obj, api_version: str = "events.k8s.io/v1") -> Obj:
+    return _convert(ev, api_version, _FIELDS, render_new)
 
 
 def new_to_core(ev: Obj) -> Obj:
-    out: Obj = {"apiVersion": "v1", "kind": "Event"}
-    if "metadata" in ev:
-        out["metadata"] = ev["metadata"]
-    for old, new in _RENAMES:
-        if new in ev:
-            out[old] = ev[new]
-    for key in _SAME:
-        if key in ev:
-            out[key] = ev[key]
-    return render_core(out)
+    return _convert(ev, "v1", _NEW_TO_CORE, render_core)
 
 
 def legacy_validate(ev: Obj) -> list[Cause]:
