@@ -41,7 +41,8 @@ from .negotiation import (
 from .rbac import Access
 from .registry import Registry, parse_resource_version
 from .resources import ServedResource
-from .storage import Obj, Stored
+from .shapes import Obj
+from .storage import Stored
 from .watch import WatchQueue, bookmark_line, error_line
 
 log = logging.getLogger(__name__)

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from .resources import SUBRESOURCE_VERBS, ServedResource
-
-Obj = dict[str, Any]
+from .shapes import Obj
 
 VERSION_INFO: Obj = {
     "major": "1", "minor": "24", "gitVersion": "v1.24.0", "gitCommit": "4ce5a8954017644c5420bae81d72b09b735c21f0",

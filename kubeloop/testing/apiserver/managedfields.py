@@ -42,8 +42,7 @@ from .fieldpath import (
 from .listtypes import FieldPath, ListTypes, list_types_for
 from .patch import deep_copy
 from .resources import ServedResource
-
-Obj = dict[str, Any]
+from .shapes import Obj
 
 __all__ = ["apply", "conflict_error", "record_apply", "record_scale", "record_update", "update_managed_fields"]
 

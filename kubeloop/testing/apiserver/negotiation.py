@@ -18,7 +18,8 @@ from . import errors
 from .errors import StatusError
 from .registry import is_identity
 from .resources import ServedResource
-from .storage import Obj, Stored
+from .shapes import Obj
+from .storage import Stored
 
 try:
     _YamlLoader: Any = yaml.CSafeLoader

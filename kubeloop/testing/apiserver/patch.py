@@ -20,8 +20,7 @@ import orjson
 from .errors import StatusError, bad_request
 from .kinds.meta import GO_JSON_TYPES, go_print, json_kind
 from .listtypes import FieldPath, ListType, ListTypes, list_types_for
-
-Obj = dict[str, Any]
+from .shapes import Obj
 
 __all__ = [
     "deep_copy",

@@ -29,7 +29,8 @@ from .managedfields import record_apply, record_scale, record_update
 from .objectmeta import generate_name, new_uid, now_rfc3339
 from .patch import json_merge_patch, json_patch, strategic_merge_patch
 from .resources import DRY_RUN, ServedResource, Strategy
-from .storage import Bucket, Commit, Key, Obj, Stored, VersionedStore
+from .shapes import Obj
+from .storage import Bucket, Commit, Key, Stored, VersionedStore
 
 NAMESPACES = ("", "namespaces")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
 
 from .errors import StatusError, bad_request, not_found
 from .kinds import meta as objmeta
+from .shapes import Obj
 
 DEFAULT_VERBS: tuple[str, ...] = (
     "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch",
@@ -36,7 +36,6 @@ DEFAULT_VERBS: tuple[str, ...] = (
 #: verbs of `status` and `scale` subresources in discovery
 SUBRESOURCE_VERBS: tuple[str, ...] = ("get", "patch", "update")
 
-Obj = dict[str, Any]
 
 #: whether the request being served is a dry run (what Go passes in `ctx`/options): allocators
 #: (Service node ports) answer placeholder values instead of taking real ones

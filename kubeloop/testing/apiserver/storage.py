@@ -20,7 +20,8 @@ import orjson
 
 from kubeloop.meta import DELETED
 
-Obj = dict[str, Any]
+from .shapes import Obj
+
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
 
 

@@ -19,7 +19,8 @@ import orjson
 
 from kubeloop.meta import ADDED, DELETED, MODIFIED
 
-from .storage import Commit, Obj, Stored
+from .shapes import Obj
+from .storage import Commit, Stored
 
 #: renders a Stored object (in the watcher's version/rendering) to full JSON bytes
 Render = Callable[[Stored], bytes]

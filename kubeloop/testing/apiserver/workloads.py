@@ -23,13 +23,13 @@ import orjson
 
 from .errors import StatusError
 from .objectmeta import now_rfc3339
+from .shapes import Obj
 from .storage import DELETED, Bucket, Commit, Key
 
 if TYPE_CHECKING:
     from .controllers import Controllers
     from .resources import ServedResource
 
-Obj = dict[str, Any]
 
 DEPLOY_BUCKET = "apps/deployments"
 RS_BUCKET = "apps/replicasets"

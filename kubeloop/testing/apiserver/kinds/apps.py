@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import invalid
 from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
 from .base import KindStrategy, semantic_equal, without
@@ -27,10 +28,6 @@ from .schema import (
     struct,
     top_level,
 )
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
-
 
 # -- label selectors ------------------------------------------------------------------------------
 

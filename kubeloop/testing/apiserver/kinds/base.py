@@ -11,11 +11,9 @@ import copy
 from typing import Any
 
 from ..resources import ServedResource, Strategy
+from ..shapes import Cause, Obj
 from . import meta as m
 from .schema import Struct, decode_object
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 
 def semantic_equal(a: Any, b: Any) -> bool:

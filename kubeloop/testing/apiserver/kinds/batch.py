@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..errors import bad_request
 from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
 from .apps import WorkloadStrategy, validate_selector_and_template
@@ -25,9 +24,6 @@ from .schema import (
     struct,
     top_level,
 )
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 JOB_RESTART = ("OnFailure", "Never")
 JOB_SPEC = struct(

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from .base import KindStrategy
 from .schema import INT32, MICROTIME, STRING, struct, top_level
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 LEASE_SPEC = struct("LeaseSpec", holderIdentity=STRING, leaseDurationSeconds=INT32, acquireTime=MICROTIME,
                     renewTime=MICROTIME, leaseTransitions=INT32)

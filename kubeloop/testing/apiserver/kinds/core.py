@@ -14,6 +14,7 @@ from kubeloop import meta as kv
 
 from ..errors import bad_request, invalid
 from ..resources import DRY_RUN, ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
 from .base import KindStrategy, semantic_equal, without
@@ -33,9 +34,6 @@ from .schema import (
     struct,
     top_level,
 )
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
 

@@ -16,13 +16,11 @@ from kubeloop import meta as kv
 
 from ..objectmeta import now_rfc3339
 from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from . import structural
 from .base import KindStrategy, semantic_equal
 from .schema import ANY, top_level
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 SCOPES = ("Cluster", "Namespaced")

@@ -14,14 +14,12 @@ from typing import Any
 
 from ..errors import bad_request, invalid
 from ..resources import ServedResource, Strategy
+from ..shapes import Cause, Obj
 from . import meta as m
 from . import structural
 from .apps import decode_scale
 from .base import semantic_equal
 from .schema import OBJECT_META, DecodeError, decode_struct
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 
 def _get_path(obj: Obj, json_path: str) -> Any:

@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
 
 from kubeloop import meta as kv
 
 from ..errors import bad_request
 from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from .base import KindStrategy
 from .schema import INT32, MICROTIME, OBJECT_REFERENCE, OMIT_INT32, STRING, TIME, struct, top_level
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 EVENT_SOURCE = struct("EventSource", component=STRING, host=STRING)
 EVENT_SERIES = struct("EventSeries", count=INT32, lastObservedTime=MICROTIME)

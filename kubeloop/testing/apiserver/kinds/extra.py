@@ -8,11 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from .base import KindStrategy
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 
 class GenericStrategy(KindStrategy):

@@ -21,12 +21,11 @@ from kubeloop.meta import (
 )
 
 from ..errors import cause, invalid
+from ..shapes import Cause, Obj
 
 if TYPE_CHECKING:
     from ..resources import ServedResource
 
-Obj = dict[str, Any]
-Cause = dict[str, str]
 NameValidator = Callable[[str, bool], list[str]]
 
 # -- value rendering as Go prints it in field errors -------------------------------------------

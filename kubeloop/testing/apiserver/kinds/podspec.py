@@ -10,10 +10,8 @@ from typing import Any
 
 from kubeloop import meta as kv
 
+from ..shapes import Cause
 from . import meta as m
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 
 def image_pull_policy(image: str) -> str:

@@ -13,11 +13,10 @@ import json
 import re
 from typing import Any
 
+from ..shapes import Cause, Obj
 from . import meta as m
 
-Obj = dict[str, Any]
 Schema = dict[str, Any]
-Cause = dict[str, str]
 
 #: ObjectMeta fields kept on custom resources (others are pruned)
 META_FIELDS = frozenset({
