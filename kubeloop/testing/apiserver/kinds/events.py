@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from kubeloop import meta as kv
 
@@ -42,8 +44,6 @@ _RENAMES = (
     ("count", "deprecatedCount"), ("reportingComponent", "reportingController"),
 )
 _SAME = ("eventTime", "series", "reportingInstance", "action", "reason", "related", "type")
-_OMIT_EMPTY_STR = ("reason", "message", "type", "action")
-_NEW_OMIT_EMPTY = ("reportingController", "reportingInstance", "action", "reason", "note", "type")
 
 REPORTING_INSTANCE_LIMIT = 128
 ACTION_LIMIT = 128
@@ -51,36 +51,51 @@ REASON_LIMIT = 128
 NOTE_LIMIT = 1024
 
 
-def render_core(ev: Obj) -> Obj:
-    """Give a core/v1 Event the fields Go always prints (`eventTime: null`, `source: {}`, ...)."""
-    ev.setdefault("involvedObject", {})
-    ev.setdefault("source", {})
-    for key in ("firstTimestamp", "lastTimestamp", "eventTime"):
-        ev.setdefault(key, None)
-    for key in ("reportingComponent", "reportingInstance"):
-        if ev.get(key) is None:
-            ev[key] = ""
-    for key in _OMIT_EMPTY_STR:
-        if ev.get(key) == "":
-            del ev[key]
-    if ev.get("count") == 0:
-        del ev["count"]
-    return ev
+def _null() -> None:
+    return None
 
 
-def render_new(ev: Obj) -> Obj:
-    """Give an events.k8s.io/v1 Event the fields Go always prints."""
-    ev.setdefault("eventTime", None)
-    ev.setdefault("regarding", {})
-    ev.setdefault("deprecatedSource", {})
-    ev.setdefault("deprecatedFirstTimestamp", None)
-    ev.setdefault("deprecatedLastTimestamp", None)
-    for key in _NEW_OMIT_EMPTY:
-        if ev.get(key) == "":
-            del ev[key]
-    if ev.get("deprecatedCount") == 0:
-        del ev["deprecatedCount"]
-    return ev
+@dataclass(frozen=True)
+class _GoPrinting:
+    """The fields Go always prints for one Event version (with their zero value, in this order),
+    the strings printed empty rather than null, and the `omitempty` ones dropped when empty or 0."""
+
+    always: tuple[tuple[str, Callable[[], Any]], ...]
+    none_as_empty: tuple[str, ...]
+    omit_empty: tuple[str, ...]
+    omit_zero: str
+
+    def render(self, ev: Obj) -> Obj:
+        for key, zero in self.always:
+            if key not in ev:
+                ev[key] = zero()
+        for key in self.none_as_empty:
+            if ev.get(key) is None:
+                ev[key] = ""
+        for key in self.omit_empty:
+            if ev.get(key) == "":
+                del ev[key]
+        if ev.get(self.omit_zero) == 0:
+            del ev[self.omit_zero]
+        return ev
+
+
+_CORE_PRINTING = _GoPrinting(
+    always=(("involvedObject", dict), ("source", dict), ("firstTimestamp", _null), ("lastTimestamp", _null),
+            ("eventTime", _null)),
+    none_as_empty=("reportingComponent", "reportingInstance"),
+    omit_empty=("reason", "message", "type", "action"),
+    omit_zero="count",
+)
+_NEW_PRINTING = _GoPrinting(
+    always=(("eventTime", _null), ("regarding", dict), ("deprecatedSource", dict),
+            ("deprecatedFirstTimestamp", _null), ("deprecatedLastTimestamp", _null)),
+    none_as_empty=(),
+    omit_empty=("reportingController", "reportingInstance", "action", "reason", "note", "type"),
+    omit_zero="deprecatedCount",
+)
+render_core = _CORE_PRINTING.render
+render_new = _NEW_PRINTING.render
 
 
 def _convert(ev: Obj, api_version: str, fields: tuple[tuple[str, str], ...], render: Callable[[Obj], Obj]) -> Obj:
