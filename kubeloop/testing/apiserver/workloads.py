@@ -130,6 +130,18 @@ class Workloads:
         except StatusError:  # e.g. the namespace is terminating: nothing to do
             pass
 
+    def _scale_pods(self, owner: Obj, active: list[Obj], want: int) -> list[Obj]:
+        """Create or delete pods of `owner` (from its spec.template; the least advanced go first)
+        until `want` are active, as the ReplicaSet and Job controllers do; the active pods after."""
+        if len(active) < want:
+            template = (owner.get("spec") or {}).get("template") or {}
+            for _ in range(want - len(active)):
+                self._create_pod(owner, template, f"{owner['metadata']['name']}-")
+        elif len(active) > want:
+            for pod in sorted(active, key=_deletion_rank)[:len(active) - want]:
+                self._delete(POD_BUCKET, pod)
+        return [p for p in self._owned(owner, POD_BUCKET) if _active(p)]
+
     def _delete(self, bucket_name: str, obj: Obj) -> None:
         info = self._info(bucket_name)
         meta = obj["metadata"]
@@ -144,14 +156,7 @@ class Workloads:
     def _sync_replicaset(self, info: ServedResource, rs: Obj) -> None:
         spec = rs.get("spec") or {}
         want = int(spec.get("replicas", 1))
-        pods = [p for p in self._owned(rs, POD_BUCKET) if _active(p)]
-        if len(pods) < want:
-            for _ in range(want - len(pods)):
-                self._create_pod(rs, spec.get("template") or {}, f"{rs['metadata']['name']}-")
-        elif len(pods) > want:
-            for pod in sorted(pods, key=_deletion_rank)[:len(pods) - want]:
-                self._delete(POD_BUCKET, pod)
-        pods = [p for p in self._owned(rs, POD_BUCKET) if _active(p)]
+        pods = self._scale_pods(rs, [p for p in self._owned(rs, POD_BUCKET) if _active(p)], want)
         tlabels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
         ready = sum(1 for p in pods if _pod_ready(p))
         status = _omit_zero({
@@ -368,13 +373,7 @@ class Workloads:
                 parallelism = int(spec.get("parallelism", 1))
                 want = parallelism if completions is None else min(parallelism, int(completions) - succeeded)
                 want = 0 if completions is None and succeeded else want
-                if len(active) < want:
-                    for _ in range(want - len(active)):
-                        self._create_pod(job, spec.get("template") or {}, f"{job['metadata']['name']}-")
-                elif len(active) > want:
-                    for p in sorted(active, key=_deletion_rank)[:len(active) - want]:
-                        self._delete(POD_BUCKET, p)
-                active = [p for p in self._owned(job, POD_BUCKET) if _active(p)]
+                active = self._scale_pods(job, active, want)
         status.update(_omit_zero({"active": len(active), "succeeded": succeeded, "failed": failed}, keep=()))
         status["ready"] = sum(1 for p in active if _pod_ready(p))
         if conditions:
