@@ -29,6 +29,7 @@ from kubeloop.meta._object import (
     owner_references_of,
     resource_version_of,
     uid_of,
+    without_nulls,
 )
 from kubeloop.meta._requirement import Requirement
 from kubeloop.meta._rv import pack_rv, rv_at_least, rv_int, rv_newer
@@ -99,4 +100,5 @@ __all__ = [
     "rv_int",
     "rv_newer",
     "uid_of",
+    "without_nulls",
 ]

@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from kubeloop.meta import without_nulls
+
 from .errors import StatusError
 from .fieldpath import (
     FieldSet,
@@ -493,15 +495,6 @@ def _is_key_field(p: Path) -> bool:
 
 
 # ---- merging a configuration into a live object (typed.Merge) -----------------------------------
-def _clean_copy(v: Any) -> Any:
-    """A copy of a configuration value without nulls (an explicit null removes the field)."""
-    if isinstance(v, dict):
-        return {k: _clean_copy(x) for k, x in v.items() if x is not None}
-    if isinstance(v, list):
-        return [_clean_copy(x) for x in v]
-    return v
-
-
 def _merge_map(dst: Obj, src: Obj, path: Path, tpath: FieldPath, lt: ListTypes) -> None:
     top_meta = path == ("f:metadata",)
     for k, sv in src.items():
@@ -516,13 +509,13 @@ def _merge_map(dst: Obj, src: Obj, path: Path, tpath: FieldPath, lt: ListTypes) 
             if isinstance(dv, dict) and not atomic_map(lt, tp):
                 _merge_map(dv, sv, (*path, f"f:{k}"), tp, lt)
             else:
-                dst[k] = _clean_copy(sv)
+                dst[k] = without_nulls(sv)
         elif isinstance(sv, list):
             ltype = lt(tp)
             if isinstance(dv, list) and ltype is not None and ltype.type != "atomic":
                 dst[k] = _merge_list(dv, sv, path, tp, lt)
             else:
-                dst[k] = _clean_copy(sv)
+                dst[k] = without_nulls(sv)
         else:
             dst[k] = sv
 
@@ -560,7 +553,7 @@ def _merge_list(lhs: list[Any], rhs: list[Any], path: Path, tp: FieldPath, lt: L
         if isinstance(left, dict) and isinstance(r, dict) and ltype.type == "map":
             _merge_map(left, r, path, tp, lt)
             return left
-        return _clean_copy(r)
+        return without_nulls(r)
 
     li = ri = 0
     while li < len(lpe) or ri < len(rpe):
