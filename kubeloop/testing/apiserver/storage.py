@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -48,6 +49,7 @@ class Stored:
         return (meta.get("namespace", ""), meta["name"])
 
 
+@dataclass(slots=True, eq=False)
 class Commit:
     """One committed write, as a watch event source.
 
@@ -56,15 +58,12 @@ class Commit:
     snapshots. `lines` caches encoded watch lines per (prefix, mode) so N watchers cost one encoding.
     """
 
-    __slots__ = ("key", "lines", "new", "old", "rv", "type")
-
-    def __init__(self, type_: str, rv: int, key: Key, new: Stored, old: Stored | None) -> None:
-        self.type = type_
-        self.rv = rv
-        self.key = key
-        self.new = new
-        self.old = old
-        self.lines: dict[Any, bytes] = {}
+    type: str
+    rv: int
+    key: Key
+    new: Stored
+    old: Stored | None
+    lines: dict[Any, bytes] = field(default_factory=dict)
 
 
 class Bucket:
