@@ -12,7 +12,7 @@ from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
 from .base import KindStrategy, semantic_equal, without
-from .core import FieldLabelStrategy
+from .core import FieldLabelStrategy, count_field
 from .schema import (
     ANY,
     INT32,
@@ -347,7 +347,7 @@ class StatefulSetStrategy(ScalableStrategy):
 class ReplicaSetStrategy(ScalableStrategy, FieldLabelStrategy):
     schema = top_level("ReplicaSet", spec=REPLICA_SET_SPEC, status=ANY)
     kind_word = "replicaset"
-    extra_field_labels = ("status.replicas",)
+    selectable_fields = {"status.replicas": count_field("status.replicas")}
 
     def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
@@ -364,10 +364,6 @@ class ReplicaSetStrategy(ScalableStrategy, FieldLabelStrategy):
         causes += _non_negative(spec.get("minReadySeconds"), "spec.minReadySeconds")
         return causes + validate_selector_and_template(spec, "deployment")
 
-    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        values["status.replicas"] = str(int((obj.get("status") or {}).get("replicas") or 0))
-        return values
 
 
 # -- DaemonSet ------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from . import meta as m
 from . import podspec
 from .apps import WorkloadStrategy, validate_selector_and_template
 from .base import semantic_equal
+from .core import FieldLabelStrategy, count_field
 from .schema import (
     ANY,
     BOOL,
@@ -54,11 +55,12 @@ def default_job_spec(spec: Obj) -> None:
     podspec.default_pod_template(spec["template"])
 
 
-class JobStrategy(WorkloadStrategy):
+class JobStrategy(WorkloadStrategy, FieldLabelStrategy):
     schema = top_level("Job", spec=JOB_SPEC, status=JOB_STATUS)
     kind_word = "job"
     status_keeps_labels = False
     orphans_by_default = True  # batch/v1 keeps the pre-garbage-collector default
+    selectable_fields = {"status.successful": count_field("status.succeeded")}
 
     def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
@@ -129,17 +131,10 @@ class JobStrategy(WorkloadStrategy):
                 causes.append(m.invalid_cause(f"status.{key}", value, "must be greater than or equal to 0"))
         return causes
 
-    def field_labels(self, info: ServedResource) -> tuple[str, ...]:
-        return (*super().field_labels(info), "status.successful")
-
     def check_field_label(self, info: ServedResource, label: str) -> None:
         if label not in self.field_labels(info):
             raise bad_request(f"field label {label!r} not supported for batchv1.Job".replace("'", '"'))
 
-    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        values["status.successful"] = str(int((obj.get("status") or {}).get("succeeded") or 0))
-        return values
 
 
 class CronJobStrategy(WorkloadStrategy):

@@ -8,7 +8,8 @@ import copy
 import itertools
 import json
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from kubeloop import meta as kv
 
@@ -38,24 +39,49 @@ from .schema import (
 METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
-class FieldLabelStrategy(KindStrategy):
-    """Kinds with a registered field-label conversion: unsupported labels get the short message."""
-
-    extra_field_labels: tuple[str, ...] = ()
-
-    def field_labels(self, info: ServedResource) -> tuple[str, ...]:
-        return super().field_labels(info) + self.extra_field_labels
-
-    def check_field_label(self, info: ServedResource, label: str) -> None:
-        if label not in self.field_labels(info):
-            raise bad_request(f"field label not supported: {label}")
-
-
 def _get(obj: Obj, path: str) -> Any:
     cur: Any = obj
     for part in path.split("."):
         cur = cur.get(part) if isinstance(cur, dict) else None
     return cur
+
+
+FieldValue = Callable[[Obj], str]
+
+
+def text_field(path: str) -> FieldValue:
+    """A fieldSelector value read as a string ("" when absent)."""
+    return lambda obj: str(_get(obj, path) or "")
+
+
+def count_field(path: str) -> FieldValue:
+    """A fieldSelector value read as a decimal count ("0" when absent)."""
+    return lambda obj: str(int(_get(obj, path) or 0))
+
+
+def flag_field(path: str) -> FieldValue:
+    """A fieldSelector value read as Go prints a bool."""
+    return lambda obj: "true" if _get(obj, path) else "false"
+
+
+class FieldLabelStrategy(KindStrategy):
+    """Kinds with a registered field-label conversion: `selectable_fields` maps each extra fieldSelector label
+    (in the order the server lists them) to its value's reader; unsupported labels get the short message."""
+
+    selectable_fields: ClassVar[Mapping[str, FieldValue]] = {}
+
+    def field_labels(self, info: ServedResource) -> tuple[str, ...]:
+        return super().field_labels(info) + tuple(self.selectable_fields)
+
+    def check_field_label(self, info: ServedResource, label: str) -> None:
+        if label not in self.field_labels(info):
+            raise bad_request(f"field label not supported: {label}")
+
+    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
+        values = super().field_values(info, obj)
+        for label, read in self.selectable_fields.items():
+            values[label] = read(obj)
+        return values
 
 
 # -- Namespace --------------------------------------------------------------------------------
@@ -64,7 +90,7 @@ class NamespaceStrategy(FieldLabelStrategy):
     schema = top_level("Namespace", spec=struct("NamespaceSpec", finalizers=list_of(STRING)),
                        status=struct("NamespaceStatus", phase=STRING, conditions=list_of(ANY)))
     name_fn = staticmethod(m.name_is_dns_label)
-    extra_field_labels = ("status.phase",)
+    selectable_fields = {"status.phase": text_field("status.phase")}
 
     def default(self, info: ServedResource, obj: Obj) -> None:
         meta = obj["metadata"]
@@ -123,10 +149,6 @@ class NamespaceStrategy(FieldLabelStrategy):
         obj.setdefault("status", {})["phase"] = "Terminating"
         return bool((obj.get("spec") or {}).get("finalizers"))
 
-    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        values["status.phase"] = str(_get(obj, "status.phase") or "")
-        return values
 
 
 # -- ConfigMap / Secret -----------------------------------------------------------------------
@@ -192,7 +214,7 @@ SECRET_TYPE_KEYS = {
 
 class SecretStrategy(FieldLabelStrategy):
     schema = top_level("Secret", data=map_of(BYTES), stringData=map_of(STRING), type=STRING, immutable=BOOL)
-    extra_field_labels = ("type",)
+    selectable_fields = {"type": text_field("type")}
 
     def default(self, info: ServedResource, obj: Obj) -> None:
         if not obj.get("type"):
@@ -238,10 +260,6 @@ class SecretStrategy(FieldLabelStrategy):
         causes += _immutable_causes(new, old, ("data",))
         return causes + self.validate(info, new) + self.validate_spec(info, new)
 
-    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        values["type"] = str(obj.get("type") or "")
-        return values
 
 
 # -- ServiceAccount / Endpoints ---------------------------------------------------------------
@@ -514,11 +532,20 @@ def qos_class(spec: Obj) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
+def _pod_ips(pod: Obj) -> str:
+    ips = [str((ip or {}).get("ip") or "") for ip in _get(pod, "status.podIPs") or []]
+    return ",".join(ips) if ips else str(_get(pod, "status.podIP") or "")
+
+
 class PodStrategy(FieldLabelStrategy):
     schema = top_level("Pod", spec=POD_SPEC, status=ANY)
-    extra_field_labels = ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
-                          "spec.serviceAccountName", "status.phase", "status.podIP", "status.podIPs",
-                          "status.nominatedNodeName", "spec.host")
+    selectable_fields = {
+        **{label: text_field(label) for label in ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+                                                  "spec.serviceAccountName", "status.phase", "status.podIP")},
+        "status.podIPs": _pod_ips,
+        "status.nominatedNodeName": text_field("status.nominatedNodeName"),
+        "spec.host": text_field("spec.nodeName"),
+    }
 
     def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
@@ -564,20 +591,6 @@ class PodStrategy(FieldLabelStrategy):
             causes.append(m.forbidden_cause("spec", POD_UPDATE_MSG))
         return causes
 
-    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        spec, status = obj.get("spec") or {}, obj.get("status") or {}
-        values["spec.nodeName"] = str(spec.get("nodeName") or "")
-        values["spec.host"] = values["spec.nodeName"]
-        values["spec.restartPolicy"] = str(spec.get("restartPolicy") or "")
-        values["spec.schedulerName"] = str(spec.get("schedulerName") or "")
-        values["spec.serviceAccountName"] = str(spec.get("serviceAccountName") or "")
-        values["status.phase"] = str(status.get("phase") or "")
-        values["status.podIP"] = str(status.get("podIP") or "")
-        ips = [str((ip or {}).get("ip") or "") for ip in status.get("podIPs") or []]
-        values["status.podIPs"] = ",".join(ips) if ips else values["status.podIP"]
-        values["status.nominatedNodeName"] = str(status.get("nominatedNodeName") or "")
-        return values
 
 
 # -- PodTemplate --------------------------------------------------------------------------------
@@ -629,7 +642,7 @@ class PersistentVolumeClaimStrategy(KindStrategy):
 class NodeStrategy(FieldLabelStrategy):
     schema = top_level("Node", spec=struct("NodeSpec", open=True, unschedulable=BOOL, podCIDR=STRING,
                                            podCIDRs=list_of(STRING), providerID=STRING), status=ANY)
-    extra_field_labels = ("spec.unschedulable",)
+    selectable_fields = {"spec.unschedulable": flag_field("spec.unschedulable")}
 
     def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}}, "nodeInfo": {
@@ -640,7 +653,3 @@ class NodeStrategy(FieldLabelStrategy):
     def prepare_create(self, info: ServedResource, obj: Obj) -> None:
         obj.setdefault("spec", {})
 
-    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        values["spec.unschedulable"] = "true" if (obj.get("spec") or {}).get("unschedulable") else "false"
-        return values
