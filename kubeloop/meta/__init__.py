@@ -29,6 +29,7 @@ from kubeloop.meta._object import (
     owner_references_of,
     resource_version_of,
     uid_of,
+    without_nulls,
 )
 from kubeloop.meta._refs import (
     AlreadyOwnedError,
@@ -125,4 +126,5 @@ __all__ = [
     "set_controller_reference",
     "set_owner_reference",
     "uid_of",
+    "without_nulls",
 ]

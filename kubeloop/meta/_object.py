@@ -21,6 +21,7 @@ __all__ = [
     "owner_references_of",
     "resource_version_of",
     "uid_of",
+    "without_nulls",
 ]
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
@@ -89,3 +90,13 @@ def owner_references_of(obj: Mapping[str, Any] | None) -> Sequence[Mapping[str, 
     """``metadata.ownerReferences``, or an empty tuple."""
     refs = metadata_of(obj).get("ownerReferences")
     return refs if isinstance(refs, Sequence) and not isinstance(refs, str) else ()
+
+
+def without_nulls(value: Any) -> Any:
+    """A deep copy of a JSON value without null map entries: what the API server keeps of a
+    default or an applied configuration, where an explicit null means "no value"."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value

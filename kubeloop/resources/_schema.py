@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubeloop.meta import without_nulls
+
 from ._structural import ALLOWED_KEYS, SchemaError
 
 __all__ = ["to_structural"]
@@ -116,7 +118,7 @@ def _convert_keys(node: Mapping[str, Any], defs: Mapping[str, Any], path: str,
                 out.setdefault("x-kubernetes-list-type", "set")
         elif key == "default":
             if value is not None:
-                out["default"] = _without_nulls(value)
+                out["default"] = without_nulls(value)
         elif key == "type" and isinstance(value, list):
             types = [t for t in value if t != "null"]
             if len(types) != 1:
@@ -129,15 +131,6 @@ def _convert_keys(node: Mapping[str, Any], defs: Mapping[str, Any], path: str,
         else:
             raise SchemaError(f"{_where(path)}: JSON Schema keyword {key!r} has no CRD equivalent")
     return out
-
-
-def _without_nulls(value: Any) -> Any:
-    """A default as the API server would store it: nulls of optional fields are dropped, not kept."""
-    if isinstance(value, dict):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nulls(v) for v in value]
-    return value
 
 
 def _finish(out: dict[str, Any], path: str) -> dict[str, Any]:

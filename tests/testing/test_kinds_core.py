@@ -9,18 +9,18 @@ import pytest
 
 from kubeloop.testing.apiserver.catalog import default_catalog
 from kubeloop.testing.apiserver.errors import StatusError
-from kubeloop.testing.apiserver.resources import ResourceInfo
+from kubeloop.testing.apiserver.resources import ServedResource
 
 CAT = default_catalog()
 
 
-def info(group: str, resource: str, version: str = "v1") -> ResourceInfo:
+def info(group: str, resource: str, version: str = "v1") -> ServedResource:
     found = CAT.lookup(group, version, resource)
     assert found is not None
     return found
 
 
-def create(inf: ResourceInfo, obj: dict) -> dict:
+def create(inf: ServedResource, obj: dict) -> dict:
     obj = copy.deepcopy(obj)
     meta = obj.setdefault("metadata", {})
     meta.setdefault("uid", "uid-1")
@@ -32,7 +32,7 @@ def create(inf: ResourceInfo, obj: dict) -> dict:
     return obj
 
 
-def update(inf: ResourceInfo, new: dict, old: dict, status: bool = False) -> dict:
+def update(inf: ServedResource, new: dict, old: dict, status: bool = False) -> dict:
     new = copy.deepcopy(new)
     if status:
         inf.strategy.prepare_for_status_update(inf, new, old)

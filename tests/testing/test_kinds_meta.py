@@ -22,7 +22,7 @@ from kubeloop.testing.apiserver.kinds.schema import (
     top_level,
 )
 from kubeloop.testing.apiserver.objectmeta import generate_name
-from kubeloop.testing.apiserver.resources import ResourceInfo
+from kubeloop.testing.apiserver.resources import ServedResource
 
 
 def test_generate_name_truncates_to_63() -> None:
@@ -55,7 +55,7 @@ def test_validate_object_meta_causes() -> None:
 
 def test_plain_strategy_validates_object_meta() -> None:
     """The base Strategy (a resource with no kind-specific rules) applies the generic ObjectMeta rules."""
-    info = ResourceInfo("example.com", "v1", "widgets", "Widget", True)
+    info = ServedResource("example.com", "v1", "widgets", "Widget", True)
     info.strategy.validate_create(info, {"metadata": {"name": "ok", "namespace": "n"}})
     with pytest.raises(StatusError) as exc:
         info.strategy.validate_create(info, {"metadata": {"name": "Bad_Name", "namespace": "n"}})

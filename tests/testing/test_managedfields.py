@@ -19,7 +19,7 @@ from kubeloop.testing.apiserver.fieldpath import (
 from kubeloop.testing.apiserver.listtypes import builtin_list_types
 from kubeloop.testing.apiserver.managedfields import apply, record_update, update_managed_fields
 from kubeloop.testing.apiserver.patch import json_equal
-from kubeloop.testing.apiserver.resources import ResourceInfo
+from kubeloop.testing.apiserver.resources import ServedResource
 
 T0, T1, T2 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z", "2026-01-01T00:00:02Z"
 CM = builtin_list_types("", "ConfigMap")
@@ -141,7 +141,7 @@ def test_apply_after_update_only_touches_its_fields() -> None:
 
 
 def test_record_update_uses_resource_info() -> None:
-    info = ResourceInfo("apps", "v1", "deployments", "Deployment", True, subresources=frozenset({"status"}))
+    info = ServedResource("apps", "v1", "deployments", "Deployment", True, subresources=frozenset({"status"}))
     old = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
            "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}, "status": {}}
     new = copy.deepcopy(old)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubeloop.meta import ADDED, DELETED, MODIFIED
-from kubeloop.testing.apiserver.storage import Store
+from kubeloop.testing.apiserver.storage import VersionedStore
 
 from ..builders import cm
 
@@ -15,7 +15,7 @@ def _cm(name: str, v: str = "1") -> dict[str, Any]:
 
 
 def test_every_commit_gets_the_next_resource_version_across_buckets() -> None:
-    store = Store()
+    store = VersionedStore()
     a, b = store.bucket("/configmaps"), store.bucket("/secrets")
     rvs = [store.commit(a, ADDED, _cm("x"), None).rv, store.commit(b, ADDED, _cm("y"), None).rv,
            store.commit(a, ADDED, _cm("z"), None).rv]
@@ -24,7 +24,7 @@ def test_every_commit_gets_the_next_resource_version_across_buckets() -> None:
 
 
 def test_snapshot_rewinds_creates_updates_and_deletes() -> None:
-    store = Store()
+    store = VersionedStore()
     b = store.bucket("/configmaps")
     first = store.commit(b, ADDED, _cm("a"), None)
     store.commit(b, ADDED, _cm("b"), None)
@@ -40,7 +40,7 @@ def test_snapshot_rewinds_creates_updates_and_deletes() -> None:
 
 
 def test_history_eviction_and_compaction_expire_old_versions() -> None:
-    store = Store(history_size=3)
+    store = VersionedStore(history_size=3)
     b = store.bucket("/configmaps")
     for i in range(5):
         store.commit(b, ADDED, _cm(f"o{i}"), None)
@@ -54,7 +54,7 @@ def test_history_eviction_and_compaction_expire_old_versions() -> None:
 
 
 def test_stored_bytes_omit_kind_and_api_version() -> None:
-    store = Store()
+    store = VersionedStore()
     b = store.bucket("/configmaps")
     st = store.commit(b, ADDED, _cm("a"), None).new
     assert st.body.startswith(b'{"metadata"')

@@ -40,9 +40,10 @@ from .negotiation import (
 )
 from .rbac import Access
 from .registry import Registry, parse_resource_version
-from .resources import ResourceInfo
-from .storage import Obj, Stored
-from .watch import Watcher, bookmark_line, error_line
+from .resources import ServedResource
+from .shapes import Obj
+from .storage import Stored
+from .watch import WatchQueue, bookmark_line, error_line
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ class PlainNotFound(Exception):
 class Target:
     """What a request path addresses."""
 
-    info: ResourceInfo
+    info: ServedResource
     namespace: str | None  # None: cluster-scoped, or all namespaces
     name: str
     subresource: str
@@ -103,7 +104,7 @@ class APIApp:
         self.faults = faults
         self.token = token
         self.access = access  # service-account tokens, RBAC, audit (rbac.py); None: the admin token only
-        self.watchers: set[Watcher] = set()
+        self.watchers: set[WatchQueue] = set()
         self.stopping = False
 
     def make_app(self) -> web.Application:
@@ -410,7 +411,7 @@ class APIApp:
                         force=force, decode_yaml=decode_yaml)
         return self._object(info, res.stored, mode, status=201 if res.created else 200)
 
-    def _object(self, info: ResourceInfo, st: Stored, mode: str, status: int = 200) -> web.Response:
+    def _object(self, info: ServedResource, st: Stored, mode: str, status: int = 200) -> web.Response:
         body = object_renderer(info, POM if mode == POM else JSON)(st)
         if st.rv == 0:  # dry-run create: no resourceVersion
             d = orjson.loads(body)
@@ -431,7 +432,7 @@ class APIApp:
             raise errors.bad_request("DeleteOptions must be an object")
         return opts
 
-    def _matcher(self, info: ResourceInfo, q: Any) -> tuple[Callable[[Obj], bool] | None, bool]:
+    def _matcher(self, info: ServedResource, q: Any) -> tuple[Callable[[Obj], bool] | None, bool]:
         ls_text = q.get("labelSelector", "")
         fs_text = q.get("fieldSelector", "")
         ls = parse_label_selector(ls_text) if ls_text.strip() else None
@@ -513,7 +514,7 @@ class APIApp:
         bucket = reg.bucket(info)
         render_mode = POM if mode == POM else JSON
         render = object_renderer(info, render_mode)
-        watcher = Watcher(info.stats_key, t.namespace if info.namespaced else None, match, render,
+        watcher = WatchQueue(info.stats_key, t.namespace if info.namespaced else None, match, render,
                           (id(info), render_mode))
         expired = self.faults.take_expire(info.stats_key)
         replay: list[Any] | None = []
@@ -556,8 +557,8 @@ class APIApp:
             await resp.write_eof()
         return resp
 
-    async def _pump(self, resp: web.StreamResponse, w: Watcher, duration: float, bookmarks: bool,
-                    info: ResourceInfo) -> None:
+    async def _pump(self, resp: web.StreamResponse, w: WatchQueue, duration: float, bookmarks: bool,
+                    info: ServedResource) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + duration
         interval = self.registry.settings.bookmark_interval
@@ -594,7 +595,7 @@ def _as_list(v: Any) -> list[str]:
     return [str(x) for x in v] if isinstance(v, list) else [str(v)]
 
 
-def _identity(info: ResourceInfo) -> bool:
+def _identity(info: ServedResource) -> bool:
     from .registry import is_identity
 
     return is_identity(info.strategy)

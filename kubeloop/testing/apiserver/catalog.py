@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
-from .resources import SUBRESOURCE_VERBS, ResourceInfo
-
-Obj = dict[str, Any]
+from .resources import SUBRESOURCE_VERBS, ServedResource
+from .shapes import Obj
 
 VERSION_INFO: Obj = {
     "major": "1", "minor": "24", "gitVersion": "v1.24.0", "gitCommit": "4ce5a8954017644c5420bae81d72b09b735c21f0",
@@ -37,10 +35,10 @@ def version_priority(version: str) -> tuple[int, int, int, str]:
 class Catalog:
     """All served resources, indexed for routing and discovery."""
 
-    def __init__(self, builtins: Iterable[ResourceInfo] = (), server_address: str = "127.0.0.1:6443") -> None:
-        self._by_resource: dict[tuple[str, str, str], ResourceInfo] = {}
-        self._by_kind: dict[tuple[str, str, str], ResourceInfo] = {}
-        self._crds: dict[str, list[ResourceInfo]] = {}
+    def __init__(self, builtins: Iterable[ServedResource] = (), server_address: str = "127.0.0.1:6443") -> None:
+        self._by_resource: dict[tuple[str, str, str], ServedResource] = {}
+        self._by_kind: dict[tuple[str, str, str], ServedResource] = {}
+        self._crds: dict[str, list[ServedResource]] = {}
         self._builtin_groups: list[str] = []
         #: what `/api` reports in serverAddressByClientCIDRs; the server sets it once it listens
         self.server_address = server_address
@@ -49,20 +47,20 @@ class Catalog:
             if info.group and info.group not in self._builtin_groups:
                 self._builtin_groups.append(info.group)
 
-    def add(self, info: ResourceInfo) -> None:
+    def add(self, info: ServedResource) -> None:
         self._by_resource[(info.group, info.version, info.resource)] = info
         self._by_kind[(info.group, info.version, info.kind)] = info
 
-    def remove(self, info: ResourceInfo) -> None:
+    def remove(self, info: ServedResource) -> None:
         if self._by_resource.get((info.group, info.version, info.resource)) is info:
             del self._by_resource[(info.group, info.version, info.resource)]
         if self._by_kind.get((info.group, info.version, info.kind)) is info:
             del self._by_kind[(info.group, info.version, info.kind)]
 
-    def lookup(self, group: str, version: str, resource: str) -> ResourceInfo | None:
+    def lookup(self, group: str, version: str, resource: str) -> ServedResource | None:
         return self._by_resource.get((group, version, resource))
 
-    def lookup_kind(self, group: str, version: str, kind: str) -> ResourceInfo | None:
+    def lookup_kind(self, group: str, version: str, kind: str) -> ServedResource | None:
         return self._by_kind.get((group, version, kind))
 
     def group_exists(self, group: str) -> bool:
@@ -71,17 +69,17 @@ class Catalog:
     def version_exists(self, group: str, version: str) -> bool:
         return any(g == group and v == version for (g, v, _r) in self._by_resource)
 
-    def all(self) -> list[ResourceInfo]:
+    def all(self) -> list[ServedResource]:
         return list(self._by_resource.values())
 
-    def sharing_storage(self, info: ResourceInfo) -> list[ResourceInfo]:
+    def sharing_storage(self, info: ServedResource) -> list[ServedResource]:
         """Every served resource that stores its objects where `info` does (all versions of a CRD,
         core/v1 and events.k8s.io/v1 Events), `info` included."""
         key = info.storage_key
         return [i for i in self._by_resource.values() if i.storage_key == key]
 
     # CRD lifecycle (called by the registry after a CRD is stored / removed) ------------------------
-    def add_crd(self, crd: Obj) -> list[ResourceInfo]:
+    def add_crd(self, crd: Obj) -> list[ServedResource]:
         """Serve (or re-serve after an update) the served versions of `crd`; returns their infos."""
         from .kinds.builtins import storage_version_hash
         from .kinds.crd import storage_version
@@ -96,7 +94,7 @@ class Catalog:
         singular = str(names.get("singular") or kind.lower())
         namespaced = spec.get("scope") != "Cluster"
         stored_version = storage_version(crd)
-        infos: list[ResourceInfo] = []
+        infos: list[ServedResource] = []
         for v in spec.get("versions") or []:
             if not isinstance(v, dict) or not v.get("served"):
                 continue
@@ -107,7 +105,7 @@ class Catalog:
             schema = (v.get("schema") or {}).get("openAPIV3Schema")
             strategy = CustomResourceStrategy(group, version, kind, schema if isinstance(schema, dict) else None,
                                               scale, stored_version)
-            info = ResourceInfo(
+            info = ServedResource(
                 group, version, plural, kind, namespaced, singular=singular,
                 short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
                 subresources=frozenset(subresources), storage=f"crd:{group}/{plural}", strategy=strategy,
@@ -148,7 +146,7 @@ class Catalog:
                 return f'"{value}" is already in use'
         return None
 
-    def crd_resources(self, crd_name: str) -> list[ResourceInfo]:
+    def crd_resources(self, crd_name: str) -> list[ServedResource]:
         return list(self._crds.get(crd_name, []))
 
     # discovery documents ---------------------------------------------------------------------------
@@ -207,7 +205,7 @@ class Catalog:
         return doc
 
 
-def resource_entry(info: ResourceInfo) -> Obj:
+def resource_entry(info: ServedResource) -> Obj:
     """One `APIResource` of a discovery document."""
     entry: Obj = {"name": info.resource, "singularName": info.singular, "namespaced": info.namespaced,
                   "kind": info.kind, "verbs": list(info.verbs)}
@@ -220,7 +218,7 @@ def resource_entry(info: ResourceInfo) -> Obj:
     return entry
 
 
-def subresource_entry(info: ResourceInfo, sub: str) -> Obj:
+def subresource_entry(info: ServedResource, sub: str) -> Obj:
     entry: Obj = {"name": f"{info.resource}/{sub}", "singularName": "", "namespaced": info.namespaced,
                   "kind": info.kind, "verbs": ["update"] if sub == "finalize" else list(SUBRESOURCE_VERBS)}
     if sub == "scale":

@@ -33,8 +33,8 @@ from kubeloop.meta import ADDED, DELETED, MODIFIED
 from .errors import StatusError
 from .objectmeta import now_rfc3339
 from .registry import CRD_FINALIZER, CRDS, Registry
-from .resources import ResourceInfo
-from .storage import Bucket, Change, Key, Stored
+from .resources import ServedResource
+from .storage import Bucket, Commit, Key, Stored
 from .workloads import Workloads
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ Ref = tuple[str, Key]  # (bucket name, key)
 class Controllers:
     """Queues work from commits and runs it in one background task."""
 
-    def __init__(self, registry: Registry, on_resource_removed: Callable[[ResourceInfo], None],
+    def __init__(self, registry: Registry, on_resource_removed: Callable[[ServedResource], None],
                  root_ca_pem: str = "") -> None:
         self.registry = registry
         self.root_ca_pem = root_ca_pem
@@ -118,14 +118,14 @@ class Controllers:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.005))
 
-    def _info_for(self, bucket_name: str) -> ResourceInfo | None:
+    def _info_for(self, bucket_name: str) -> ServedResource | None:
         for info in self.registry.catalog.all():
             if info.storage_key == bucket_name:
                 return info
         return None
 
     # ---- commit listener -------------------------------------------------------------------
-    def _on_commit(self, bucket: Bucket, ch: Change) -> None:
+    def _on_commit(self, bucket: Bucket, ch: Commit) -> None:
         obj = ch.new.obj
         meta = obj["metadata"]
         uid = meta.get("uid", "")
@@ -160,7 +160,7 @@ class Controllers:
             if dangling:  # owners that do not exist (any more): kube-controller-manager deletes the dependent
                 self._later(0.1, functools.partial(self._collect_dangling, bucket.name, ch.key))
 
-    def _index(self, bucket_name: str, ch: Change) -> None:
+    def _index(self, bucket_name: str, ch: Commit) -> None:
         old_refs = {r.get("uid") for r in (ch.old.obj["metadata"].get("ownerReferences") or [])} if ch.old else set()
         new_refs = set() if ch.type == DELETED else {
             r.get("uid") for r in (ch.new.obj["metadata"].get("ownerReferences") or [])}
@@ -331,15 +331,15 @@ class Controllers:
                  for t, (st, reason, message) in new.items()]
         self._write(NS_BUCKET, ns, lambda o: o.setdefault("status", {}).__setitem__("conditions", conds))
 
-    def _namespaced_infos(self) -> list[ResourceInfo]:
-        seen: dict[str, ResourceInfo] = {}
+    def _namespaced_infos(self) -> list[ServedResource]:
+        seen: dict[str, ServedResource] = {}
         for info in self.registry.catalog.all():
             if info.namespaced and info.storage_key not in seen:
                 seen[info.storage_key] = info
         return list(seen.values())
 
     # ---- namespace bootstrap (root-ca-cert-publisher, serviceaccounts controller) ----------
-    def _bootstrap_changed(self, bucket_name: str, ch: Change) -> None:
+    def _bootstrap_changed(self, bucket_name: str, ch: Commit) -> None:
         meta = ch.new.obj["metadata"]
         if bucket_name == NS_BUCKET:
             if ch.type == ADDED:
@@ -391,7 +391,7 @@ class Controllers:
         return True
 
     # ---- CRDs ------------------------------------------------------------------------------
-    def _crd_changed(self, ch: Change) -> None:
+    def _crd_changed(self, ch: Commit) -> None:
         obj = ch.new.obj
         meta = obj["metadata"]
         name = meta["name"]
@@ -475,7 +475,7 @@ class Controllers:
         return True
 
 
-def _service_account_admission(info: ResourceInfo, namespace: str, obj: dict[str, Any]) -> None:
+def _service_account_admission(info: ServedResource, namespace: str, obj: dict[str, Any]) -> None:
     """The ServiceAccount admission plugin, as a cluster runs it: a Pod without one runs as `default`.
 
     (envtest, like `--bare`, turns it off: without kube-controller-manager no ServiceAccount exists.)"""

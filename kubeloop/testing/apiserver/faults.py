@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .storage import Store
+from .storage import VersionedStore
 
 
 @dataclass
@@ -43,7 +43,7 @@ def resource_matches(wanted: str | None, stats_key: str) -> bool:
 class Faults:
     """Switches a test flips to make the server misbehave, and the counters it reads back."""
 
-    def __init__(self, store: Store, close_watches: Callable[[str | None], int]) -> None:
+    def __init__(self, store: VersionedStore, close_watches: Callable[[str | None], int]) -> None:
         self._store = store
         self._close_watches = close_watches
         self._failures: list[_Failure] = []

@@ -172,7 +172,7 @@ def list_types_for(target: Any) -> ListTypes:
     """Resolve a lookup from what a caller has at hand.
 
     Accepts a `ListTypes` callable, a mapping of field paths, `None` (metadata lists only), or a
-    `ResourceInfo`-like object: its strategy's `list_types` (attribute or method, as a CRD strategy
+    `ServedResource`-like object: its strategy's `list_types` (attribute or method, as a CRD strategy
     derived from the schema may provide) wins, then the built-in table for `(group, kind)`.
     """
     if target is None:

@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from kubeloop.meta import without_nulls
+
 from .errors import StatusError
 from .fieldpath import (
     FieldSet,
@@ -41,9 +43,8 @@ from .fieldpath import (
 )
 from .listtypes import FieldPath, ListTypes, list_types_for
 from .patch import deep_copy
-from .resources import ResourceInfo
-
-Obj = dict[str, Any]
+from .resources import ServedResource
+from .shapes import Obj
 
 __all__ = ["apply", "conflict_error", "record_apply", "record_scale", "record_update", "update_managed_fields"]
 
@@ -193,7 +194,7 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
     Call it after defaulting and the strategy's prepare step, so defaulted fields belong to the
     creator and fields the strategy reset are not attributed. Mutates `new` only. When `new`
     carries managedFields different from `old`'s (a client editing them; ignored for subresource
-    writes), those are the starting point; `[{}]` starts from none. `list_types`: a `ListTypes` lookup, a mapping, or a `ResourceInfo`.
+    writes), those are the starting point; `[{}]` starts from none. `list_types`: a `ListTypes` lookup, a mapping, or a `ServedResource`.
     """
     meta = _meta(new)
     if meta is None:
@@ -259,15 +260,15 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
     _set_managed(meta, _encode(managers))
 
 
-def record_update(info: ResourceInfo, new: Obj, old: Obj | None, manager: str, subresource: str | None,
+def record_update(info: ServedResource, new: Obj, old: Obj | None, manager: str, subresource: str | None,
                   now: str | None = None) -> None:
     """`update_managed_fields` in the registry's terms: version and list types from `info`
-    (a `ResourceInfo`), `now` from the clock unless given."""
+    (a `ServedResource`), `now` from the clock unless given."""
     update_managed_fields(old, new, manager, info.api_version, subresource, now or _now(),
                           list_types=info, reset_fields=reset_fields_of(info, subresource))
 
 
-def record_apply(info: ResourceInfo, live: Obj | None, config: Obj, manager: str, force: bool,
+def record_apply(info: ServedResource, live: Obj | None, config: Obj, manager: str, force: bool,
                  subresource: str) -> Obj:
     """`apply` in the registry's terms (version, list types and reset fields from `info`); a
     configuration of another kind has no type to apply with (a plain Go error: 500)."""
@@ -334,7 +335,7 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def reset_fields_of(info: ResourceInfo, subresource: str | None) -> tuple[FieldPath, ...]:
+def reset_fields_of(info: ServedResource, subresource: str | None) -> tuple[FieldPath, ...]:
     """Fields a write cannot own: `status` through the main resource of a kind with a status
     subresource, everything but `status` (and metadata) through `/status`."""
     subs = info.subresources
@@ -494,15 +495,6 @@ def _is_key_field(p: Path) -> bool:
 
 
 # ---- merging a configuration into a live object (typed.Merge) -----------------------------------
-def _clean_copy(v: Any) -> Any:
-    """A copy of a configuration value without nulls (an explicit null removes the field)."""
-    if isinstance(v, dict):
-        return {k: _clean_copy(x) for k, x in v.items() if x is not None}
-    if isinstance(v, list):
-        return [_clean_copy(x) for x in v]
-    return v
-
-
 def _merge_map(dst: Obj, src: Obj, path: Path, tpath: FieldPath, lt: ListTypes) -> None:
     top_meta = path == ("f:metadata",)
     for k, sv in src.items():
@@ -517,13 +509,13 @@ def _merge_map(dst: Obj, src: Obj, path: Path, tpath: FieldPath, lt: ListTypes) 
             if isinstance(dv, dict) and not atomic_map(lt, tp):
                 _merge_map(dv, sv, (*path, f"f:{k}"), tp, lt)
             else:
-                dst[k] = _clean_copy(sv)
+                dst[k] = without_nulls(sv)
         elif isinstance(sv, list):
             ltype = lt(tp)
             if isinstance(dv, list) and ltype is not None and ltype.type != "atomic":
                 dst[k] = _merge_list(dv, sv, path, tp, lt)
             else:
-                dst[k] = _clean_copy(sv)
+                dst[k] = without_nulls(sv)
         else:
             dst[k] = sv
 
@@ -561,7 +553,7 @@ def _merge_list(lhs: list[Any], rhs: list[Any], path: Path, tp: FieldPath, lt: L
         if isinstance(left, dict) and isinstance(r, dict) and ltype.type == "map":
             _merge_map(left, r, path, tp, lt)
             return left
-        return _clean_copy(r)
+        return without_nulls(r)
 
     li = ri = 0
     while li < len(lpe) or ri < len(rpe):

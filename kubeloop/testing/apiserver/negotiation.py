@@ -17,8 +17,9 @@ import yaml
 from . import errors
 from .errors import StatusError
 from .registry import is_identity
-from .resources import ResourceInfo
-from .storage import Obj, Stored
+from .resources import ServedResource
+from .shapes import Obj
+from .storage import Stored
 
 try:
     _YamlLoader: Any = yaml.CSafeLoader
@@ -49,7 +50,7 @@ def decode_yaml(body: bytes) -> Any:
         raise errors.bad_request(f"error converting YAML to JSON: {e}") from None
 
 
-def decode_object(body: bytes, ctype: str, info: ResourceInfo) -> Obj:
+def decode_object(body: bytes, ctype: str, info: ServedResource) -> Obj:
     """The request body of a create/update as a dict (JSON or YAML); 415 for other types."""
     mt = media_type(ctype)
     if mt in ("application/yaml", "application/x-yaml", "text/yaml"):
@@ -98,7 +99,7 @@ def go_json_error(body: bytes, e: orjson.JSONDecodeError) -> str:
     return f"invalid character '{ch}' looking for beginning of value"
 
 
-def check_kind(obj: Obj, info: ResourceInfo) -> None:
+def check_kind(obj: Obj, info: ServedResource) -> None:
     """A body of another kind or version: 400 for built-ins (the scheme rejects it); custom resources
     get a 422 from their strategy's validation instead."""
     kind, api_version = obj.get("kind"), obj.get("apiVersion")
@@ -145,7 +146,7 @@ def negotiate(accept: str | None, *, is_list: bool, is_watch: bool = False, kind
     raise StatusError(406, "NotAcceptable", "406: Not Acceptable", {})
 
 
-def object_renderer(info: ResourceInfo, mode: str) -> Callable[[Stored], bytes]:
+def object_renderer(info: ServedResource, mode: str) -> Callable[[Stored], bytes]:
     """Full JSON bytes of a stored object as served through `info` (kind/apiVersion included)."""
     if mode == POM:
         def render_pom(st: Stored) -> bytes:
@@ -166,7 +167,7 @@ def object_renderer(info: ResourceInfo, mode: str) -> Callable[[Stored], bytes]:
     return render_converted
 
 
-def item_renderer(info: ResourceInfo, mode: str) -> Callable[[Stored], bytes]:
+def item_renderer(info: ServedResource, mode: str) -> Callable[[Stored], bytes]:
     """List item bytes: built-in lists carry no kind/apiVersion on items, custom resource lists do."""
     if mode == POM or info.list_items_have_kind or not is_identity(info.strategy):
         full = object_renderer(info, mode)
@@ -178,7 +179,7 @@ def item_renderer(info: ResourceInfo, mode: str) -> Callable[[Stored], bytes]:
     return lambda st: st.body
 
 
-def render_list(info: ResourceInfo, mode: str, items: list[Stored], rv: int, cont: str,
+def render_list(info: ServedResource, mode: str, items: list[Stored], rv: int, cont: str,
                 remaining: int | None) -> bytes:
     meta: Obj = {"resourceVersion": str(rv)}
     if cont:

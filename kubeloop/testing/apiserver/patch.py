@@ -18,10 +18,9 @@ from typing import Any
 import orjson
 
 from .errors import StatusError, bad_request
-from .kinds.meta import go_print
+from .kinds.meta import GO_JSON_TYPES, go_print, json_kind
 from .listtypes import FieldPath, ListType, ListTypes, list_types_for
-
-Obj = dict[str, Any]
+from .shapes import Obj
 
 __all__ = [
     "deep_copy",
@@ -130,31 +129,35 @@ def _index(token: str, length: int, *, allow_end: bool) -> int:
     return i
 
 
+def _slot(container: Any, token: str) -> Any:
+    """The key or index `token` names in `container`, which must hold it."""
+    if isinstance(container, dict):
+        if token not in container:
+            raise _PatchFailed("doc is missing key")
+        return token
+    if isinstance(container, list):
+        return _index(token, len(container), allow_end=False)
+    raise _PatchFailed("doc is missing path")
+
+
 def _parent(doc: Any, tokens: list[str]) -> Any:
     cur = doc
     for t in tokens[:-1]:
-        if isinstance(cur, dict):
-            if t not in cur:
-                raise _PatchFailed("doc is missing path")
-            cur = cur[t]
-        elif isinstance(cur, list):
-            cur = cur[_index(t, len(cur), allow_end=False)]
-        else:
-            raise _PatchFailed("doc is missing path")
+        cur = cur[_slot(cur, t)]
     return cur
+
+
+def _existing(doc: Any, tokens: list[str]) -> tuple[Any, Any]:
+    """The container of the value a non-empty pointer names, and its key or index there."""
+    parent = _parent(doc, tokens)
+    return parent, _slot(parent, tokens[-1])
 
 
 def _get(doc: Any, tokens: list[str]) -> Any:
     if not tokens:
         return doc
-    parent, last = _parent(doc, tokens), tokens[-1]
-    if isinstance(parent, dict):
-        if last not in parent:
-            raise _PatchFailed("doc is missing key")
-        return parent[last]
-    if isinstance(parent, list):
-        return parent[_index(last, len(parent), allow_end=False)]
-    raise _PatchFailed("doc is missing path")
+    parent, key = _existing(doc, tokens)
+    return parent[key]
 
 
 def _add(doc: Any, tokens: list[str], value: Any) -> Any:
@@ -173,28 +176,15 @@ def _add(doc: Any, tokens: list[str], value: Any) -> Any:
 def _remove(doc: Any, tokens: list[str]) -> Any:
     if not tokens:
         raise _PatchFailed("cannot remove the whole document")
-    parent, last = _parent(doc, tokens), tokens[-1]
-    if isinstance(parent, dict):
-        if last not in parent:
-            raise _PatchFailed("doc is missing key")
-        return parent.pop(last)
-    if isinstance(parent, list):
-        return parent.pop(_index(last, len(parent), allow_end=False))
-    raise _PatchFailed("doc is missing path")
+    parent, key = _existing(doc, tokens)
+    return parent.pop(key)
 
 
 def _replace(doc: Any, tokens: list[str], value: Any) -> Any:
     if not tokens:
         return value
-    parent, last = _parent(doc, tokens), tokens[-1]
-    if isinstance(parent, dict):
-        if last not in parent:
-            raise _PatchFailed("doc is missing key")
-        parent[last] = value
-    elif isinstance(parent, list):
-        parent[_index(last, len(parent), allow_end=False)] = value
-    else:
-        raise _PatchFailed("doc is missing path")
+    parent, key = _existing(doc, tokens)
+    parent[key] = value
     return doc
 
 
@@ -254,7 +244,7 @@ def json_patch(doc: Any, ops: Any) -> Any:
     """
     if not isinstance(ops, list):
         raise bad_request(
-            f"json: cannot unmarshal {_go_kind(ops)} into Go value of type jsonpatch.Patch")
+            f"json: cannot unmarshal {GO_JSON_TYPES[json_kind(ops)]} into Go value of type jsonpatch.Patch")
     if len(ops) > MAX_JSON_PATCH_OPERATIONS:
         raise StatusError(413, "RequestEntityTooLarge",
                           f"Request entity too large: The allowed operations in a JSON patch is "
@@ -262,7 +252,7 @@ def json_patch(doc: Any, ops: Any) -> Any:
     for op in ops:
         if not isinstance(op, dict):
             raise bad_request(
-                f"json: cannot unmarshal {_go_kind(op)} into Go value of type jsonpatch.Operation")
+                f"json: cannot unmarshal {GO_JSON_TYPES[json_kind(op)]} into Go value of type jsonpatch.Operation")
     out = deep_copy(doc)
     try:
         for op in ops:
@@ -270,20 +260,6 @@ def json_patch(doc: Any, ops: Any) -> Any:
     except _PatchFailed:
         raise _rejected() from None
     return out
-
-
-def _go_kind(v: Any) -> str:
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int | float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    return "null"
 
 
 # ---- strategic merge patch ----------------------------------------------------------------------
@@ -304,7 +280,7 @@ def strategic_merge_patch(doc: Any, patch: Any, kind: Any = None) -> Any:
     """Kubernetes strategic merge patch of `doc` with `patch`.
 
     `kind` tells which lists merge and by which key: a `ListTypes` lookup, a mapping of field
-    paths, or a `ResourceInfo` (see `listtypes.list_types_for`). Lists without a merge strategy
+    paths, or a `ServedResource` (see `listtypes.list_types_for`). Lists without a merge strategy
     are replaced, as are lists of unknown kinds. New items of a keyed list come *first*, items
     already present keep their order (kube-apiserver's `normalizeElementOrder`).
     """

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .shapes import Obj
 
 MAGIC = b"k8s\x00"
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
-
-Obj = dict[str, Any]
 
 
 class ProtobufError(ValueError):
@@ -64,138 +65,93 @@ def _str(v: bytes) -> str:
     return v.decode("utf-8")
 
 
-def _map(entries: list[bytes], value: Callable[[bytes], Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for e in entries:
-        k = v = b""
-        for num, _wt, val in fields(e):
-            if num == 1:
-                k = val
-            elif num == 2:
-                v = val
-        out[_str(k)] = value(v)
-    return out
-
-
 def _b64(v: bytes) -> str:
     return base64.b64encode(v).decode()
 
 
-_META_STRINGS = {1: "name", 2: "generateName", 3: "namespace", 5: "uid", 6: "resourceVersion"}
+def _raw(v: bytes) -> bytes:
+    return v
 
 
-def object_meta(buf: bytes) -> Obj:
-    meta: Obj = {}
-    labels: list[bytes] = []
-    annotations: list[bytes] = []
-    finalizers: list[str] = []
-    for num, _wt, val in fields(buf):
-        if num in _META_STRINGS and val:
-            meta[_META_STRINGS[num]] = _str(val)
-        elif num == 11:
-            labels.append(val)
-        elif num == 12:
-            annotations.append(val)
-        elif num == 14:
-            finalizers.append(_str(val))
-    if labels:
-        meta["labels"] = _map(labels, _str)
-    if annotations:
-        meta["annotations"] = _map(annotations, _str)
-    if finalizers:
-        meta["finalizers"] = finalizers
-    return meta
+@dataclass(frozen=True)
+class _Field:
+    """How one field number lands in the JSON object: `scalar` (last wins), `nonempty` (set only when
+    truthy: gogo emits empty strings and messages), `list` (repeated), `map` (repeated key/value entries)."""
+
+    name: str
+    value: Callable[[bytes], Any] = _str
+    shape: Literal["scalar", "nonempty", "list", "map"] = "scalar"
 
 
-def _configmap(buf: bytes) -> Obj:
-    obj: Obj = {}
-    data: list[bytes] = []
-    binary: list[bytes] = []
-    for num, _wt, val in fields(buf):
-        if num == 1:
-            obj["metadata"] = object_meta(val)
-        elif num == 2:
-            data.append(val)
-        elif num == 3:
-            binary.append(val)
-        elif num == 4:
-            obj["immutable"] = bool(val)
-    if data:
-        obj["data"] = _map(data, _str)
-    if binary:
-        obj["binaryData"] = _map(binary, _b64)
-    return obj
+def _message(schema: dict[int, _Field]) -> Callable[[bytes], Obj]:
+    """A decoder for one message type described by a field table; unknown fields are skipped."""
+    def decode_message(buf: bytes) -> Obj:
+        obj: Obj = {}
+        for num, _wt, val in fields(buf):
+            f = schema.get(num)
+            if f is None:
+                continue
+            if f.shape == "map":
+                entry = {n: v for n, _w, v in fields(val)}
+                obj.setdefault(f.name, {})[_str(entry.get(1, b""))] = f.value(entry.get(2, b""))
+                continue
+            v = f.value(val)
+            if f.shape == "list":
+                obj.setdefault(f.name, []).append(v)
+            elif f.shape == "scalar" or v:
+                obj[f.name] = v
+        return obj
+    return decode_message
 
 
-def _secret(buf: bytes) -> Obj:
-    obj: Obj = {}
-    data: list[bytes] = []
-    string_data: list[bytes] = []
-    for num, _wt, val in fields(buf):
-        if num == 1:
-            obj["metadata"] = object_meta(val)
-        elif num == 2:
-            data.append(val)
-        elif num == 3:
-            obj["type"] = _str(val)
-        elif num == 4:
-            string_data.append(val)
-        elif num == 5:
-            obj["immutable"] = bool(val)
-    if data:
-        obj["data"] = _map(data, _b64)
-    if string_data:
-        obj["stringData"] = _map(string_data, _str)
-    return obj
-
-
-def _namespace(buf: bytes) -> Obj:
-    obj: Obj = {}
-    for num, _wt, val in fields(buf):
-        if num == 1:
-            obj["metadata"] = object_meta(val)
-        elif num == 2:
-            fins = [_str(v) for n, _w, v in fields(val) if n == 1]
-            if fins:
-                obj["spec"] = {"finalizers": fins}
-    return obj
-
-
-def _metadata_only(buf: bytes) -> Obj:
-    obj: Obj = {}
-    for n, _w, v in fields(buf):
-        if n == 1:
-            obj["metadata"] = object_meta(v)
-    return obj
-
+object_meta = _message({
+    1: _Field("name", shape="nonempty"),
+    2: _Field("generateName", shape="nonempty"),
+    3: _Field("namespace", shape="nonempty"),
+    5: _Field("uid", shape="nonempty"),
+    6: _Field("resourceVersion", shape="nonempty"),
+    11: _Field("labels", shape="map"),
+    12: _Field("annotations", shape="map"),
+    14: _Field("finalizers", shape="list"),
+})
+_METADATA = _Field("metadata", object_meta, "nonempty")
 
 DECODERS: dict[tuple[str, str], Callable[[bytes], Obj]] = {
-    ("v1", "ConfigMap"): _configmap,
-    ("v1", "Secret"): _secret,
-    ("v1", "Namespace"): _namespace,
-    ("v1", "ServiceAccount"): _metadata_only,
+    ("v1", "ConfigMap"): _message({
+        1: _METADATA,
+        2: _Field("data", shape="map"),
+        3: _Field("binaryData", _b64, "map"),
+        4: _Field("immutable", bool),
+    }),
+    ("v1", "Secret"): _message({
+        1: _METADATA,
+        2: _Field("data", _b64, "map"),
+        3: _Field("type"),
+        4: _Field("stringData", shape="map"),
+        5: _Field("immutable", bool),
+    }),
+    ("v1", "Namespace"): _message({
+        1: _METADATA,
+        2: _Field("spec", _message({1: _Field("finalizers", shape="list")}), "nonempty"),
+    }),
+    ("v1", "ServiceAccount"): _message({1: _METADATA}),
 }
+
+_TYPE_META = _message({1: _Field("apiVersion"), 2: _Field("kind")})
+_UNKNOWN = _message({1: _Field("typeMeta", _TYPE_META), 2: _Field("raw", _raw)})
 
 
 def decode(body: bytes) -> Obj:
     """The JSON-shaped object in a `k8s\\x00` protobuf envelope; ProtobufError when unsupported."""
     if not body.startswith(MAGIC):
         raise ProtobufError("missing protobuf envelope")
-    api_version = kind = ""
-    raw = b""
-    for num, _wt, val in fields(body[len(MAGIC):]):
-        if num == 1:
-            for n, _w, v in fields(val):
-                if n == 1:
-                    api_version = _str(v)
-                elif n == 2:
-                    kind = _str(v)
-        elif num == 2:
-            raw = val
+    envelope = _UNKNOWN(body[len(MAGIC):])
+    type_meta = envelope.get("typeMeta", {})
+    api_version, kind = type_meta.get("apiVersion", ""), type_meta.get("kind", "")
     decoder = DECODERS.get((api_version, kind))
     if decoder is None:
         raise ProtobufError(f"protobuf bodies of {api_version}/{kind} are not supported by the emulator")
-    obj = decoder(raw)
+    obj = decoder(envelope.get("raw", b""))
     obj["apiVersion"], obj["kind"] = api_version, kind
     obj.setdefault("metadata", {})
     return obj

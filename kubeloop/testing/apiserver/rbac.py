@@ -39,7 +39,7 @@ from aiohttp import web
 from . import errors
 from .catalog import Catalog
 from .errors import StatusError
-from .storage import Store
+from .storage import VersionedStore
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 ADMIN_USER = "kubeloop:admin"
@@ -208,7 +208,7 @@ class AuditEntry:
 class Access:
     """Authentication (admin and service-account tokens), RBAC authorization and the audit."""
 
-    def __init__(self, store: Store, catalog: Catalog, admin_token: str | None, *, enforce: bool,
+    def __init__(self, store: VersionedStore, catalog: Catalog, admin_token: str | None, *, enforce: bool,
                  audit: bool) -> None:
         self.store = store
         self.catalog = catalog

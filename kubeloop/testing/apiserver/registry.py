@@ -28,8 +28,9 @@ from .kinds.schema import DecodeFailure
 from .managedfields import record_apply, record_scale, record_update
 from .objectmeta import generate_name, new_uid, now_rfc3339
 from .patch import json_merge_patch, json_patch, strategic_merge_patch
-from .resources import DRY_RUN, ResourceInfo, Strategy
-from .storage import Bucket, Change, Key, Obj, Store, Stored
+from .resources import DRY_RUN, ServedResource, Strategy
+from .shapes import Obj
+from .storage import Bucket, Commit, Key, Stored, VersionedStore
 
 NAMESPACES = ("", "namespaces")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
@@ -43,7 +44,7 @@ def is_identity(strategy: Strategy) -> bool:
     return type(strategy).from_storage is Strategy.from_storage
 
 
-def list_items_carry_kind(info: ResourceInfo) -> bool:
+def list_items_carry_kind(info: ServedResource) -> bool:
     """Custom resource lists carry kind/apiVersion on items; built-in lists do not."""
     return info.list_items_have_kind
 
@@ -76,31 +77,31 @@ class Settings:
 class WriteResult:
     stored: Stored
     created: bool = False
-    info: ResourceInfo | None = None
+    info: ServedResource | None = None
 
 
 @dataclass
 class Hooks:
     """Callbacks the registry fires after commits (the in-process controllers subscribe)."""
 
-    after_commit: list[Callable[[ResourceInfo | None, Bucket, Change], None]] = field(default_factory=list)
+    after_commit: list[Callable[[ServedResource | None, Bucket, Commit], None]] = field(default_factory=list)
 
 
 class Registry:
     """All resources' request handling on one store and catalog."""
 
-    def __init__(self, store: Store, catalog: Catalog, settings: Settings | None = None) -> None:
+    def __init__(self, store: VersionedStore, catalog: Catalog, settings: Settings | None = None) -> None:
         self.store = store
         self.catalog = catalog
         self.settings = settings or Settings()
         #: mutating admission on create, after defaulting (cluster mode adds the ServiceAccount plugin)
-        self.admission: list[Callable[[ResourceInfo, str, Obj], None]] = []
+        self.admission: list[Callable[[ServedResource, str, Obj], None]] = []
 
     # ---- helpers ------------------------------------------------------------------------
-    def bucket(self, info: ResourceInfo) -> Bucket:
+    def bucket(self, info: ServedResource) -> Bucket:
         return self.store.bucket(info.storage_key)
 
-    def view(self, info: ResourceInfo, stored: Stored) -> Obj:
+    def view(self, info: ServedResource, stored: Stored) -> Obj:
         """A fresh, mutable copy of a stored object in `info`'s version (with kind/apiVersion)."""
         obj: Obj = orjson.loads(stored.body)
         out = {"kind": stored.obj.get("kind", info.kind), "apiVersion": stored.obj.get("apiVersion",
@@ -112,20 +113,20 @@ class Registry:
         out["apiVersion"] = info.api_version
         return out
 
-    def to_stored_form(self, info: ResourceInfo, obj: Obj) -> Obj:
+    def to_stored_form(self, info: ServedResource, obj: Obj) -> Obj:
         obj["kind"] = info.kind
         obj["apiVersion"] = info.api_version
         if is_identity(info.strategy):
             return obj
         return info.strategy.to_storage(info, obj)
 
-    def _get_stored(self, info: ResourceInfo, namespace: str, name: str) -> Stored:
+    def _get_stored(self, info: ServedResource, namespace: str, name: str) -> Stored:
         st = self.bucket(info).objects.get((namespace if info.namespaced else "", name))
         if st is None:
             raise errors.not_found(info.resource, name, info.group)
         return st
 
-    def namespace_check(self, info: ResourceInfo, namespace: str, name: str) -> None:
+    def namespace_check(self, info: ServedResource, namespace: str, name: str) -> None:
         """Namespaced creates need an existing, non-terminating namespace (NamespaceLifecycle)."""
         if not info.namespaced:
             return
@@ -154,7 +155,7 @@ class Registry:
         return bool(values)
 
     # ---- reads ---------------------------------------------------------------------------
-    def get(self, info: ResourceInfo, namespace: str, name: str) -> Stored:
+    def get(self, info: ServedResource, namespace: str, name: str) -> Stored:
         return self._get_stored(info, namespace, name)
 
     def parse_list_rv(self, query: Mapping[str, str]) -> tuple[int | None, str]:
@@ -180,7 +181,7 @@ class Registry:
             {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
              "retryAfterSeconds": 1}, retry_after=1)
 
-    def list(self, info: ResourceInfo, namespace: str | None, query: Mapping[str, str],
+    def list(self, info: ServedResource, namespace: str | None, query: Mapping[str, str],
              match: Callable[[Obj], bool] | None, has_selector: bool) -> ListResult:
         """A list at the current RV, an Exact RV, or a continue token's snapshot (caller waited for
         a future NotOlderThan RV already)."""
@@ -250,7 +251,7 @@ class Registry:
         return ListResult(items, snap_rv, token_out, remaining)
 
     # ---- create ---------------------------------------------------------------------------
-    def create(self, info: ResourceInfo, namespace: str, obj: Obj, *, manager: str, dry_run: bool,
+    def create(self, info: ServedResource, namespace: str, obj: Obj, *, manager: str, dry_run: bool,
                subresource: str = "") -> Stored:
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
@@ -308,7 +309,7 @@ class Registry:
         return self.store.commit(bucket, ADDED, obj, None).new
 
     # ---- update ---------------------------------------------------------------------------
-    def update(self, info: ResourceInfo, namespace: str, name: str, obj: Obj, *, manager: str,
+    def update(self, info: ServedResource, namespace: str, name: str, obj: Obj, *, manager: str,
                dry_run: bool, subresource: str = "", allow_create: bool = False) -> WriteResult:
         """PUT (and the second half of PATCH): optimistic concurrency, strategy, no-op detection."""
         meta = obj.get("metadata")
@@ -347,7 +348,7 @@ class Registry:
                                      subresource=subresource)
 
     @staticmethod
-    def _check_uid_precondition(info: ResourceInfo, uid: Any, old: Stored | None, namespace: str,
+    def _check_uid_precondition(info: ServedResource, uid: Any, old: Stored | None, namespace: str,
                                 name: str) -> None:
         """`storage.Preconditions.Check` for the uid an update body carries (409 on mismatch)."""
         if uid in (None, ""):
@@ -362,7 +363,7 @@ class Registry:
             f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: "
             f"UID in precondition: {uid}, UID in object meta: {have}"))
 
-    def _update_existing(self, info: ResourceInfo, bucket: Bucket, old: Stored, obj: Obj, *, manager: str,
+    def _update_existing(self, info: ServedResource, bucket: Bucket, old: Stored, obj: Obj, *, manager: str,
                          dry_run: bool, subresource: str, record: bool = True) -> WriteResult:
         meta = obj["metadata"]
         old_view = self.view(info, old)
@@ -413,7 +414,7 @@ class Registry:
         return WriteResult(self.store.commit(bucket, MODIFIED, obj, old).new)
 
     # ---- patch ----------------------------------------------------------------------------
-    def patch(self, info: ResourceInfo, namespace: str, name: str, ptype: str, body: bytes, *,
+    def patch(self, info: ServedResource, namespace: str, name: str, ptype: str, body: bytes, *,
               manager: str, dry_run: bool, subresource: str, force: bool,
               decode_yaml: Callable[[bytes], Any]) -> WriteResult:
         bucket = self.bucket(info)
@@ -460,7 +461,7 @@ class Registry:
             raise StatusError(422, "Invalid", f'"" is invalid: patch: {msg}', {"causes": [
                 cause("FieldValueInvalid", msg, "patch")]}) from None
 
-    def _apply(self, info: ResourceInfo, bucket: Bucket, namespace: str, name: str, old: Stored | None,
+    def _apply(self, info: ServedResource, bucket: Bucket, namespace: str, name: str, old: Stored | None,
                body: bytes, *, manager: str, dry_run: bool, subresource: str, force: bool,
                decode_yaml: Callable[[bytes], Any]) -> WriteResult:
         config = decode_yaml(body)
@@ -486,7 +487,7 @@ class Registry:
                                      subresource=subresource, record=False)
 
     # ---- scale ----------------------------------------------------------------------------
-    def get_scale(self, info: ResourceInfo, namespace: str, name: str, *, reading: bool = True) -> Obj:
+    def get_scale(self, info: ServedResource, namespace: str, name: str, *, reading: bool = True) -> Obj:
         """The kind's Scale view; a built-in's GET 404 names `<resource>/scale` (its ScaleREST's own
         error), a PATCH's (the store's) names the resource."""
         old = self.bucket(info).objects.get((namespace if info.namespaced else "", name))
@@ -495,7 +496,7 @@ class Registry:
             raise errors.not_found(f"{info.resource}/scale" if scale_rest else info.resource, name, info.group)
         return info.strategy.get_scale(info, self.view(info, old))
 
-    def update_scale(self, info: ResourceInfo, namespace: str, name: str, scale: Any, *, manager: str,
+    def update_scale(self, info: ServedResource, namespace: str, name: str, scale: Any, *, manager: str,
                      dry_run: bool) -> Obj:
         """PUT `/scale`: the Scale's replicas written into the object through the normal update path.
 
@@ -530,7 +531,7 @@ class Registry:
                                     record=False)
         return info.strategy.get_scale(info, self.view(info, res.stored))
 
-    def patch_scale(self, info: ResourceInfo, namespace: str, name: str, ptype: str, body: bytes, *,
+    def patch_scale(self, info: ServedResource, namespace: str, name: str, ptype: str, body: bytes, *,
                     manager: str, dry_run: bool, decode_yaml: Callable[[bytes], Any]) -> Obj:
         """PATCH `/scale`: the patch applies to the current Scale, then as `update_scale`."""
         current = self.get_scale(info, namespace, name, reading=False)
@@ -565,7 +566,7 @@ class Registry:
             opts["propagationPolicy"] = "Orphan"
         return opts
 
-    def delete(self, info: ResourceInfo, namespace: str, name: str, opts: Obj, *, dry_run: bool,
+    def delete(self, info: ServedResource, namespace: str, name: str, opts: Obj, *, dry_run: bool,
                manager: str = "") -> tuple[Stored | None, Obj | None]:
         """Returns (object, None) when the object stays (finalizers) or (None, Status) when it is gone."""
         bucket = self.bucket(info)
@@ -623,7 +624,7 @@ class Registry:
             return self._commit_delete_mark(info, bucket, old, obj, dry_run), None
         return None, self._delete_now(info, bucket, old, dry_run)
 
-    def _delete_now(self, info: ResourceInfo, bucket: Bucket, old: Stored, dry_run: bool) -> Obj:
+    def _delete_now(self, info: ServedResource, bucket: Bucket, old: Stored, dry_run: bool) -> Obj:
         """Remove the object (watchers get DELETED with its last state) and return what DELETE answers:
         the Success Status, or the object itself where the registry says `ReturnDeletedObject`."""
         meta = old.obj["metadata"]
@@ -639,14 +640,14 @@ class Registry:
             self.store.commit(bucket, DELETED, gone, old)
         return status
 
-    def _commit_delete_mark(self, info: ResourceInfo, bucket: Bucket, old: Stored, obj: Obj,
+    def _commit_delete_mark(self, info: ServedResource, bucket: Bucket, old: Stored, obj: Obj,
                             dry_run: bool) -> Stored:
         obj = self.to_stored_form(info, obj)
         if dry_run:
             return Stored(obj, old.rv)
         return self.store.commit(bucket, MODIFIED, obj, old).new
 
-    def delete_collection(self, info: ResourceInfo, namespace: str, opts: Obj, *, dry_run: bool,
+    def delete_collection(self, info: ServedResource, namespace: str, opts: Obj, *, dry_run: bool,
                           match: Callable[[Obj], bool] | None) -> ListResult:
         res = self.list(info, namespace if info.namespaced else None, {}, match, True)
         out: list[Stored] = []

@@ -3,7 +3,7 @@
 This mirrors kube-apiserver's registry: the generic request flow (in `registry.py`) is the same
 for every resource, and everything that differs per kind (defaults, validation, when generation
 bumps, what the status subresource may change, field-selector fields, version conversion) lives in
-a `Strategy`. Built-in kinds and CRD-served kinds differ only in their `ResourceInfo` + `Strategy`.
+a `Strategy`. Built-in kinds and CRD-served kinds differ only in their `ServedResource` + `Strategy`.
 
 Order of calls the generic flow makes (all hooks are optional to override):
 
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
 
 from .errors import StatusError, bad_request, not_found
 from .kinds import meta as objmeta
+from .shapes import Obj
 
 DEFAULT_VERBS: tuple[str, ...] = (
     "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch",
@@ -36,7 +36,6 @@ DEFAULT_VERBS: tuple[str, ...] = (
 #: verbs of `status` and `scale` subresources in discovery
 SUBRESOURCE_VERBS: tuple[str, ...] = ("get", "patch", "update")
 
-Obj = dict[str, Any]
 
 #: whether the request being served is a dry run (what Go passes in `ctx`/options): allocators
 #: (Service node ports) answer placeholder values instead of taking real ones
@@ -61,43 +60,43 @@ class Strategy:
     orphans_by_default: bool = False
 
     # -- decoding (called by the prepare_* hooks) ------------------------------------------
-    def decode(self, info: ResourceInfo, obj: Obj) -> None:
+    def decode(self, info: ServedResource, obj: Obj) -> None:
         """What the real server does while decoding a body: 400 BadRequest for type errors,
         normalize values, drop unknown fields, apply scheme defaults."""
 
     # -- create / update ---------------------------------------------------------------------
-    def prepare_for_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_for_create(self, info: ServedResource, obj: Obj) -> None:
         """Apply defaults before validation; drop `status` if the kind has a status subresource."""
         self.decode(info, obj)
 
-    def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def validate_create(self, info: ServedResource, obj: Obj) -> None:
         """Reject an invalid new object (422 Invalid with causes, or 400 for decoding-type errors).
         The default applies the generic ObjectMeta rules (DNS-subdomain names); the registry
         validates nothing itself, so a kind's strategy decides which rules apply."""
         objmeta.raise_invalid(info, obj, objmeta.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
                                                                           kube=False))
 
-    def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_for_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """Before validating an update of the main resource: keep `status` from `old` when a status
         subresource exists, bump `generation` when the real server would."""
         self.decode(info, new)
 
-    def validate_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def validate_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """Reject an invalid update (immutable fields, ...); by default the ObjectMeta update rules."""
         objmeta.raise_invalid(info, new, objmeta.validate_object_meta_update(new.get("metadata") or {},
                                                                              old.get("metadata") or {}))
 
-    def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """A write through `/status`: keep everything but `status` (and metadata the real server
         lets status writers change) from `old`; never bump generation."""
         self.decode(info, new)
 
-    def validate_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def validate_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """Reject an invalid `/status` write; by default the ObjectMeta update rules."""
         objmeta.raise_invalid(info, new, objmeta.validate_object_meta_update(new.get("metadata") or {},
                                                                              old.get("metadata") or {}))
 
-    def prepare_for_subresource_update(self, info: ResourceInfo, subresource: str, new: Obj, old: Obj) -> None:
+    def prepare_for_subresource_update(self, info: ServedResource, subresource: str, new: Obj, old: Obj) -> None:
         """A write through `/<subresource>` other than `/scale`: `status` goes to
         `prepare_for_status_update`; a Namespace's `finalize` changes only `spec.finalizers`."""
         if subresource == "status":
@@ -106,7 +105,7 @@ class Strategy:
             self.prepare_for_update(info, new, old)
 
     # -- delete ------------------------------------------------------------------------------
-    def prepare_for_delete(self, info: ResourceInfo, obj: Obj) -> bool:
+    def prepare_for_delete(self, info: ServedResource, obj: Obj) -> bool:
         """Called on DELETE of an object that is not terminating yet, before the generic flow
         looks at `metadata.finalizers`. May mutate `obj` (e.g. add a finalizer, set a phase).
         Returns True when the object must be kept although it has no `metadata.finalizers`
@@ -115,19 +114,19 @@ class Strategy:
         return False
 
     # -- field selectors ---------------------------------------------------------------------
-    def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
+    def field_labels(self, info: ServedResource) -> tuple[str, ...]:
         """The fieldSelector labels this kind supports."""
         if info.namespaced:
             return ("metadata.name", "metadata.namespace")
         return ("metadata.name",)
 
-    def check_field_label(self, info: ResourceInfo, label: str) -> None:
+    def check_field_label(self, info: ServedResource, label: str) -> None:
         """Raise the real server's 400 for a fieldSelector label this kind does not support."""
         if label in self.field_labels(info):
             return
         raise bad_request(f'"{label}" is not a known field selector: only "metadata.name", "metadata.namespace"')
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
         """The fields usable in a fieldSelector for this kind, as strings."""
         meta = obj.get("metadata") or {}
         values = {"metadata.name": str(meta.get("name", ""))}
@@ -136,25 +135,25 @@ class Strategy:
         return values
 
     # -- versions ----------------------------------------------------------------------------
-    def to_storage(self, info: ResourceInfo, obj: Obj) -> Obj:
+    def to_storage(self, info: ServedResource, obj: Obj) -> Obj:
         """Convert an object in `info`'s version to the stored form (shared by all versions)."""
         return obj
 
-    def from_storage(self, info: ResourceInfo, stored: Obj) -> Obj:
+    def from_storage(self, info: ServedResource, stored: Obj) -> Obj:
         """Convert a stored object to `info`'s version. Must return a new dict if it changes it."""
         return stored
 
     # -- scale subresource -------------------------------------------------------------------
-    def get_scale(self, info: ResourceInfo, obj: Obj) -> Obj:
+    def get_scale(self, info: ServedResource, obj: Obj) -> Obj:
         """The `autoscaling/v1` Scale of `obj` (only for kinds with a `scale` subresource)."""
         raise _no_scale(info, obj)
 
-    def apply_scale(self, info: ResourceInfo, obj: Obj, scale: Obj) -> None:
+    def apply_scale(self, info: ServedResource, obj: Obj, scale: Obj) -> None:
         """Write `scale.spec.replicas` into `obj` in place (after validating the Scale); the
         registry then runs the normal update path (`prepare_for_update`, generation bump, ...)."""
         raise _no_scale(info, obj)
 
-    def scale_replicas_field(self, info: ResourceInfo) -> tuple[str, ...]:
+    def scale_replicas_field(self, info: ServedResource) -> tuple[str, ...]:
         """The object field `/scale` writes (see `managedfields.record_scale`)."""
         return ("spec", "replicas")
 
@@ -163,13 +162,13 @@ class Strategy:
     scale_has_field_manager: bool = True
 
 
-def _no_scale(info: ResourceInfo, obj: Obj) -> StatusError:
+def _no_scale(info: ServedResource, obj: Obj) -> StatusError:
     name = str((obj.get("metadata") or {}).get("name", ""))
     return not_found(info.resource, name, info.group)
 
 
 @dataclass(frozen=True, eq=False)
-class ResourceInfo:
+class ServedResource:
     """One served resource in one group/version."""
 
     group: str

@@ -27,8 +27,8 @@ from .controllers import Controllers
 from .faults import Faults
 from .rbac import AUDIT_FILE_ENV, Access, AuditEntry
 from .registry import Registry, Settings
-from .resources import ResourceInfo
-from .storage import Store
+from .resources import ServedResource
+from .storage import VersionedStore
 
 BOOTSTRAP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -69,7 +69,7 @@ class APIServer:
                                  crd_cleanup_delay=crd_cleanup_delay, future_rv_wait=future_rv_wait,
                                  history_size=history_size, bookmark_interval=bookmark_interval)
         self.catalog = catalog if catalog is not None else default_catalog()
-        self.store = Store(history_size=history_size)
+        self.store = VersionedStore(history_size=history_size)
         self.registry = Registry(self.store, self.catalog, self.settings)
         # rbac.py: service-account tokens always; RBAC enforced with `rbac`; the request audit with
         # `audit` or when KUBELOOP_AUDIT_FILE names a file to append it to at stop (`manifests --observe`)
@@ -204,7 +204,7 @@ class APIServer:
     def _close_watches(self, resource: str | None) -> int:
         return self._app.close_watches(resource)
 
-    def _resource_removed(self, info: ResourceInfo) -> None:
+    def _resource_removed(self, info: ServedResource) -> None:
         self._app.close_watches(info.stats_key)
 
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from kubeloop.meta import DELETED
 
-Obj = dict[str, Any]
+from .shapes import Obj
+
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
 
 
@@ -47,7 +49,8 @@ class Stored:
         return (meta.get("namespace", ""), meta["name"])
 
 
-class Change:
+@dataclass(slots=True, eq=False)
+class Commit:
     """One committed write, as a watch event source.
 
     `new` is what a watcher sees (for DELETED: the last state with the deletion's resourceVersion);
@@ -55,15 +58,12 @@ class Change:
     snapshots. `lines` caches encoded watch lines per (prefix, mode) so N watchers cost one encoding.
     """
 
-    __slots__ = ("key", "lines", "new", "old", "rv", "type")
-
-    def __init__(self, type_: str, rv: int, key: Key, new: Stored, old: Stored | None) -> None:
-        self.type = type_
-        self.rv = rv
-        self.key = key
-        self.new = new
-        self.old = old
-        self.lines: dict[Any, bytes] = {}
+    type: str
+    rv: int
+    key: Key
+    new: Stored
+    old: Stored | None
+    lines: dict[Any, bytes] = field(default_factory=dict)
 
 
 class Bucket:
@@ -72,7 +72,7 @@ class Bucket:
     def __init__(self, name: str, start_rv: int, history_size: int) -> None:
         self.name = name
         self.objects: dict[Key, Stored] = {}
-        self.history: deque[Change] = deque()
+        self.history: deque[Commit] = deque()
         self.history_size = history_size
         #: watches and snapshots can be served from any RV >= oldest_rv
         self.oldest_rv = start_rv
@@ -101,11 +101,11 @@ class Bucket:
                 state[ch.key] = ch.old
         return state
 
-    def changes_since(self, rv: int) -> list[Change] | None:
+    def changes_since(self, rv: int) -> list[Commit] | None:
         """Changes with RV > `rv`, oldest first; None when history no longer reaches back to `rv`."""
         if rv < self.oldest_rv:
             return None
-        out: list[Change] = []
+        out: list[Commit] = []
         for ch in reversed(self.history):
             if ch.rv <= rv:
                 break
@@ -114,7 +114,7 @@ class Bucket:
         return out
 
 
-class Store:
+class VersionedStore:
     """The buckets and the global resourceVersion counter."""
 
     def __init__(self, history_size: int = 10_000) -> None:
@@ -122,7 +122,7 @@ class Store:
         self.history_size = history_size
         self.buckets: dict[str, Bucket] = {}
         #: called with (bucket, change) after every commit (the watch hub's fan-out)
-        self.listeners: list[Callable[[Bucket, Change], None]] = []
+        self.listeners: list[Callable[[Bucket, Commit], None]] = []
 
     def bucket(self, name: str) -> Bucket:
         b = self.buckets.get(name)
@@ -138,7 +138,7 @@ class Store:
         self.rv += 1
         return self.rv
 
-    def commit(self, bucket: Bucket, type_: str, obj: Obj, old: Stored | None) -> Change:
+    def commit(self, bucket: Bucket, type_: str, obj: Obj, old: Stored | None) -> Commit:
         """Write `obj` (ADDED/MODIFIED) or delete (DELETED, `obj` = the state to report) with a new RV."""
         rv = self.next_rv()
         meta = obj["metadata"]
@@ -152,7 +152,7 @@ class Store:
             if key not in bucket.objects:
                 bucket._sorted = None
             bucket.objects[key] = new
-        ch = Change(type_, rv, key, new, old)
+        ch = Commit(type_, rv, key, new, old)
         bucket.history.append(ch)
         while len(bucket.history) > bucket.history_size:
             gone = bucket.history.popleft()

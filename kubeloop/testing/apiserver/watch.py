@@ -1,6 +1,6 @@
 """Watch streams: per-watcher filtering of committed changes, and the wire encoding of events.
 
-A `Watcher` is registered on a storage bucket; the store hands it every committed `Change`
+A `WatchQueue` is registered on a storage bucket; the store hands it every `Commit`
 synchronously (no gap between a watcher's starting point and the live stream, since the event loop
 runs one request step at a time). Filtering follows kube-apiserver: an object that enters the
 watcher's selector is ADDED, one that leaves it is DELETED carrying the *old* object with the *new*
@@ -19,14 +19,15 @@ import orjson
 
 from kubeloop.meta import ADDED, DELETED, MODIFIED
 
-from .storage import Change, Obj, Stored
+from .shapes import Obj
+from .storage import Commit, Stored
 
 #: renders a Stored object (in the watcher's version/rendering) to full JSON bytes
 Render = Callable[[Stored], bytes]
 Match = Callable[[Obj], bool]
 
 
-class Watcher:
+class WatchQueue:
     """One open watch: a queue of encoded event lines fed by the store, drained by the HTTP handler."""
 
     def __init__(self, stats_key: str, namespace: str | None, match: Match | None, render: Render,
@@ -52,7 +53,7 @@ class Watcher:
         self.lines.append(line)
         self.wakeup.set()
 
-    def offer(self, ch: Change) -> None:
+    def offer(self, ch: Commit) -> None:
         """Filter one committed change and queue the event it produces for this watcher, if any."""
         if self.namespace is not None and ch.key[0] != self.namespace:
             return
@@ -83,7 +84,7 @@ class Watcher:
             left["metadata"] = dict(left["metadata"], resourceVersion=str(ch.rv))
             self.push_line(event_line(DELETED, self.render(Stored(left, ch.rv))))
 
-    def _line(self, type_: str, ch: Change) -> bytes:
+    def _line(self, type_: str, ch: Commit) -> bytes:
         cache_key = (type_, self.render_id)
         line = ch.lines.get(cache_key)
         if line is None:

@@ -23,13 +23,13 @@ import orjson
 
 from .errors import StatusError
 from .objectmeta import now_rfc3339
-from .storage import DELETED, Bucket, Change, Key
+from .shapes import Obj
+from .storage import DELETED, Bucket, Commit, Key
 
 if TYPE_CHECKING:
     from .controllers import Controllers
-    from .resources import ResourceInfo
+    from .resources import ServedResource
 
-Obj = dict[str, Any]
 
 DEPLOY_BUCKET = "apps/deployments"
 RS_BUCKET = "apps/replicasets"
@@ -56,7 +56,7 @@ class Workloads:
         self._queued: set[tuple[str, Key]] = set()
 
     # ---- event routing ---------------------------------------------------------------------
-    def changed(self, bucket: Bucket, ch: Change) -> None:
+    def changed(self, bucket: Bucket, ch: Commit) -> None:
         name = bucket.name
         if name in (DEPLOY_BUCKET, RS_BUCKET, JOB_BUCKET) and ch.type != DELETED:
             self._queue(name, ch.key)
@@ -85,7 +85,7 @@ class Workloads:
         return True
 
     # ---- helpers ---------------------------------------------------------------------------
-    def _info(self, bucket_name: str) -> ResourceInfo | None:
+    def _info(self, bucket_name: str) -> ServedResource | None:
         group, _, resource = bucket_name.partition("/")
         version = {"": "v1", "apps": "v1", "batch": "v1"}[group]
         return self.registry.catalog.lookup(group, version, resource)
@@ -130,6 +130,18 @@ class Workloads:
         except StatusError:  # e.g. the namespace is terminating: nothing to do
             pass
 
+    def _scale_pods(self, owner: Obj, active: list[Obj], want: int) -> list[Obj]:
+        """Create or delete pods of `owner` (from its spec.template; the least advanced go first)
+        until `want` are active, as the ReplicaSet and Job controllers do; the active pods after."""
+        if len(active) < want:
+            template = (owner.get("spec") or {}).get("template") or {}
+            for _ in range(want - len(active)):
+                self._create_pod(owner, template, f"{owner['metadata']['name']}-")
+        elif len(active) > want:
+            for pod in sorted(active, key=_deletion_rank)[:len(active) - want]:
+                self._delete(POD_BUCKET, pod)
+        return [p for p in self._owned(owner, POD_BUCKET) if _active(p)]
+
     def _delete(self, bucket_name: str, obj: Obj) -> None:
         info = self._info(bucket_name)
         meta = obj["metadata"]
@@ -141,17 +153,10 @@ class Workloads:
             pass
 
     # ---- ReplicaSets -------------------------------------------------------------------------
-    def _sync_replicaset(self, info: ResourceInfo, rs: Obj) -> None:
+    def _sync_replicaset(self, info: ServedResource, rs: Obj) -> None:
         spec = rs.get("spec") or {}
         want = int(spec.get("replicas", 1))
-        pods = [p for p in self._owned(rs, POD_BUCKET) if _active(p)]
-        if len(pods) < want:
-            for _ in range(want - len(pods)):
-                self._create_pod(rs, spec.get("template") or {}, f"{rs['metadata']['name']}-")
-        elif len(pods) > want:
-            for pod in sorted(pods, key=_deletion_rank)[:len(pods) - want]:
-                self._delete(POD_BUCKET, pod)
-        pods = [p for p in self._owned(rs, POD_BUCKET) if _active(p)]
+        pods = self._scale_pods(rs, [p for p in self._owned(rs, POD_BUCKET) if _active(p)], want)
         tlabels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
         ready = sum(1 for p in pods if _pod_ready(p))
         status = _omit_zero({
@@ -165,7 +170,7 @@ class Workloads:
             self._update(RS_BUCKET, dict(rs, status=status), "status")
 
     # ---- Deployments ------------------------------------------------------------------------
-    def _sync_deployment(self, info: ResourceInfo, d: Obj) -> None:
+    def _sync_deployment(self, info: ServedResource, d: Obj) -> None:
         spec = d.get("spec") or {}
         replicas = int(spec.get("replicas", 1))
         rss = self._owned(d, RS_BUCKET)
@@ -328,7 +333,7 @@ class Workloads:
             self._update(DEPLOY_BUCKET, dict(d, status=status), "status")
 
     # ---- Jobs ------------------------------------------------------------------------------
-    def _sync_job(self, info: ResourceInfo, job: Obj) -> None:
+    def _sync_job(self, info: ServedResource, job: Obj) -> None:
         spec = job.get("spec") or {}
         old = job.get("status") or {}
         conditions = _copy(old.get("conditions") or [])
@@ -368,13 +373,7 @@ class Workloads:
                 parallelism = int(spec.get("parallelism", 1))
                 want = parallelism if completions is None else min(parallelism, int(completions) - succeeded)
                 want = 0 if completions is None and succeeded else want
-                if len(active) < want:
-                    for _ in range(want - len(active)):
-                        self._create_pod(job, spec.get("template") or {}, f"{job['metadata']['name']}-")
-                elif len(active) > want:
-                    for p in sorted(active, key=_deletion_rank)[:len(active) - want]:
-                        self._delete(POD_BUCKET, p)
-                active = [p for p in self._owned(job, POD_BUCKET) if _active(p)]
+                active = self._scale_pods(job, active, want)
         status.update(_omit_zero({"active": len(active), "succeeded": succeeded, "failed": failed}, keep=()))
         status["ready"] = sum(1 for p in active if _pod_ready(p))
         if conditions:

@@ -7,11 +7,12 @@ import copy
 from typing import Any
 
 from ..errors import invalid
-from ..resources import ResourceInfo
+from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
 from .base import KindStrategy, semantic_equal, without
-from .core import FieldLabelStrategy
+from .core import FieldLabelStrategy, count_field
 from .schema import (
     ANY,
     INT32,
@@ -27,10 +28,6 @@ from .schema import (
     struct,
     top_level,
 )
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
-
 
 # -- label selectors ------------------------------------------------------------------------------
 
@@ -157,13 +154,13 @@ class WorkloadStrategy(KindStrategy):
     status_keeps_labels = True
     kind_word = "workload"
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {}
 
-    def spec_of(self, info: ResourceInfo, obj: Obj) -> Obj:
+    def spec_of(self, info: ServedResource, obj: Obj) -> Obj:
         return obj.get("spec") or {}
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += self.validate_spec(info, new)
         old_sel, new_sel = (old.get("spec") or {}).get("selector"), (new.get("spec") or {}).get("selector")
@@ -175,7 +172,7 @@ class WorkloadStrategy(KindStrategy):
 class ScalableStrategy(WorkloadStrategy):
     """Workloads with a `scale` subresource."""
 
-    def get_scale(self, info: ResourceInfo, obj: Obj) -> Obj:
+    def get_scale(self, info: ServedResource, obj: Obj) -> Obj:
         meta = obj.get("metadata") or {}
         smeta: Obj = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
                       if k in meta}
@@ -187,7 +184,7 @@ class ScalableStrategy(WorkloadStrategy):
         return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": smeta,
                 "spec": {"replicas": spec_replicas} if spec_replicas else {}, "status": status}
 
-    def apply_scale(self, info: ResourceInfo, obj: Obj, scale: Obj) -> None:
+    def apply_scale(self, info: ServedResource, obj: Obj, scale: Obj) -> None:
         validate_scale(scale)
         obj.setdefault("spec", {})["replicas"] = int(((scale.get("spec") or {}).get("replicas")) or 0)
 
@@ -218,7 +215,7 @@ class DeploymentStrategy(ScalableStrategy):
     annotations_bump_generation = True
     kind_word = "deployment"
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         spec.setdefault("replicas", 1)
         strategy = spec.setdefault("strategy", {})
@@ -232,7 +229,7 @@ class DeploymentStrategy(ScalableStrategy):
         spec.setdefault("template", {})
         podspec.default_pod_template(spec["template"])
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
         causes = _non_negative(spec.get("replicas"), "spec.replicas")
         causes += validate_selector_and_template(spec, "deployment")
@@ -255,7 +252,7 @@ class DeploymentStrategy(ScalableStrategy):
                                           "must be greater than minReadySeconds"))
         return causes
 
-    def validate_status(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_status(self, info: ServedResource, obj: Obj) -> list[Cause]:
         """`ValidateDeploymentStatus`."""
         status = obj.get("status") or {}
         causes = validate_replica_status(
@@ -298,7 +295,7 @@ class StatefulSetStrategy(ScalableStrategy):
     schema = top_level("StatefulSet", spec=STATEFUL_SET_SPEC, status=ANY)
     kind_word = "statefulset"
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         spec.setdefault("podManagementPolicy", "OrderedReady")
         us = spec.setdefault("updateStrategy", {})
@@ -317,10 +314,10 @@ class StatefulSetStrategy(ScalableStrategy):
                     pvc_spec.setdefault("volumeMode", "Filesystem")
                 pvc.setdefault("status", {"phase": "Pending"})
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"replicas": 0, "availableReplicas": 0}
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
         causes = _non_negative(spec.get("replicas"), "spec.replicas")
         pmp = spec.get("podManagementPolicy")
@@ -334,7 +331,7 @@ class StatefulSetStrategy(ScalableStrategy):
         causes += validate_selector_and_template(spec, "statefulset")
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += self.validate_spec(info, new)
         ns, os_ = new.get("spec") or {}, old.get("spec") or {}
@@ -350,27 +347,23 @@ class StatefulSetStrategy(ScalableStrategy):
 class ReplicaSetStrategy(ScalableStrategy, FieldLabelStrategy):
     schema = top_level("ReplicaSet", spec=REPLICA_SET_SPEC, status=ANY)
     kind_word = "replicaset"
-    extra_field_labels = ("status.replicas",)
+    selectable_fields = {"status.replicas": count_field("status.replicas")}
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         spec.setdefault("replicas", 1)
         spec.setdefault("template", {})
         podspec.default_pod_template(spec["template"])
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"replicas": 0}
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
         causes = _non_negative(spec.get("replicas"), "spec.replicas")
         causes += _non_negative(spec.get("minReadySeconds"), "spec.minReadySeconds")
         return causes + validate_selector_and_template(spec, "deployment")
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        values["status.replicas"] = str(int((obj.get("status") or {}).get("replicas") or 0))
-        return values
 
 
 # -- DaemonSet ------------------------------------------------------------------------------------
@@ -379,7 +372,7 @@ class DaemonSetStrategy(WorkloadStrategy):
     schema = top_level("DaemonSet", spec=DAEMON_SET_SPEC, status=ANY)
     kind_word = "daemonset"
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         us = spec.setdefault("updateStrategy", {})
         us.setdefault("type", "RollingUpdate")
@@ -391,11 +384,11 @@ class DaemonSetStrategy(WorkloadStrategy):
         spec.setdefault("template", {})
         podspec.default_pod_template(spec["template"])
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
                 "numberReady": 0}
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
         causes = validate_selector_and_template(spec, "daemonset")
         ustype = (spec.get("updateStrategy") or {}).get("type")

@@ -10,12 +10,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..resources import ResourceInfo, Strategy
+from ..resources import ServedResource, Strategy
+from ..shapes import Cause, Obj
 from . import meta as m
 from .schema import Struct, decode_object
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 
 def semantic_equal(a: Any, b: Any) -> bool:
@@ -61,26 +59,26 @@ class KindStrategy(Strategy):
     error_group: str | None = None
 
     # -- hooks for kinds --------------------------------------------------------------------------
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         """Scheme defaults, applied on every decode (create, update, patch results)."""
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         """The status a new object starts with when the kind has a status subresource; None = absent."""
         return None
 
-    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
         """Kind-specific create preparation (after decoding and status reset)."""
 
-    def prepare_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """Kind-specific update preparation (before the generation check)."""
 
-    def validate(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate(self, info: ServedResource, obj: Obj) -> list[Cause]:
         """Validation of a new object; the default checks ObjectMeta only."""
         if not self.validates_meta:
             return []
         return m.validate_object_meta(obj.get("metadata") or {}, info.namespaced, self.name_fn)
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         """The kind's `ValidateUpdate`: by default ObjectMeta update rules plus new-object rules
         (with the whole `validate` when the kind's `ValidateXUpdate` calls `ValidateX`)."""
         if not self.validates_meta:
@@ -90,22 +88,22 @@ class KindStrategy(Strategy):
             causes += self.validate(info, new)
         return causes + self.validate_spec(info, new)
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         """The non-metadata part of `validate` (reused on update)."""
         return []
 
-    def spec_of(self, info: ResourceInfo, obj: Obj) -> Obj:
+    def spec_of(self, info: ServedResource, obj: Obj) -> Obj:
         """The part of the object whose change bumps generation."""
         return without(obj, "metadata", "status", "apiVersion", "kind")
 
     # -- Strategy hooks -------------------------------------------------------------------------
-    def decode(self, info: ResourceInfo, obj: Obj) -> None:
+    def decode(self, info: ServedResource, obj: Obj) -> None:
         if self.schema is not None:
             decode_object(self.schema, obj, info.kind, info.version)
         obj.setdefault("metadata", {})
         self.default(info, obj)
 
-    def prepare_for_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_for_create(self, info: ServedResource, obj: Obj) -> None:
         self.decode(info, obj)
         meta = obj["metadata"]  # deletionTimestamp & co. are already cleared by the registry (BeforeCreate)
         if info.has_status:
@@ -119,7 +117,7 @@ class KindStrategy(Strategy):
             meta.pop("generation", None)
         self.prepare_create(info, obj)
 
-    def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def validate_create(self, info: ServedResource, obj: Obj) -> None:
         m.raise_invalid(info, obj, self.validate(info, obj) + self.validate_spec(info, obj), self.error_group)
         if self.validates_meta:
             return  # the kind's own ObjectMeta rules passed, and they are stricter than the generic ones
@@ -127,7 +125,7 @@ class KindStrategy(Strategy):
         m.raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
                                                         m.validate_path_segment_name, kube=False), self.error_group)
 
-    def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_for_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         self.decode(info, new)
         m.carry_system_fields(new, old)
         m.keep_status(info, new, old)
@@ -140,7 +138,7 @@ class KindStrategy(Strategy):
             if changed:
                 nm["generation"] = int(om.get("generation") or 0) + 1
 
-    def validate_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def validate_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         causes: list[Cause] = []
         if self.validates_meta:
             # rest.BeforeUpdate's validateCommonFields (generic ObjectMeta rules, then the generic update
@@ -150,7 +148,7 @@ class KindStrategy(Strategy):
             causes += m.validate_object_meta_update(nm, om, kube=False)
         m.raise_invalid(info, new, causes + self.validate_update_causes(info, new, old), self.error_group)
 
-    def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         self.decode(info, new)
         m.carry_system_fields(new, old)
         status = new.get("status")
@@ -169,12 +167,12 @@ class KindStrategy(Strategy):
             else:
                 new["metadata"]["labels"] = copy.deepcopy(labels)
 
-    def validate_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def validate_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         causes: list[Cause] = []
         if self.validates_meta:
             # twice, as on the real server: rest.BeforeUpdate's check and the kind's ValidateStatusUpdate
             causes += 2 * m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         m.raise_invalid(info, new, causes + self.validate_status(info, new), self.error_group)
 
-    def validate_status(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_status(self, info: ServedResource, obj: Obj) -> list[Cause]:
         return []

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..errors import bad_request
-from ..resources import ResourceInfo
+from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
 from .apps import WorkloadStrategy, validate_selector_and_template
 from .base import semantic_equal
+from .core import FieldLabelStrategy, count_field
 from .schema import (
     ANY,
     BOOL,
@@ -25,9 +25,6 @@ from .schema import (
     struct,
     top_level,
 )
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 JOB_RESTART = ("OnFailure", "Never")
 JOB_SPEC = struct(
@@ -58,13 +55,14 @@ def default_job_spec(spec: Obj) -> None:
     podspec.default_pod_template(spec["template"])
 
 
-class JobStrategy(WorkloadStrategy):
+class JobStrategy(WorkloadStrategy, FieldLabelStrategy):
     schema = top_level("Job", spec=JOB_SPEC, status=JOB_STATUS)
     kind_word = "job"
     status_keeps_labels = False
     orphans_by_default = True  # batch/v1 keeps the pre-garbage-collector default
+    selectable_fields = {"status.successful": count_field("status.succeeded")}
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         default_job_spec(spec)
         labels = (spec["template"].get("metadata") or {}).get("labels")
@@ -72,7 +70,7 @@ class JobStrategy(WorkloadStrategy):
         if labels and not meta.get("labels"):
             meta["labels"] = dict(labels)
 
-    def validate(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate(self, info: ServedResource, obj: Obj) -> list[Cause]:
         # generateSelector: the real server does this during create validation, once uid and name exist
         spec = obj.setdefault("spec", {})
         meta = obj.get("metadata") or {}
@@ -90,7 +88,7 @@ class JobStrategy(WorkloadStrategy):
                 obj["metadata"]["labels"] = dict(labels)
         return super().validate(info, obj)
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
         causes: list[Cause] = []
         for key in ("parallelism", "completions", "backoffLimit"):
@@ -113,7 +111,7 @@ class JobStrategy(WorkloadStrategy):
                                            'valid values: "OnFailure", "Never"'))
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
         ns, os_ = new.get("spec") or {}, old.get("spec") or {}
         for key in ("completions", "completionMode"):
@@ -123,7 +121,7 @@ class JobStrategy(WorkloadStrategy):
             causes.append(m.invalid_cause("spec.template", ns.get("template"), "field is immutable"))
         return causes
 
-    def validate_status(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_status(self, info: ServedResource, obj: Obj) -> list[Cause]:
         """`validateJobStatus`: the pod counts are non-negative."""
         status = obj.get("status") or {}
         causes: list[Cause] = []
@@ -133,17 +131,10 @@ class JobStrategy(WorkloadStrategy):
                 causes.append(m.invalid_cause(f"status.{key}", value, "must be greater than or equal to 0"))
         return causes
 
-    def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
-        return (*super().field_labels(info), "status.successful")
-
-    def check_field_label(self, info: ResourceInfo, label: str) -> None:
+    def check_field_label(self, info: ServedResource, label: str) -> None:
         if label not in self.field_labels(info):
             raise bad_request(f"field label {label!r} not supported for batchv1.Job".replace("'", '"'))
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        values["status.successful"] = str(int((obj.get("status") or {}).get("succeeded") or 0))
-        return values
 
 
 class CronJobStrategy(WorkloadStrategy):
@@ -151,7 +142,7 @@ class CronJobStrategy(WorkloadStrategy):
     kind_word = "cronjob"
     status_keeps_labels = False
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         spec.setdefault("concurrencyPolicy", "Allow")
         spec.setdefault("suspend", False)
@@ -163,7 +154,7 @@ class CronJobStrategy(WorkloadStrategy):
         jspec.setdefault("template", {})
         podspec.default_pod_template(jspec["template"])
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
         causes: list[Cause] = []
         schedule = spec.get("schedule") or ""
@@ -180,6 +171,6 @@ class CronJobStrategy(WorkloadStrategy):
             causes.append(c)
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         return causes + self.validate_spec(info, new)

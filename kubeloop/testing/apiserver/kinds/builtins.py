@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from ..resources import DEFAULT_VERBS, ResourceInfo, Strategy
+from ..resources import DEFAULT_VERBS, ServedResource, Strategy
 from .apps import DaemonSetStrategy, DeploymentStrategy, ReplicaSetStrategy, StatefulSetStrategy
 from .batch import CronJobStrategy, JobStrategy
 from .coordination import LeaseStrategy
@@ -37,15 +37,15 @@ def storage_version_hash(group: str, version: str, kind: str) -> str:
 def _info(group: str, version: str, resource: str, kind: str, namespaced: bool, strategy: Strategy, *,
           short: tuple[str, ...] = (), categories: tuple[str, ...] = (), sub: tuple[str, ...] = (),
           verbs: tuple[str, ...] = DEFAULT_VERBS, storage: str = "", hash_gvk: tuple[str, str, str] | None = None,
-          create_on_update: bool = False, return_deleted: bool = False) -> ResourceInfo:
+          create_on_update: bool = False, return_deleted: bool = False) -> ServedResource:
     hg, hv, hk = hash_gvk or (group, version, kind)
-    return ResourceInfo(group, version, resource, kind, namespaced, short_names=short, categories=categories,
+    return ServedResource(group, version, resource, kind, namespaced, short_names=short, categories=categories,
                         verbs=verbs, subresources=frozenset(sub), storage=storage, strategy=strategy,
                         storage_version_hash=storage_version_hash(hg, hv, hk),
                         allow_create_on_update=create_on_update, return_deleted_object=return_deleted)
 
 
-def builtin_resources() -> list[ResourceInfo]:
+def builtin_resources() -> list[ServedResource]:
     """Fresh ResourceInfos (and strategies) for every built-in kind."""
     events_storage = "/events"
     return [
@@ -86,7 +86,7 @@ def builtin_resources() -> list[ResourceInfo]:
     ]
 
 
-def _generic_resources() -> list[ResourceInfo]:
+def _generic_resources() -> list[ServedResource]:
     """Kinds served with generic rules only (see `extra.py`)."""
     rbac_group = "rbac.authorization.k8s.io"
     return [

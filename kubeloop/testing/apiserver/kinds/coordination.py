@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..resources import ResourceInfo
+from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from .base import KindStrategy
 from .schema import INT32, MICROTIME, STRING, struct, top_level
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 LEASE_SPEC = struct("LeaseSpec", holderIdentity=STRING, leaseDurationSeconds=INT32, acquireTime=MICROTIME,
                     renewTime=MICROTIME, leaseTransitions=INT32)
@@ -19,10 +15,10 @@ LEASE_SPEC = struct("LeaseSpec", holderIdentity=STRING, leaseDurationSeconds=INT
 class LeaseStrategy(KindStrategy):
     schema = top_level("Lease", spec=LEASE_SPEC)
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         obj.setdefault("spec", {})
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
         causes: list[Cause] = []
         duration = spec.get("leaseDurationSeconds")

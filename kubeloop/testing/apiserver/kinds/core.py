@@ -8,12 +8,14 @@ import copy
 import itertools
 import json
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from kubeloop import meta as kv
 
 from ..errors import bad_request, invalid
-from ..resources import DRY_RUN, ResourceInfo
+from ..resources import DRY_RUN, ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
 from .base import KindStrategy, semantic_equal, without
@@ -34,23 +36,7 @@ from .schema import (
     top_level,
 )
 
-Obj = dict[str, Any]
-Cause = dict[str, str]
-
 METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
-
-
-class FieldLabelStrategy(KindStrategy):
-    """Kinds with a registered field-label conversion: unsupported labels get the short message."""
-
-    extra_field_labels: tuple[str, ...] = ()
-
-    def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
-        return super().field_labels(info) + self.extra_field_labels
-
-    def check_field_label(self, info: ResourceInfo, label: str) -> None:
-        if label not in self.field_labels(info):
-            raise bad_request(f"field label not supported: {label}")
 
 
 def _get(obj: Obj, path: str) -> Any:
@@ -60,15 +46,53 @@ def _get(obj: Obj, path: str) -> Any:
     return cur
 
 
+FieldValue = Callable[[Obj], str]
+
+
+def text_field(path: str) -> FieldValue:
+    """A fieldSelector value read as a string ("" when absent)."""
+    return lambda obj: str(_get(obj, path) or "")
+
+
+def count_field(path: str) -> FieldValue:
+    """A fieldSelector value read as a decimal count ("0" when absent)."""
+    return lambda obj: str(int(_get(obj, path) or 0))
+
+
+def flag_field(path: str) -> FieldValue:
+    """A fieldSelector value read as Go prints a bool."""
+    return lambda obj: "true" if _get(obj, path) else "false"
+
+
+class FieldLabelStrategy(KindStrategy):
+    """Kinds with a registered field-label conversion: `selectable_fields` maps each extra fieldSelector label
+    (in the order the server lists them) to its value's reader; unsupported labels get the short message."""
+
+    selectable_fields: ClassVar[Mapping[str, FieldValue]] = {}
+
+    def field_labels(self, info: ServedResource) -> tuple[str, ...]:
+        return super().field_labels(info) + tuple(self.selectable_fields)
+
+    def check_field_label(self, info: ServedResource, label: str) -> None:
+        if label not in self.field_labels(info):
+            raise bad_request(f"field label not supported: {label}")
+
+    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
+        values = super().field_values(info, obj)
+        for label, read in self.selectable_fields.items():
+            values[label] = read(obj)
+        return values
+
+
 # -- Namespace --------------------------------------------------------------------------------
 
 class NamespaceStrategy(FieldLabelStrategy):
     schema = top_level("Namespace", spec=struct("NamespaceSpec", finalizers=list_of(STRING)),
                        status=struct("NamespaceStatus", phase=STRING, conditions=list_of(ANY)))
     name_fn = staticmethod(m.name_is_dns_label)
-    extra_field_labels = ("status.phase",)
+    selectable_fields = {"status.phase": text_field("status.phase")}
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         meta = obj["metadata"]
         if meta.get("name"):
             meta.setdefault("labels", {})[METADATA_NAME_LABEL] = meta["name"]
@@ -76,21 +100,21 @@ class NamespaceStrategy(FieldLabelStrategy):
         if isinstance(status, dict):
             status.setdefault("phase", "Active")
 
-    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
         obj["status"] = {"phase": "Active"}
         spec = obj.setdefault("spec", {})
         fins = spec.setdefault("finalizers", [])
         if "kubernetes" not in fins:
             fins.append("kubernetes")
 
-    def validate(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate(self, info: ServedResource, obj: Obj) -> list[Cause]:
         # Canonicalize: a generated name gets its label once the name is known
         meta = obj.setdefault("metadata", {})
         if meta.get("name"):
             meta.setdefault("labels", {})[METADATA_NAME_LABEL] = meta["name"]
         return super().validate(info, obj)
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         causes: list[Cause] = []
         for i, f in enumerate((obj.get("spec") or {}).get("finalizers") or []):
             for msg in kv.is_qualified_name(f):
@@ -100,19 +124,19 @@ class NamespaceStrategy(FieldLabelStrategy):
                                               "name is neither a standard finalizer name nor is it fully qualified"))
         return causes
 
-    def prepare_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         new["spec"] = copy.deepcopy(old.get("spec") or {})
 
-    def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         super().prepare_for_status_update(info, new, old)
 
-    def prepare_for_subresource_update(self, info: ResourceInfo, subresource: str, new: Obj, old: Obj) -> None:
+    def prepare_for_subresource_update(self, info: ServedResource, subresource: str, new: Obj, old: Obj) -> None:
         if subresource == "finalize":
             self.prepare_for_finalize_update(info, new, old)
         else:
             super().prepare_for_subresource_update(info, subresource, new, old)
 
-    def prepare_for_finalize_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_for_finalize_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """PUT `/namespaces/<name>/finalize`: only `spec.finalizers` may change."""
         self.decode(info, new)
         m.carry_system_fields(new, old)
@@ -121,14 +145,10 @@ class NamespaceStrategy(FieldLabelStrategy):
             new["status"] = copy.deepcopy(old["status"])
         new["spec"] = {"finalizers": list(spec.get("finalizers") or [])} if spec.get("finalizers") else {}
 
-    def prepare_for_delete(self, info: ResourceInfo, obj: Obj) -> bool:
+    def prepare_for_delete(self, info: ServedResource, obj: Obj) -> bool:
         obj.setdefault("status", {})["phase"] = "Terminating"
         return bool((obj.get("spec") or {}).get("finalizers"))
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        values["status.phase"] = str(_get(obj, "status.phase") or "")
-        return values
 
 
 # -- ConfigMap / Secret -----------------------------------------------------------------------
@@ -164,7 +184,7 @@ def _immutable_causes(new: Obj, old: Obj, fields: tuple[str, ...]) -> list[Cause
 class ConfigMapStrategy(KindStrategy):
     schema = top_level("ConfigMap", data=map_of(STRING), binaryData=map_of(BYTES), immutable=BOOL)
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
         causes = _validate_keys(data, "data")
         for key in binary:
@@ -178,7 +198,7 @@ class ConfigMapStrategy(KindStrategy):
             causes.append(m.too_long_cause("", MAX_SECRET_SIZE))
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += _immutable_causes(new, old, ("data", "binaryData"))
         return causes + self.validate(info, new) + self.validate_spec(info, new)
@@ -194,9 +214,9 @@ SECRET_TYPE_KEYS = {
 
 class SecretStrategy(FieldLabelStrategy):
     schema = top_level("Secret", data=map_of(BYTES), stringData=map_of(STRING), type=STRING, immutable=BOOL)
-    extra_field_labels = ("type",)
+    selectable_fields = {"type": text_field("type")}
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         if not obj.get("type"):
             obj["type"] = "Opaque"
         string_data = obj.pop("stringData", None)
@@ -206,7 +226,7 @@ class SecretStrategy(FieldLabelStrategy):
                 data[k] = base64.b64encode(v.encode()).decode()
             obj["data"] = data
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         data = obj.get("data") or {}
         causes = _validate_keys(data, "data")
         kind = obj.get("type") or ""
@@ -234,16 +254,12 @@ class SecretStrategy(FieldLabelStrategy):
             causes.append(m.too_long_cause("data", MAX_SECRET_SIZE))
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += m.immutable_causes("type", new.get("type"), old.get("type"))
         causes += _immutable_causes(new, old, ("data",))
         return causes + self.validate(info, new) + self.validate_spec(info, new)
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        values["type"] = str(obj.get("type") or "")
-        return values
 
 
 # -- ServiceAccount / Endpoints ---------------------------------------------------------------
@@ -263,7 +279,7 @@ ENDPOINT_SUBSET = struct("EndpointSubset", addresses=list_of(ANY), notReadyAddre
 class EndpointsStrategy(KindStrategy):
     schema = top_level("Endpoints", subsets=list_of(ENDPOINT_SUBSET))
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         for subset in obj.get("subsets") or []:
             for port in (subset or {}).get("ports") or []:
                 if isinstance(port, dict):
@@ -292,13 +308,8 @@ def _validate_service_port(port: Obj, require_name: bool, names: set[str], fld: 
     """`validateServicePort`."""
     causes: list[Cause] = []
     name = port.get("name") or ""
-    if require_name and not name:
-        causes.append(m.required_cause(f"{fld}.name"))
-    elif name:
-        causes += [m.invalid_cause(f"{fld}.name", name, msg) for msg in kv.is_dns1123_label(name)]
-        if name in names:
-            causes.append(m.duplicate_cause(f"{fld}.name", name))
-        names.add(name)
+    if name or require_name:
+        causes += m.validate_item_name(name, f"{fld}.name", names, kv.is_dns1123_label)
     number = port.get("port")
     if not isinstance(number, int) or not 0 < number < 65536:
         causes.append(m.invalid_cause(f"{fld}.port", number or 0, "must be between 1 and 65535, inclusive"))
@@ -342,7 +353,7 @@ class ServiceStrategy(KindStrategy):
         self._next_ip = itertools.count(1)
         self._next_node_port = itertools.count(30000)
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         spec.setdefault("type", "ClusterIP")
         spec.setdefault("sessionAffinity", "None")
@@ -359,14 +370,14 @@ class ServiceStrategy(KindStrategy):
         if spec["type"] in ("NodePort", "LoadBalancer"):
             spec.setdefault("externalTrafficPolicy", "Cluster")
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"loadBalancer": {}}
 
     def _allocate_ip(self) -> str:
         n = next(self._next_ip)
         return f"10.96.{n // 250}.{n % 250 + 1}"
 
-    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
         spec = obj["spec"]
         if spec.get("type") == "ExternalName":
             return
@@ -414,7 +425,7 @@ class ServiceStrategy(KindStrategy):
             port["nodePort"] = value
             by_port[number] = value
 
-    def prepare_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         ns, os_ = new.setdefault("spec", {}), old.get("spec") or {}
         for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "internalTrafficPolicy"):
             if not ns.get(key) and os_.get(key) and ns.get("type") == os_.get("type"):
@@ -425,7 +436,7 @@ class ServiceStrategy(KindStrategy):
                     if isinstance(p, dict) and p.get("nodePort")}
         self._allocate_node_ports(new, kept)
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         """`ValidateService` without ObjectMeta, in upstream's order."""
         spec = obj.get("spec") or {}
         causes: list[Cause] = []
@@ -482,7 +493,7 @@ class ServiceStrategy(KindStrategy):
             seen.add(key)
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
         ns, os_ = new.get("spec") or {}, old.get("spec") or {}
         if os_.get("clusterIP") and ns.get("type") != "ExternalName" and os_.get("type") != "ExternalName":
@@ -521,13 +532,22 @@ def qos_class(spec: Obj) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
+def _pod_ips(pod: Obj) -> str:
+    ips = [str((ip or {}).get("ip") or "") for ip in _get(pod, "status.podIPs") or []]
+    return ",".join(ips) if ips else str(_get(pod, "status.podIP") or "")
+
+
 class PodStrategy(FieldLabelStrategy):
     schema = top_level("Pod", spec=POD_SPEC, status=ANY)
-    extra_field_labels = ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
-                          "spec.serviceAccountName", "status.phase", "status.podIP", "status.podIPs",
-                          "status.nominatedNodeName", "spec.host")
+    selectable_fields = {
+        **{label: text_field(label) for label in ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+                                                  "spec.serviceAccountName", "status.phase", "status.podIP")},
+        "status.podIPs": _pod_ips,
+        "status.nominatedNodeName": text_field("status.nominatedNodeName"),
+        "spec.host": text_field("spec.nodeName"),
+    }
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         podspec.default_pod_spec(spec)
         spec.setdefault("enableServiceLinks", True)
@@ -538,10 +558,10 @@ class PodStrategy(FieldLabelStrategy):
                 for k, v in res["limits"].items():
                     req.setdefault(k, v)
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
 
-    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
         spec = obj["spec"]
         # admission plugins every real cluster runs: Priority, DefaultTolerationSeconds
         spec.setdefault("priority", 0)
@@ -551,10 +571,10 @@ class PodStrategy(FieldLabelStrategy):
             if not any(isinstance(x, dict) and x.get("key") == t["key"] for x in tolerations):
                 tolerations.append(dict(t))
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         return podspec.validate_pod_spec(obj.get("spec"), "spec")
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
 
         def mutable_masked(spec: Obj) -> Obj:
@@ -571,20 +591,6 @@ class PodStrategy(FieldLabelStrategy):
             causes.append(m.forbidden_cause("spec", POD_UPDATE_MSG))
         return causes
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        spec, status = obj.get("spec") or {}, obj.get("status") or {}
-        values["spec.nodeName"] = str(spec.get("nodeName") or "")
-        values["spec.host"] = values["spec.nodeName"]
-        values["spec.restartPolicy"] = str(spec.get("restartPolicy") or "")
-        values["spec.schedulerName"] = str(spec.get("schedulerName") or "")
-        values["spec.serviceAccountName"] = str(spec.get("serviceAccountName") or "")
-        values["status.phase"] = str(status.get("phase") or "")
-        values["status.podIP"] = str(status.get("podIP") or "")
-        ips = [str((ip or {}).get("ip") or "") for ip in status.get("podIPs") or []]
-        values["status.podIPs"] = ",".join(ips) if ips else values["status.podIP"]
-        values["status.nominatedNodeName"] = str(status.get("nominatedNodeName") or "")
-        return values
 
 
 # -- PodTemplate --------------------------------------------------------------------------------
@@ -592,11 +598,11 @@ class PodStrategy(FieldLabelStrategy):
 class PodTemplateStrategy(KindStrategy):
     schema = top_level("PodTemplate", template=POD_TEMPLATE_SPEC)
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         obj.setdefault("template", {})
         podspec.default_pod_template(obj["template"])
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         template = obj.get("template") or {}
         causes = m.validate_labels((template.get("metadata") or {}).get("labels"), "template.metadata.labels")
         return causes + podspec.validate_pod_spec(template.get("spec"), "template.spec")
@@ -609,13 +615,13 @@ class PersistentVolumeClaimStrategy(KindStrategy):
         "PersistentVolumeClaimSpec", open=True, accessModes=list_of(STRING), storageClassName=STRING,
         volumeMode=STRING, volumeName=STRING), status=ANY)
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"phase": "Pending"}
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
         causes: list[Cause] = []
         if not spec.get("accessModes"):
@@ -624,7 +630,7 @@ class PersistentVolumeClaimStrategy(KindStrategy):
             causes.append(m.required_cause("spec.resources[storage]"))
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
         ns, os_ = without(new.get("spec") or {}, "resources"), without(old.get("spec") or {}, "resources")
         if os_.get("volumeName") and not semantic_equal(ns, os_):
@@ -636,18 +642,14 @@ class PersistentVolumeClaimStrategy(KindStrategy):
 class NodeStrategy(FieldLabelStrategy):
     schema = top_level("Node", spec=struct("NodeSpec", open=True, unschedulable=BOOL, podCIDR=STRING,
                                            podCIDRs=list_of(STRING), providerID=STRING), status=ANY)
-    extra_field_labels = ("spec.unschedulable",)
+    selectable_fields = {"spec.unschedulable": flag_field("spec.unschedulable")}
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}}, "nodeInfo": {
             "machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "", "osImage": "",
             "containerRuntimeVersion": "", "kubeletVersion": "", "kubeProxyVersion": "",
             "operatingSystem": "", "architecture": ""}}
 
-    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
         obj.setdefault("spec", {})
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
-        values = super().field_values(info, obj)
-        values["spec.unschedulable"] = "true" if (obj.get("spec") or {}).get("unschedulable") else "false"
-        return values

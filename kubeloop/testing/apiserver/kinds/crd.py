@@ -15,14 +15,12 @@ from typing import Any
 from kubeloop import meta as kv
 
 from ..objectmeta import now_rfc3339
-from ..resources import ResourceInfo
+from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from . import structural
 from .base import KindStrategy, semantic_equal
 from .schema import ANY, top_level
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 SCOPES = ("Cluster", "Namespaced")
@@ -163,7 +161,7 @@ class CustomResourceDefinitionStrategy(KindStrategy):
     has_generation = True
     allow_unconditional_update = False
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         if not isinstance(spec, dict):
             return
@@ -182,21 +180,21 @@ class CustomResourceDefinitionStrategy(KindStrategy):
             if isinstance(svc, dict):
                 svc.setdefault("port", 443)
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         sv = storage_version(obj)
         return {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": [sv] if sv else []}
 
-    def spec_of(self, info: ResourceInfo, obj: Obj) -> Obj:
+    def spec_of(self, info: ServedResource, obj: Obj) -> Obj:
         return obj.get("spec") or {}
 
-    def prepare_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         sv = storage_version(new)
         status = new.setdefault("status", {})
         stored = status.setdefault("storedVersions", [])
         if sv and sv not in stored:
             stored.append(sv)
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
         causes: list[Cause] = []
         name = (obj.get("metadata") or {}).get("name") or ""
@@ -231,15 +229,7 @@ class CustomResourceDefinitionStrategy(KindStrategy):
             fld = f"spec.versions[{i}]"
             if not isinstance(v, dict):
                 continue
-            vname = v.get("name") or ""
-            if not vname:
-                causes.append(m.required_cause(f"{fld}.name"))
-            else:
-                for msg in kv.is_dns1035_label(vname):
-                    causes.append(m.invalid_cause(f"{fld}.name", vname, msg))
-                if vname in seen:
-                    causes.append(m.duplicate_cause(f"{fld}.name", vname))
-                seen.add(vname)
+            causes += m.validate_item_name(v.get("name") or "", f"{fld}.name", seen, kv.is_dns1035_label)
             schema = (v.get("schema") or {}).get("openAPIV3Schema")
             if schema is None:
                 causes.append(m.required_cause(f"{fld}.schema.openAPIV3Schema", "schemas are required"))
@@ -253,7 +243,7 @@ class CustomResourceDefinitionStrategy(KindStrategy):
                     causes.append(m.required_cause(f"{fld}.subresources.scale.statusReplicasPath"))
         return causes
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += self.validate_spec(info, new)
         ns, os_ = new.get("spec") or {}, old.get("spec") or {}
@@ -267,7 +257,7 @@ class CustomResourceDefinitionStrategy(KindStrategy):
                 causes.append(m.invalid_cause(f"status.storedVersions[{i}]", sv, "must appear in spec.versions"))
         return causes
 
-    def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """`/status` writes change status only: labels, annotations and owner references stay."""
         super().prepare_for_status_update(info, new, old)
         nm, om = new["metadata"], old.get("metadata") or {}
@@ -277,7 +267,7 @@ class CustomResourceDefinitionStrategy(KindStrategy):
             else:
                 nm.pop(key, None)
 
-    def prepare_for_delete(self, info: ResourceInfo, obj: Obj) -> bool:
+    def prepare_for_delete(self, info: ServedResource, obj: Obj) -> bool:
         meta = obj.setdefault("metadata", {})
         fins = meta.setdefault("finalizers", [])
         if CLEANUP_FINALIZER not in fins:

@@ -13,15 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import bad_request, invalid
-from ..resources import ResourceInfo, Strategy
+from ..resources import ServedResource, Strategy
+from ..shapes import Cause, Obj
 from . import meta as m
 from . import structural
 from .apps import decode_scale
 from .base import semantic_equal
 from .schema import OBJECT_META, DecodeError, decode_struct
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 
 def _get_path(obj: Obj, json_path: str) -> Any:
@@ -31,17 +29,10 @@ def _get_path(obj: Obj, json_path: str) -> Any:
     return cur
 
 
-def _go_type(value: Any) -> str:
-    """The Go type `unstructured` holds for a JSON value (as accessor errors name it)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    return "[]interface {}" if isinstance(value, list) else "map[string]interface {}"
+# The Go type `unstructured` holds for a JSON value (as accessor errors name it).
+_UNSTRUCTURED_TYPES = {"bool": "bool", "int": "int64", "float": "float64", "string": "string",
+                       "array": "[]interface {}", "null": "map[string]interface {}",
+                       "object": "map[string]interface {}"}
 
 
 def _set_path(obj: Obj, json_path: str, value: Any) -> None:
@@ -80,7 +71,7 @@ class CustomResourceStrategy(Strategy):
         return f"{self.group}/{self.version}"
 
     # -- decoding -------------------------------------------------------------------------------
-    def decode(self, info: ResourceInfo, obj: Obj) -> None:
+    def decode(self, info: ServedResource, obj: Obj) -> None:
         meta = obj.get("metadata")
         if meta is None:
             obj["metadata"] = meta = {}
@@ -97,7 +88,7 @@ class CustomResourceStrategy(Strategy):
             structural.apply_defaults(obj, self.schema)
 
     # -- create / update ------------------------------------------------------------------------
-    def prepare_for_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def prepare_for_create(self, info: ServedResource, obj: Obj) -> None:
         self.decode(info, obj)
         meta = obj["metadata"]  # deletionTimestamp & co. are already cleared by the registry (BeforeCreate)
         if info.has_status:
@@ -117,7 +108,7 @@ class CustomResourceStrategy(Strategy):
             name = (obj.get("metadata") or {}).get("name") or None
             raise invalid(str(obj.get("kind") or self.kind), name, causes, self.group)
 
-    def _content_causes(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def _content_causes(self, info: ServedResource, obj: Obj) -> list[Cause]:
         causes = structural.validate_root(obj, self.schema)
         causes += self._scale_causes(obj)
         return causes
@@ -135,7 +126,7 @@ class CustomResourceStrategy(Strategy):
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
                 causes.append(m.invalid_cause_raw(path, "0", f"{path} accessor error: {m.go_print(value)} is of the "
-                                                  f"type {_go_type(value)}, expected int64"))
+                                                  f"type {_UNSTRUCTURED_TYPES[m.json_kind(value)]}, expected int64"))
             elif value < 0:
                 causes.append(m.invalid_cause(path, value, "should be a non-negative integer"))
             elif value > 2**31 - 1:
@@ -144,17 +135,17 @@ class CustomResourceStrategy(Strategy):
         sel = _get_path(obj, sel_path) if sel_path else None
         if sel is not None and not isinstance(sel, str):
             causes.append(m.invalid_cause_raw(sel_path, '""', f"{sel_path} accessor error: {m.go_print(sel)} is of "
-                                              f"the type {_go_type(sel)}, expected string"))
+                                              f"the type {_UNSTRUCTURED_TYPES[m.json_kind(sel)]}, expected string"))
         return causes
 
-    def validate_create(self, info: ResourceInfo, obj: Obj) -> None:
+    def validate_create(self, info: ServedResource, obj: Obj) -> None:
         type_causes = self._type_meta_causes(obj)
         self._raise(obj, type_causes)
         causes = m.validate_object_meta(obj.get("metadata") or {}, info.namespaced, kube=False)
         causes += self._content_causes(info, obj)
         self._raise(obj, causes)
 
-    def prepare_for_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_for_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         self.decode(info, new)
         m.carry_system_fields(new, old)
         m.keep_status(info, new, old)
@@ -163,14 +154,14 @@ class CustomResourceStrategy(Strategy):
         if not semantic_equal(a, b):
             new["metadata"]["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
 
-    def validate_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def validate_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         self._raise(new, self._type_meta_causes(new))
         nm, om = new.get("metadata") or {}, old.get("metadata") or {}
         causes = 2 * m.validate_object_meta_update(nm, om, kube=False)
         causes += self._content_causes(info, new)
         self._raise(new, causes)
 
-    def prepare_for_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """Only `status` changes: everything else (metadata included) is taken from `old`, except
         `managedFields` and the client's `resourceVersion`."""
         self.decode(info, new)
@@ -193,14 +184,14 @@ class CustomResourceStrategy(Strategy):
         if rv:
             meta["resourceVersion"] = rv
 
-    def validate_status_update(self, info: ResourceInfo, new: Obj, old: Obj) -> None:
+    def validate_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         nm, om = new.get("metadata") or {}, old.get("metadata") or {}
         causes = m.validate_object_meta_update(nm, om, kube=False)
         causes += self._content_causes(info, new)
         self._raise(new, causes)
 
     # -- versions -------------------------------------------------------------------------------
-    def to_storage(self, info: ResourceInfo, obj: Obj) -> Obj:
+    def to_storage(self, info: ServedResource, obj: Obj) -> Obj:
         storage_api = f"{self.group}/{self.storage_version}"
         if obj.get("apiVersion") == storage_api:
             return obj
@@ -208,7 +199,7 @@ class CustomResourceStrategy(Strategy):
         out["apiVersion"] = storage_api
         return out
 
-    def from_storage(self, info: ResourceInfo, stored: Obj) -> Obj:
+    def from_storage(self, info: ServedResource, stored: Obj) -> Obj:
         """Conversion `None`: only apiVersion changes; the served version's schema defaults are
         applied to what another version stored."""
         if stored.get("apiVersion") == info.api_version:
@@ -227,7 +218,7 @@ class CustomResourceStrategy(Strategy):
         return self._defaults
 
     # -- scale ----------------------------------------------------------------------------------
-    def get_scale(self, info: ResourceInfo, obj: Obj) -> Obj:
+    def get_scale(self, info: ServedResource, obj: Obj) -> Obj:
         if not self.scale:
             return super().get_scale(info, obj)
         meta = obj.get("metadata") or {}
@@ -244,7 +235,7 @@ class CustomResourceStrategy(Strategy):
         spec: Obj = {"replicas": spec_replicas} if isinstance(spec_replicas, int) and spec_replicas else {}
         return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": smeta, "spec": spec, "status": status}
 
-    def apply_scale(self, info: ResourceInfo, obj: Obj, scale: Obj) -> None:
+    def apply_scale(self, info: ServedResource, obj: Obj, scale: Obj) -> None:
         if not self.scale:
             super().apply_scale(info, obj, scale)
             return
@@ -252,13 +243,13 @@ class CustomResourceStrategy(Strategy):
         replicas = int((scale.get("spec") or {}).get("replicas") or 0)
         _set_path(obj, self.scale.get("specReplicasPath") or ".spec.replicas", replicas)
 
-    def scale_replicas_field(self, info: ResourceInfo) -> tuple[str, ...]:
+    def scale_replicas_field(self, info: ServedResource) -> tuple[str, ...]:
         if not self.scale:
             return super().scale_replicas_field(info)
         return tuple((self.scale.get("specReplicasPath") or ".spec.replicas").lstrip(".").split("."))
 
     # -- server-side apply ----------------------------------------------------------------------
-    def list_types(self, info: ResourceInfo) -> Mapping[tuple[str, ...], Any]:
+    def list_types(self, info: ServedResource) -> Mapping[tuple[str, ...], Any]:
         """The schema's `x-kubernetes-list-type`s by field path (what `listtypes.list_types_for` asks)."""
         if self._list_types is None:
             from ..listtypes import schema_list_types

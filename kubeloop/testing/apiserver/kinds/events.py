@@ -9,18 +9,18 @@ prints). events.k8s.io/v1 reads convert it (`message` -> `note`, `involvedObject
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kubeloop import meta as kv
 
 from ..errors import bad_request
-from ..resources import ResourceInfo
+from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from .base import KindStrategy
 from .schema import INT32, MICROTIME, OBJECT_REFERENCE, OMIT_INT32, STRING, TIME, struct, top_level
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 EVENT_SOURCE = struct("EventSource", component=STRING, host=STRING)
 EVENT_SERIES = struct("EventSeries", count=INT32, lastObservedTime=MICROTIME)
@@ -44,8 +44,6 @@ _RENAMES = (
     ("count", "deprecatedCount"), ("reportingComponent", "reportingController"),
 )
 _SAME = ("eventTime", "series", "reportingInstance", "action", "reason", "related", "type")
-_OMIT_EMPTY_STR = ("reason", "message", "type", "action")
-_NEW_OMIT_EMPTY = ("reportingController", "reportingInstance", "action", "reason", "note", "type")
 
 REPORTING_INSTANCE_LIMIT = 128
 ACTION_LIMIT = 128
@@ -53,62 +51,74 @@ REASON_LIMIT = 128
 NOTE_LIMIT = 1024
 
 
-def render_core(ev: Obj) -> Obj:
-    """Give a core/v1 Event the fields Go always prints (`eventTime: null`, `source: {}`, ...)."""
-    ev.setdefault("involvedObject", {})
-    ev.setdefault("source", {})
-    for key in ("firstTimestamp", "lastTimestamp", "eventTime"):
-        ev.setdefault(key, None)
-    for key in ("reportingComponent", "reportingInstance"):
-        if ev.get(key) is None:
-            ev[key] = ""
-    for key in _OMIT_EMPTY_STR:
-        if ev.get(key) == "":
-            del ev[key]
-    if ev.get("count") == 0:
-        del ev["count"]
-    return ev
+def _null() -> None:
+    return None
 
 
-def render_new(ev: Obj) -> Obj:
-    """Give an events.k8s.io/v1 Event the fields Go always prints."""
-    ev.setdefault("eventTime", None)
-    ev.setdefault("regarding", {})
-    ev.setdefault("deprecatedSource", {})
-    ev.setdefault("deprecatedFirstTimestamp", None)
-    ev.setdefault("deprecatedLastTimestamp", None)
-    for key in _NEW_OMIT_EMPTY:
-        if ev.get(key) == "":
-            del ev[key]
-    if ev.get("deprecatedCount") == 0:
-        del ev["deprecatedCount"]
-    return ev
+@dataclass(frozen=True)
+class _GoPrinting:
+    """The fields Go always prints for one Event version (with their zero value, in this order),
+    the strings printed empty rather than null, and the `omitempty` ones dropped when empty or 0."""
+
+    always: tuple[tuple[str, Callable[[], Any]], ...]
+    none_as_empty: tuple[str, ...]
+    omit_empty: tuple[str, ...]
+    omit_zero: str
+
+    def render(self, ev: Obj) -> Obj:
+        for key, zero in self.always:
+            if key not in ev:
+                ev[key] = zero()
+        for key in self.none_as_empty:
+            if ev.get(key) is None:
+                ev[key] = ""
+        for key in self.omit_empty:
+            if ev.get(key) == "":
+                del ev[key]
+        if ev.get(self.omit_zero) == 0:
+            del ev[self.omit_zero]
+        return ev
 
 
-def core_to_new(ev: Obj, api_version: str = "events.k8s.io/v1") -> Obj:
+_CORE_PRINTING = _GoPrinting(
+    always=(("involvedObject", dict), ("source", dict), ("firstTimestamp", _null), ("lastTimestamp", _null),
+            ("eventTime", _null)),
+    none_as_empty=("reportingComponent", "reportingInstance"),
+    omit_empty=("reason", "message", "type", "action"),
+    omit_zero="count",
+)
+_NEW_PRINTING = _GoPrinting(
+    always=(("eventTime", _null), ("regarding", dict), ("deprecatedSource", dict),
+            ("deprecatedFirstTimestamp", _null), ("deprecatedLastTimestamp", _null)),
+    none_as_empty=(),
+    omit_empty=("reportingController", "reportingInstance", "action", "reason", "note", "type"),
+    omit_zero="deprecatedCount",
+)
+render_core = _CORE_PRINTING.render
+render_new = _NEW_PRINTING.render
+
+
+def _convert(ev: Obj, api_version: str, fields: tuple[tuple[str, str], ...], render: Callable[[Obj], Obj]) -> Obj:
     out: Obj = {"apiVersion": api_version, "kind": "Event"}
     if "metadata" in ev:
         out["metadata"] = ev["metadata"]
-    for old, new in _RENAMES:
-        if old in ev:
-            out[new] = ev[old]
-    for key in _SAME:
-        if key in ev:
-            out[key] = ev[key]
-    return render_new(out)
+    for src, dst in fields:
+        if src in ev:
+            out[dst] = ev[src]
+    return render(out)
+
+
+# (core field, events.k8s.io field), renamed ones first (the order the fields are written in)
+_FIELDS = _RENAMES + tuple((key, key) for key in _SAME)
+_NEW_TO_CORE = tuple((new, old) for old, new in _FIELDS)
+
+
+def core_to_new(ev: Obj, api_version: str = "events.k8s.io/v1") -> Obj:
+    return _convert(ev, api_version, _FIELDS, render_new)
 
 
 def new_to_core(ev: Obj) -> Obj:
-    out: Obj = {"apiVersion": "v1", "kind": "Event"}
-    if "metadata" in ev:
-        out["metadata"] = ev["metadata"]
-    for old, new in _RENAMES:
-        if new in ev:
-            out[old] = ev[new]
-    for key in _SAME:
-        if key in ev:
-            out[key] = ev[key]
-    return render_core(out)
+    return _convert(ev, "v1", _NEW_TO_CORE, render_core)
 
 
 def legacy_validate(ev: Obj) -> list[Cause]:
@@ -183,26 +193,26 @@ class CoreEventStrategy(KindStrategy):
     schema = CORE_EVENT
     validates_meta = False
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         render_core(obj)
 
-    def validate(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate(self, info: ServedResource, obj: Obj) -> list[Cause]:
         return legacy_validate(obj)
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         return legacy_validate(new)
 
-    def check_field_label(self, info: ResourceInfo, label: str) -> None:
+    def check_field_label(self, info: ServedResource, label: str) -> None:
         if label not in self.field_labels(info):
             raise bad_request(f"field label not supported: {label}")
 
-    def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
+    def field_labels(self, info: ServedResource) -> tuple[str, ...]:
         return ("metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
                 "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion",
                 "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent",
                 "source", "type")
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
         return core_field_values(obj)
 
 
@@ -227,14 +237,14 @@ class NewEventStrategy(KindStrategy):
     validates_meta = False
     error_group = ""
 
-    def default(self, info: ResourceInfo, obj: Obj) -> None:
+    def default(self, info: ServedResource, obj: Obj) -> None:
         render_new(obj)
 
-    def validate(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate(self, info: ServedResource, obj: Obj) -> list[Cause]:
         core = new_to_core(copy.copy(obj))
         return legacy_validate(core) + strict_validate(core, info.namespaced)
 
-    def validate_update_causes(self, info: ResourceInfo, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         core_new, core_old = new_to_core(copy.copy(new)), new_to_core(copy.copy(old))
         causes = legacy_validate(core_new)
         causes += m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
@@ -243,22 +253,22 @@ class NewEventStrategy(KindStrategy):
             causes += m.immutable_causes(renames.get(key, key), core_new.get(key), core_old.get(key))
         return causes
 
-    def to_storage(self, info: ResourceInfo, obj: Obj) -> Obj:
+    def to_storage(self, info: ServedResource, obj: Obj) -> Obj:
         return new_to_core(obj)
 
-    def from_storage(self, info: ResourceInfo, stored: Obj) -> Obj:
+    def from_storage(self, info: ServedResource, stored: Obj) -> Obj:
         return core_to_new(stored, info.api_version)
 
-    def check_field_label(self, info: ResourceInfo, label: str) -> None:
+    def check_field_label(self, info: ServedResource, label: str) -> None:
         if label not in self.field_labels(info):
             raise bad_request(f"field label not supported: {label}")
 
-    def field_labels(self, info: ResourceInfo) -> tuple[str, ...]:
+    def field_labels(self, info: ServedResource) -> tuple[str, ...]:
         return ("metadata.name", "metadata.namespace", "regarding.kind", "regarding.namespace", "regarding.name",
                 "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath",
                 "reason", "reportingController", "type")
 
-    def field_values(self, info: ResourceInfo, obj: Obj) -> dict[str, str]:
+    def field_values(self, info: ServedResource, obj: Obj) -> dict[str, str]:
         core = core_field_values(new_to_core(copy.copy(obj)))
         values = {k.replace("involvedObject.", "regarding."): v for k, v in core.items()}
         values["reportingController"] = core["reportingComponent"]

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..resources import ResourceInfo
+from ..resources import ServedResource
+from ..shapes import Cause, Obj
 from . import meta as m
 from .base import KindStrategy
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 
 class GenericStrategy(KindStrategy):
@@ -25,7 +23,7 @@ class GenericStrategy(KindStrategy):
         if name_fn is not None:
             self.name_fn = name_fn
 
-    def initial_status(self, info: ResourceInfo, obj: Obj) -> Any:
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         import copy
 
         return copy.deepcopy(self._status)
@@ -40,7 +38,7 @@ class IngressStrategy(GenericStrategy):
     def __init__(self) -> None:
         super().__init__(generation=True, status={"loadBalancer": {}})
 
-    def validate_spec(self, info: ResourceInfo, obj: Obj) -> list[Cause]:
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         causes: list[Cause] = []
         for i, rule in enumerate((obj.get("spec") or {}).get("rules") or []):
             for j, path in enumerate(((rule or {}).get("http") or {}).get("paths") or []):

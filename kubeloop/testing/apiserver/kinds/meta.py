@@ -21,12 +21,11 @@ from kubeloop.meta import (
 )
 
 from ..errors import cause, invalid
+from ..shapes import Cause, Obj
 
 if TYPE_CHECKING:
-    from ..resources import ResourceInfo
+    from ..resources import ServedResource
 
-Obj = dict[str, Any]
-Cause = dict[str, str]
 NameValidator = Callable[[str, bool], list[str]]
 
 # -- value rendering as Go prints it in field errors -------------------------------------------
@@ -59,6 +58,27 @@ def go_print(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return "<nil>" if value is None else str(value)
+
+
+def json_kind(value: Any) -> str:
+    """The JSON kind of a decoded value: null, bool, int, float, string, array or object. The one
+    type switch; each Go or OpenAPI vocabulary for type names is a table over these (`GO_JSON_TYPES`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+# How encoding/json names a JSON value in an UnmarshalTypeError.
+GO_JSON_TYPES = {"null": "null", "bool": "bool", "int": "number", "float": "number", "string": "string",
+                 "array": "array", "object": "object"}
 
 
 # -- field error causes (field.ErrorList entries) ---------------------------------------------
@@ -116,7 +136,7 @@ def cause_too_many(fld: str, actual: int, limit: int) -> Cause:
     return cause("FieldValueTooMany", f"Too many: {actual}: must have at most {limit} items", fld)
 
 
-def raise_invalid(info: ResourceInfo, obj: Obj, causes: list[Cause], group: str | None = None) -> None:
+def raise_invalid(info: ServedResource, obj: Obj, causes: list[Cause], group: str | None = None) -> None:
     """422 Invalid when there are causes; `group` overrides the group shown (errors name the
     internal kind's group)."""
     if causes:
@@ -252,22 +272,48 @@ def validate_owner_references(refs: Any, fld: str) -> list[Cause]:
     return causes
 
 
+def _validate_names(meta: Obj, fld: str, name_fn: NameValidator, generated_ok: bool) -> list[Cause]:
+    """generateName and name per `name_fn`; `generated_ok`: a generateName alone is enough (the
+    generic check runs before the name is generated)."""
+    gen = meta.get("generateName") or ""
+    name = meta.get("name") or ""
+    causes = [invalid_cause(f"{fld}.generateName", gen, msg) for msg in name_fn(gen, True)] if gen else []
+    if name:
+        causes += [invalid_cause(f"{fld}.name", name, msg) for msg in name_fn(name, False)]
+    elif not (gen and generated_ok):
+        causes.append(required_cause(f"{fld}.name", "name or generateName is required"))
+    return causes
+
+
+def _validate_meta_lists(meta: Obj, fld: str, kube: bool) -> list[Cause]:
+    """The checks create and update share: labels, annotations, owner references, finalizers."""
+    causes = validate_labels(meta.get("labels"), f"{fld}.labels")
+    causes += validate_annotations(meta.get("annotations"), f"{fld}.annotations")
+    causes += validate_owner_references(meta.get("ownerReferences"), f"{fld}.ownerReferences")
+    causes += validate_finalizers(meta.get("finalizers"), f"{fld}.finalizers")
+    if kube:
+        causes += validate_kube_finalizers(meta.get("finalizers"), f"{fld}.finalizers")
+    return causes
+
+
+def validate_item_name(name: str, fld: str, seen: set[str], name_fn: Callable[[str], list[str]]) -> list[Cause]:
+    """The `name` of one entry of a list keyed by name (containers, CRD versions): required, valid
+    per `name_fn`, unique among `seen` (which this extends)."""
+    if not name:
+        return [required_cause(fld)]
+    causes = [invalid_cause(fld, name, msg) for msg in name_fn(name)]
+    if name in seen:
+        causes.append(duplicate_cause(fld, name))
+    seen.add(name)
+    return causes
+
+
 def validate_object_meta(meta: Obj, namespaced: bool, name_fn: NameValidator = name_is_dns_subdomain,
                          fld: str = "metadata", kube: bool = True) -> list[Cause]:
     """`ValidateObjectMeta` for a new object (after generateName produced a name); `kube`: core's
     version for built-in kinds, which adds `validate_kube_finalizers` (False: apimachinery's
     generic one, which `rest.BeforeCreate/BeforeUpdate` and custom resources run)."""
-    causes: list[Cause] = []
-    gen = meta.get("generateName") or ""
-    name = meta.get("name") or ""
-    if gen:
-        for msg in name_fn(gen, True):
-            causes.append(invalid_cause(f"{fld}.generateName", gen, msg))
-    if not name:
-        causes.append(required_cause(f"{fld}.name", "name or generateName is required"))
-    else:
-        for msg in name_fn(name, False):
-            causes.append(invalid_cause(f"{fld}.name", name, msg))
+    causes = _validate_names(meta, fld, name_fn, generated_ok=False)
     ns = meta.get("namespace") or ""
     if namespaced:
         if not ns:
@@ -280,29 +326,12 @@ def validate_object_meta(meta: Obj, namespaced: bool, name_fn: NameValidator = n
     generation = meta.get("generation")
     if isinstance(generation, int) and generation < 0:
         causes.append(invalid_cause(f"{fld}.generation", generation, "must be greater than or equal to 0"))
-    causes += validate_labels(meta.get("labels"), f"{fld}.labels")
-    causes += validate_annotations(meta.get("annotations"), f"{fld}.annotations")
-    causes += validate_owner_references(meta.get("ownerReferences"), f"{fld}.ownerReferences")
-    causes += validate_finalizers(meta.get("finalizers"), f"{fld}.finalizers")
-    if kube:
-        causes += validate_kube_finalizers(meta.get("finalizers"), f"{fld}.finalizers")
-    return causes
+    return causes + _validate_meta_lists(meta, fld, kube)
 
 
 def validate_path_segment_meta(meta: Obj, fld: str = "metadata") -> list[Cause]:
     """The generic name check every kind gets after its own validation passed (`BeforeCreate`)."""
-    causes: list[Cause] = []
-    gen = meta.get("generateName") or ""
-    name = meta.get("name") or ""
-    if gen:
-        for msg in validate_path_segment_name(gen, True):
-            causes.append(invalid_cause(f"{fld}.generateName", gen, msg))
-    if not name and not gen:
-        causes.append(required_cause(f"{fld}.name", "name or generateName is required"))
-    elif name:
-        for msg in validate_path_segment_name(name, False):
-            causes.append(invalid_cause(f"{fld}.name", name, msg))
-    return causes
+    return _validate_names(meta, fld, validate_path_segment_name, generated_ok=True)
 
 
 def validate_no_new_finalizers(new: Any, old: Any, fld: str) -> list[Cause]:
@@ -325,13 +354,7 @@ def validate_object_meta_update(new: Obj, old: Obj, fld: str = "metadata", kube:
     for key in ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp",
                 "deletionGracePeriodSeconds"):
         causes += immutable_causes(f"{fld}.{key}", new.get(key), old.get(key))
-    causes += validate_labels(new.get("labels"), f"{fld}.labels")
-    causes += validate_annotations(new.get("annotations"), f"{fld}.annotations")
-    causes += validate_owner_references(new.get("ownerReferences"), f"{fld}.ownerReferences")
-    causes += validate_finalizers(new.get("finalizers"), f"{fld}.finalizers")
-    if kube:
-        causes += validate_kube_finalizers(new.get("finalizers"), f"{fld}.finalizers")
-    return causes
+    return causes + _validate_meta_lists(new, fld, kube)
 
 
 def carry_system_fields(new: Obj, old: Obj) -> None:
@@ -352,7 +375,7 @@ def carry_system_fields(new: Obj, old: Obj) -> None:
         nm.pop("generation", None)
 
 
-def keep_status(info: ResourceInfo, new: Obj, old: Obj) -> None:
+def keep_status(info: ServedResource, new: Obj, old: Obj) -> None:
     """A write to the main resource cannot change `status` when the kind has a status subresource."""
     if not info.has_status:
         return

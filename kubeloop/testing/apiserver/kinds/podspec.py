@@ -10,10 +10,8 @@ from typing import Any
 
 from kubeloop import meta as kv
 
+from ..shapes import Cause
 from . import meta as m
-
-Obj = dict[str, Any]
-Cause = dict[str, str]
 
 
 def image_pull_policy(image: str) -> str:
@@ -121,15 +119,7 @@ def validate_pod_spec(spec: Any, fld: str, restart_policies: tuple[str, ...] = R
             path = f"{fld}.{key}[{i}]"
             if not isinstance(c, dict):
                 continue
-            name = c.get("name") or ""
-            if not name:
-                causes.append(m.required_cause(f"{path}.name"))
-            else:
-                for msg in kv.is_dns1123_label(name):
-                    causes.append(m.invalid_cause(f"{path}.name", name, msg))
-                if name in seen:
-                    causes.append(m.duplicate_cause(f"{path}.name", name))
-                seen.add(name)
+            causes += m.validate_item_name(c.get("name") or "", f"{path}.name", seen, kv.is_dns1123_label)
             if not c.get("image"):
                 causes.append(m.required_cause(f"{path}.image"))
             policy = c.get("imagePullPolicy")

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import StatusError
+from .meta import GO_JSON_TYPES, json_kind
 
 
 class DecodeError(Exception):
@@ -54,33 +55,26 @@ class Struct(Node):
 
 
 @dataclass(frozen=True)
-class MapOf(Node):
-    value: Node = field(default_factory=lambda: Node("string"))
+class Collection(Node):
+    """A map (kind "map", string keys) or list (kind "list") of `elem`."""
+
+    elem: Node = field(default_factory=lambda: Node("string"))
 
     @property
     def go_type(self) -> str:
-        return "map[string]" + self.value.go_type
-
-
-@dataclass(frozen=True)
-class ListOf(Node):
-    item: Node = field(default_factory=lambda: Node("string"))
-
-    @property
-    def go_type(self) -> str:
-        return "[]" + self.item.go_type
+        return ("map[string]" if self.kind == "map" else "[]") + self.elem.go_type
 
 
 def struct(go_name: str, open: bool = False, **fields: Node) -> Struct:
     return Struct("struct", go_name, fields, open)
 
 
-def map_of(value: Node, omitempty: bool = True) -> MapOf:
-    return MapOf("map", value, omitempty=omitempty)
+def map_of(value: Node, omitempty: bool = True) -> Collection:
+    return Collection("map", value, omitempty=omitempty)
 
 
-def list_of(item: Node, omitempty: bool = True) -> ListOf:
-    return ListOf("list", item, omitempty=omitempty)
+def list_of(item: Node, omitempty: bool = True) -> Collection:
+    return Collection("list", item, omitempty=omitempty)
 
 
 def is_zero(value: Any) -> bool:
@@ -176,20 +170,8 @@ def check_base64(text: str) -> None:
 
 # -- decoding -----------------------------------------------------------------------------------
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _type_error(value: Any, node: Node, struct_name: str, path: str) -> DecodeError:
-    jt = _json_type(value)
+    jt = "object" if value is None else GO_JSON_TYPES[json_kind(value)]
     if jt == "number" and node.kind in ("int32", "int64", "intorstr"):
         jt = f"number {value}"
     return DecodeError(f"json: cannot unmarshal {jt} into Go struct field {struct_name}.{path} of type {node.go_type}")
@@ -205,26 +187,26 @@ def decode_value(node: Node, value: Any, struct_name: str, path: str) -> Any:
             raise _type_error(value, node, struct_name, path)
         decode_struct(node, value, path)
         return value
-    if isinstance(node, MapOf):
+    if isinstance(node, Collection) and k == "map":
         if not isinstance(value, dict):
             raise _type_error(value, node, struct_name, path)
-        if node.value.kind == "string" and all(type(v) is str for v in value.values()):
+        if node.elem.kind == "string" and all(type(v) is str for v in value.values()):
             return value  # fast path: the common map[string]string
         for key in list(value):
             v = value[key]
             if v is None:
-                value[key] = "" if node.value.kind == "string" else v
+                value[key] = "" if node.elem.kind == "string" else v
                 continue
-            value[key] = decode_value(node.value, v, struct_name, path)
+            value[key] = decode_value(node.elem, v, struct_name, path)
         return value
-    if isinstance(node, ListOf):
+    if isinstance(node, Collection) and k == "list":
         if not isinstance(value, list):
             raise _type_error(value, node, struct_name, path)
-        if node.item.kind == "string" and all(type(v) is str for v in value):
+        if node.elem.kind == "string" and all(type(v) is str for v in value):
             return value
         for i, v in enumerate(value):
             if v is not None:
-                value[i] = decode_value(node.item, v, struct_name, path)
+                value[i] = decode_value(node.elem, v, struct_name, path)
         return value
     if k == "string":
         if not isinstance(value, str):

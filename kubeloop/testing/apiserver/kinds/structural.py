@@ -13,11 +13,10 @@ import json
 import re
 from typing import Any
 
+from ..shapes import Cause, Obj
 from . import meta as m
 
-Obj = dict[str, Any]
 Schema = dict[str, Any]
-Cause = dict[str, str]
 
 #: ObjectMeta fields kept on custom resources (others are pruned)
 META_FIELDS = frozenset({
@@ -111,20 +110,16 @@ def apply_defaults(value: Any, schema: Schema | None) -> None:
 
 # -- validation ---------------------------------------------------------------------------------
 
+_OPENAPI_TYPES = {"null": "null", "bool": "boolean", "int": "integer", "float": "number", "string": "string",
+                  "array": "array", "object": "object"}
+
+
 def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
+    """The OpenAPI type of a decoded value; an integral float is an integer, as schema validation sees it."""
+    kind = m.json_kind(value)
+    if kind == "float" and value.is_integer():
         return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    return _OPENAPI_TYPES[kind]
 
 
 def _type_ok(value: Any, want: str) -> bool:
