@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubeloop.cache import CacheReader, FrozenDict, IndexFunc, InformerHandle, Key, Selection, SharedCache
+from kubeloop.cache import CacheReader, Filter, FrozenDict, IndexFunc, InformerHandle, Key, Selection, SharedCache
 from kubeloop.controller import CacheNotSynced
 from kubeloop.meta import DEFAULT_CLUSTER, FieldSelector, LabelSelector
 
@@ -29,17 +29,18 @@ class ManagedInformer:
     """A Manager-owned informer of one scope on one or every cluster (see the module docstring)."""
 
     def __init__(self, resource: str, selection: Selection, *, cluster: str | None,
-                 indexes: Mapping[str, IndexFunc]) -> None:
+                 indexes: Mapping[str, IndexFunc], filter: Filter | None = None) -> None:
         self.resource = resource
         self.selection = selection
         self.cluster = cluster
         self.indexes = dict(indexes)
+        self.filter = filter
         self._handles: dict[str, InformerHandle] = {}
 
     async def open(self, cache: SharedCache) -> None:
         """Acquire the informer(s) and register the indexes (the Manager calls this at start)."""
         for cluster in [self.cluster] if self.cluster else cache.clusters:
-            handle = await cache.informer_for(cluster, self.resource, self.selection)
+            handle = await cache.informer_for(cluster, self.resource, self.selection, filter=self.filter)
             for name, fn in self.indexes.items():
                 handle.add_index(name, fn)
             self._handles[cluster] = handle

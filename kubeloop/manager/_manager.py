@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Unpack
 
-from kubeloop.cache import IndexFunc, InformerHandle, Selection, SelectionKeywords, SharedCache
+from kubeloop.cache import Filter, IndexFunc, InformerHandle, Selection, SelectionKeywords, SharedCache
 from kubeloop.client import ApiError, Client, KubeloopClientError, Unauthorized
 from kubeloop.config import load_config
 from kubeloop.controller import Controller
@@ -223,16 +223,17 @@ class Manager:
         self._runnables.append(_RunnableEntry(name or str(getattr(fn, "__name__", "runnable")), fn, leader_election))
 
     def informer(self, resource: str, selection: Selection | None = None, *, cluster: str | None = None,
-                 indexes: Mapping[str, IndexFunc] | None = None,
+                 indexes: Mapping[str, IndexFunc] | None = None, filter: Filter | None = None,
                  **keywords: Unpack[SelectionKeywords]) -> ManagedInformer:
         """An informer (with ``indexes``) kept open for the manager's life; see `ManagedInformer`.
 
-        What it keeps: ``selection`` and/or its fields as keywords (`kubeloop.cache.Selection`).
-        Same scope as a controller's source: the same watch. ``cluster`` None: every cluster.
+        What it keeps: ``selection`` and/or its fields as keywords (`kubeloop.cache.Selection`), and
+        of those only the objects ``filter`` accepts (as on a controller's sources). Same scope as a
+        controller's source: the same watch. ``cluster`` None: every cluster.
         """
         self._require_new("add an informer")
         inf = ManagedInformer(resource, Selection.merged(selection, keywords), cluster=cluster,
-                              indexes=indexes or {})
+                              indexes=indexes or {}, filter=filter)
         self._informers.append(inf)
         return inf
 

@@ -220,3 +220,16 @@ async def test_leader_election_is_one_value_and_anything_else_is_a_clear_type_er
     assert Manager(client, leader_election=election).leader_election is election
     with pytest.raises(TypeError, match=r"LeaderElection\(name, \.\.\.\) or None, not True"):
         Manager(client, leader_election=True)  # type: ignore[arg-type]
+
+
+async def test_manager_informer_keeps_only_what_its_filter_accepts(apiserver: Any, client: Client, ns: str) -> None:
+    """Issue 11 item 5: `filter=` on `Manager.informer`, as on a controller's sources."""
+    await client.create(cm("keep", labels={"tier": "web"}), namespace=ns)
+    await client.create(cm("drop", labels={"tier": "db"}), namespace=ns)
+    manager = Manager(client)
+    web = manager.informer("v1/ConfigMap", namespace=ns,
+                           filter=lambda o: (o["metadata"].get("labels") or {}).get("tier") == "web")
+    async with manager:
+        await web.wait_synced(10)
+        assert [o["metadata"]["name"] for o in web.list(ns)] == ["keep"]
+        assert web.get("drop", ns) is None
