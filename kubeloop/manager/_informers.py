@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubeloop.cache import CacheReader, Filter, FrozenDict, IndexFunc, InformerHandle, Key, Selection, SharedCache
+from kubeloop.cache import (
+    CacheReader,
+    Filter,
+    FrozenDict,
+    IndexFunc,
+    InformerHandle,
+    Key,
+    Selection,
+    SharedCache,
+)
 from kubeloop.controller import CacheNotSynced
 from kubeloop.meta import DEFAULT_CLUSTER, FieldSelector, LabelSelector
 
