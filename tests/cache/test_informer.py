@@ -14,6 +14,7 @@ from kubeloop.cache import (
     ClientSource,
     Informer,
     InformerNotReady,
+    MetadataOnlyError,
     ReadOnlyError,
     thaw,
 )
@@ -221,6 +222,27 @@ async def test_metadata_only_informer_caches_only_metadata(client: Client, ns: s
         await client.create(cm("m2", data={"big": "z"}), namespace=ns)
         (ev,) = await collect(sub, 1)
         assert ev.type == ADDED and ev.new is not None and "data" not in ev.new
+
+
+async def test_metadata_only_object_refuses_fields_it_does_not_hold(client: Client, ns: str) -> None:
+    """Issue 11 item 2: `status`/`spec`/`data` of a metadata-only object raise, naming the option."""
+    await client.create(cm("m1", data={"k": "v"}), namespace=ns)
+    async with informer(client, ns, metadata_only=True) as inf:
+        await inf.wait_synced(5)
+        obj = inf.reader.get("m1", ns)
+        assert obj is not None
+        for read in (lambda: obj["data"], lambda: obj.get("data"), lambda: obj.get("status", {}),
+                     lambda: obj["spec"]):
+            with pytest.raises(MetadataOnlyError, match="metadata_only=False"):
+                read()
+        with pytest.raises(LookupError):  # a LookupError, but not a KeyError a caller would swallow
+            obj["status"]
+        assert not isinstance(MetadataOnlyError("status", obj), KeyError)
+        assert obj["metadata"]["name"] == "m1" and obj.get("metadata") is not None
+    async with informer(client, ns) as full:
+        await full.wait_synced(5)
+        whole = full.reader.get("m1", ns)
+        assert whole is not None and whole.get("status") is None and whole["data"]["k"] == "v"
 
 
 async def test_forbidden_list_is_not_ready_with_the_reason_and_logged(
