@@ -6,8 +6,8 @@ The informer only ever calls the non-blocking `_offer`; the subscriber pulls at 
 
 When a subscriber falls `maxsize` events behind, its queue is emptied and replaced by a single
 `RESYNC` event: the subscriber is told it missed changes, and once it has read that signal it gets
-the current state instead of the lost history: a `deleted` event for every object deleted while it
-was behind, then an `added` (``initial=True``) event for every object now in scope. Nothing is lost
+the current state instead of the lost history: a `deleted` event for every object deleted (or, for
+a narrowed subscription, moved out of its scope) while it was behind, then an `added` (``initial=True``) event for every object now in scope. Nothing is lost
 silently; level-triggered consumers (controllers) end up with every key that needs a look.
 
 Big sets of synthetic events (the initial list, a late subscriber's replay, a resync snapshot)
@@ -177,6 +177,15 @@ class Subscription:
                 out.append((ns, name))
         return out
 
+    def _holds(self, store: Store, ns: str, name: str) -> bool:
+        """True if the object is in the store and, for a narrowed subscription, in its scope: an
+        object that left the scope while the subscriber was behind is still in a broad informer's
+        store, and must read as deleted all the same."""
+        if self._predicate is None:
+            return (ns, name) in store
+        view = store.get(name, ns)
+        return view is not None and self._predicate(view)
+
     def _end(self) -> None:
         """The informer stopped: what is queued is still delivered, then iteration ends."""
         self._ended = True
@@ -280,7 +289,7 @@ class Subscription:
             self._overflowed = False
             gone, self._gone = self._gone, {}
             deletes = [Event(DELETED, self.cluster, self.resource, ns, name, None, old=old)
-                       for (ns, name), old in gone.items() if (ns, name) not in store]
+                       for (ns, name), old in gone.items() if not self._holds(store, ns, name)]
             if deletes:
                 q.append(_Snapshot(deletes))
             q.append(_Batch(self._in_scope(store.keys()), True))
