@@ -245,6 +245,14 @@ class Informer:
         self._subs.append(sub)
         return sub
 
+    def _adopt(self, sub: Subscription, predicate: Predicate | None) -> None:
+        """Take over a live subscription of another informer of the same kind (a broader scope
+        taking a narrower informer's users over): it resyncs against this store."""
+        if sub.closed:
+            return
+        sub._rehome(self.store, predicate, self._unsubscribe)
+        self._subs.append(sub)
+
     def _unsubscribe(self, sub: Subscription) -> None:
         if sub in self._subs:
             self._subs.remove(sub)

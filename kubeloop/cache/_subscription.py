@@ -235,6 +235,38 @@ class Subscription:
         self._overflowed = True
         self._wake()
 
+    def _rehome(self, store: Store, predicate: Predicate | None,
+                on_close: Callable[[Subscription], None]) -> None:
+        """Move to another informer's store (a broader informer took the scope over).
+
+        The two watches are at different points of history, so the move reads as a resync: every
+        object this subscriber may know of is remembered, the queue is replaced by the `RESYNC`
+        marker, and reading it yields deletes for what the new store does not hold in scope and
+        the new store's objects as added.
+        """
+        old_store, old_pred = self._store, self._predicate
+        for item in self._queue:
+            if isinstance(item, _Snapshot):
+                for ev in item.events[item.pos:]:
+                    self._note_dropped(ev)
+            else:
+                self._note_dropped(item)
+        for ns, name in old_store.keys():
+            view = old_store.get(name, ns)
+            if view is not None and (old_pred is None or old_pred(view)):
+                self._gone.setdefault((ns, name), view)
+        self._queue.clear()
+        self._live = 0
+        self._queue.append(_RESYNC)
+        self._overflowed = True
+        if self._on_close is not None:
+            old_close, self._on_close = self._on_close, None
+            old_close(self)  # off the old informer's list
+        self._on_close = on_close
+        self._store = store
+        self._predicate = predicate
+        self._wake()
+
     # ------------------------------------------------------------------ subscriber side
 
     @property
