@@ -44,19 +44,21 @@ import ctypes
 import logging
 import sys
 import time
-from collections.abc import Mapping
 from contextlib import aclosing
 from types import TracebackType
 from typing import Any
 
 from kubeloop.cache._codec import Codec
+from kubeloop.cache._entry import Key
 from kubeloop.cache._events import Event
+from kubeloop.cache._frozen import unwrap
 from kubeloop.cache._index import IndexFunc
 from kubeloop.cache._reader import CacheReader
-from kubeloop.cache._store import Store
+from kubeloop.cache._store import IndexFunctionError, Store
 from kubeloop.cache._subscription import Predicate, Sink, Subscription
 from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.meta import ADDED, DELETED, MODIFIED
+from kubeloop.metrics import CACHE_OBJECT_ERRORS
 from kubeloop.watch import (
     Apply,
     Delete,
@@ -133,7 +135,10 @@ class Informer:
         self._stopped = False
         self._sync_waiters: list[asyncio.Future[None]] = []
         self._index_fns: dict[str, IndexFunc] = {}
-        self._failure: str | None = None  # a fault of ours (index/transform) keeping us unready
+        self._broken: dict[Key, str] = {}
+        """Objects a transform, filter or index function raised on (kept at their last good
+        version), with what raised: they keep the informer not ready until fixed or deleted."""
+        self._side_broken: dict[Key, str] = {}  # the same, for the (re)list being built
         self._task: asyncio.Task[None] | None = None
         self._tg: asyncio.TaskGroup | None = None
         self.events_handled = 0
@@ -167,7 +172,7 @@ class Informer:
     @property
     def ready(self) -> bool:
         """Synced and able to keep up: not stopped, not forbidden, the kind still served."""
-        if not self._synced or self._stopped or self._failure is not None:
+        if not self._synced or self._stopped or self._broken:
             return False
         return self.watcher.state not in (WatchState.FORBIDDEN, WatchState.WAITING_FOR_RESOURCE)
 
@@ -176,8 +181,10 @@ class Informer:
         """Why the informer is not ready ("" when it is): for /readyz and logs."""
         if self._stopped:
             return "stopped"
-        if self._failure is not None:
-            return self._failure
+        if self._broken:
+            (ns, name), why = next(iter(self._broken.items()))
+            more = f" (and {len(self._broken) - 1} more objects)" if len(self._broken) > 1 else ""
+            return f"{why} on {ns}/{name}{more}; the cache keeps the last good version"
         state = self.watcher.state
         err = self.watcher.last_error
         msg = err.message if err is not None else ""
@@ -406,22 +413,40 @@ class Informer:
     # ------------------------------------------------------------------ event handling
 
     def _prepare(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """The object to store, or None if the filter rejects it; raises `_Failed` if the
+        transform or the filter raised (never read as "rejected": that would delete it)."""
         t = self.transform
         if t is not None:
             try:
                 obj = t(obj)
-            except Exception:
-                log.exception("%s: transform failed on %s", self.name, _ref(obj))
-                return None
+            except Exception as exc:
+                raise _Failed(f"transform {_fn_name(t)}", "transform", exc) from exc
         f = self.filter
         if f is not None:
             try:
                 if not f(obj):
                     return None
-            except Exception:
-                log.exception("%s: filter failed on %s", self.name, _ref(obj))
-                return None
+            except Exception as exc:
+                raise _Failed(f"filter {_fn_name(f)}", "filter", exc) from exc
         return obj
+
+    def _fail(self, ns: str, name: str, exc: Exception, *, relist: bool = False) -> None:
+        """A user function raised on this object: keep its last good version, stay not ready
+        with the reason, log at ERROR once per object, count it."""
+        cause: BaseException
+        if isinstance(exc, _Failed):
+            function, label, cause = exc.function, exc.label, exc.cause
+        elif isinstance(exc, IndexFunctionError):
+            function, label, cause = exc.function, f"index:{exc.index}", exc.__cause__ or exc
+        else:
+            function, label, cause = "storing", "store", exc
+        why = f"{function} raised {type(cause).__name__}: {cause}"
+        key = (ns, name)
+        if key not in self._broken and key not in self._side_broken:
+            log.error("%s: %s on %s/%s; keeping its last good version, not ready until fixed", self.name, why,
+                      ns, name, exc_info=cause)
+        (self._side_broken if relist else self._broken)[key] = why
+        CACHE_OBJECT_ERRORS.labels(self.resource or self.name, label).inc()
 
     def _emit(self, ev: Event) -> None:
         for sub in self._subs:
@@ -435,15 +460,23 @@ class Informer:
         elif t is Delete:
             self._delete(ev.obj)
         elif t is InitApply:
-            obj = self._prepare(ev.obj)
-            if obj is not None:
-                side = self._side
-                if side is None:
-                    side = self._side = self._new_store()
-                try:
+            side = self._side
+            if side is None:
+                side = self._side = self._new_store()
+            try:
+                obj = self._prepare(ev.obj)
+                if obj is not None:
                     side.load(obj)
-                except Exception:
-                    log.exception("%s: could not store %s (an index function failed?)", self.name, _ref(obj))
+            except Exception as exc:
+                md = ev.obj.get("metadata") or {}
+                ns, name = md.get("namespace") or "", md.get("name") or ""
+                self._fail(ns, name, exc, relist=True)
+                last = self.store.get(name, ns)  # the last good version, if we had one
+                if last is not None:
+                    try:
+                        side.load(unwrap(last))
+                    except Exception:
+                        log.exception("%s: could not keep %s/%s", self.name, ns, name)
         elif t is Init:
             self._side = self._new_store()
         elif t is InitDone:
@@ -459,16 +492,18 @@ class Informer:
         rv = md.get("resourceVersion")
         if rv and store.resource_version_of(name, ns) == rv:
             return  # already stored in exactly this version
-        prepared = self._prepare(obj)
-        if prepared is None:
+        try:
+            prepared = self._prepare(obj)
+            change = store.apply(prepared) if prepared is not None else None
+        except Exception as exc:
+            self._fail(ns, name, exc)
+            return
+        if self._broken and self._broken.pop((ns, name), None) is not None:
+            log.info("%s: %s/%s is stored again", self.name, ns, name)
+        if change is None:
             old = store.delete(ns, name, rv)
             if old is not None:  # stopped passing the filter: gone as far as readers know
                 self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
-            return
-        try:
-            change = store.apply(prepared)
-        except Exception:
-            log.exception("%s: could not store %s/%s (an index function failed?)", self.name, ns, name)
             return
         if self._compact_timer is None and store.pending_compaction:
             self._schedule_compaction(self.compact_delay)
@@ -484,6 +519,7 @@ class Informer:
         ns = md.get("namespace") or ""
         name = md.get("name") or ""
         old = self.store.delete(ns, name, md.get("resourceVersion"))
+        self._broken.pop((ns, name), None)
         if old is not None:
             self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
 
@@ -518,7 +554,7 @@ class Informer:
         first = not self._synced
         if resource_version:
             new.set_resource_version(resource_version)
-        self._failure = None
+        self._broken, self._side_broken = self._side_broken, {}
         cluster, resource = self.cluster, self.resource
         if first and not len(old):
             self._swap(new)
@@ -575,9 +611,14 @@ def _release_freed_memory() -> None:
         _malloc_trim(0)
 
 
-def _ref(obj: Mapping[str, Any]) -> str:
-    md = obj.get("metadata") if isinstance(obj, Mapping) else None
-    if isinstance(md, Mapping):
-        return f"{md.get('namespace') or ''}/{md.get('name') or ''}"
-    return "?"
+class _Failed(Exception):
+    """The transform or the filter raised on an object."""
+
+    def __init__(self, function: str, label: str, cause: Exception) -> None:
+        super().__init__(function)
+        self.function, self.label, self.cause = function, label, cause
+
+
+def _fn_name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
 

@@ -341,3 +341,56 @@ async def test_close_stops_and_waits_like_the_manager(client: Client, ns: str) -
     await running.close()
     assert task.done() and running.stopped and not running.ready
     await task
+
+
+def _metric(function: str) -> float:
+    from kubeloop.metrics import REGISTRY
+
+    value = REGISTRY.get_sample_value("kubeloop_cache_object_errors_total",
+                                      {"resource": "core/v1/configmaps", "function": function})
+    return value or 0.0
+
+
+async def test_a_raising_transform_or_index_keeps_the_last_good_version_and_says_so(
+        client: Client, ns: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 11 item 7: a transform or index function that raises neither deletes nor silently
+    freezes the object: the last good version stays, the informer is not ready naming the object
+    and the function, one ERROR per object, and a metric counts it."""
+
+    def picky(obj: dict[str, Any]) -> dict[str, Any]:
+        if (obj.get("data") or {}).get("bad") == "transform":
+            raise ValueError("cannot transform this")
+        return obj
+
+    def by_bad(obj: Any) -> list[str]:
+        if (obj.get("data") or {}).get("bad") == "index":
+            raise KeyError("no such field")
+        return [obj["metadata"]["name"]]
+
+    caplog.set_level(logging.ERROR, logger="kubeloop")
+    await client.create(cm("t1", data={"v": "1"}), namespace=ns)
+    await client.create(cm("t2", data={"v": "1"}), namespace=ns)
+    before_t, before_i = _metric("transform"), _metric("index:by-bad")
+    async with informer(client, ns, transform=picky) as inf:
+        inf.add_index("by-bad", by_bad)
+        await inf.wait_synced(5)
+        assert inf.ready
+        for i in range(3):  # three failing versions of t1: still one ERROR
+            await client.patch(CM, "t1", {"data": {"v": str(i), "bad": "transform"}}, namespace=ns)
+        await client.patch(CM, "t2", {"data": {"v": "2", "bad": "index"}}, namespace=ns)
+        await eventually(lambda: not inf.ready and ("t1" in inf.reason or "t2" in inf.reason), what="not ready")
+        await eventually(lambda: _metric("transform") >= before_t + 3 and _metric("index:by-bad") >= before_i + 1,
+                         what="counted")
+        reason = inf.reason
+        assert ("picky" in reason and f"{ns}/t1" in reason) or ("by-bad" in reason and f"{ns}/t2" in reason)
+        assert "1 more" in reason
+        t1, t2 = inf.reader.get("t1", ns), inf.reader.get("t2", ns)  # the last good versions
+        assert t1 is not None and t1["data"]["v"] == "1" and t2 is not None and t2["data"]["v"] == "1"
+        errors = [r for r in caplog.records if r.levelno == logging.ERROR and "t1" in r.getMessage()]
+        assert len(errors) == 1 and "picky" in errors[0].getMessage()
+        # fixed objects make it ready again
+        await client.patch(CM, "t1", {"data": {"v": "9", "bad": None}}, namespace=ns)
+        await client.patch(CM, "t2", {"data": {"v": "9", "bad": None}}, namespace=ns)
+        await eventually(lambda: inf.ready, what="ready again")
+        t1 = inf.reader.get("t1", ns)
+        assert t1 is not None and t1["data"]["v"] == "9" and inf.reader.by_index("by-bad", "t2")
