@@ -96,8 +96,14 @@ class Informer:
 
     `source` is any `WatchSource` (normally a `kubeloop.cache._source.ClientSource`). `cluster` and
     `resource` only label events, logs and readiness. `transform` defaults to dropping
-    `metadata.managedFields`; `filter` decides what is stored at all.
+    `metadata.managedFields`; `filter` decides what is stored at all. Without `watch_config`,
+    lists are streamed (``sendInitialEvents``) where the server supports it.
     """
+
+    stuck_after: float = 60.0
+    """Seconds the watch may keep failing (no watch healthy for `healthy_watch_duration` since the
+    first failure) before the informer reports not ready: a cache that cannot keep up must not
+    leave /readyz green while it serves ever older data."""
 
     def __init__(
         self,
@@ -125,7 +131,8 @@ class Informer:
         self.reader = CacheReader(self, cluster, resource)
         """Read-only access that follows the store across relists."""
         if watch_config is None:
-            watch_config = WatchConfig(page_size=LIST_PAGE_SIZE)
+            # streaming lists when the server has them (LIST otherwise: see WatchConfig)
+            watch_config = WatchConfig(page_size=LIST_PAGE_SIZE, streaming_list=True)
         self.watcher = Watcher(source, watch_config, name=self.name)
         self._subs: list[Subscription] = []
         self._side: Store | None = None  # the (re)list being built, swapped in at InitDone
@@ -171,10 +178,30 @@ class Informer:
 
     @property
     def ready(self) -> bool:
-        """Synced and able to keep up: not stopped, not forbidden, the kind still served."""
+        """Synced and able to keep up: not stopped, not forbidden, the kind still served, no
+        object a user function failed on, the watch not failing for longer than `stuck_after`."""
         if not self._synced or self._stopped or self._broken:
             return False
-        return self.watcher.state not in (WatchState.FORBIDDEN, WatchState.WAITING_FOR_RESOURCE)
+        if self.watcher.state in (WatchState.FORBIDDEN, WatchState.WAITING_FOR_RESOURCE):
+            return False
+        return self._stuck_for() is None
+
+    def _stuck_for(self) -> float | None:
+        """Seconds the watch has been failing, if longer than `stuck_after` (else None)."""
+        m = self.watcher.machine
+        since = m.failing_since
+        if since is None:
+            return None
+        try:
+            now = asyncio.get_running_loop().time()  # the watcher's clock
+        except RuntimeError:
+            now = time.monotonic()
+        opened = m.watch_open_since
+        if opened is not None and m.last_progress is not None and m.last_progress > opened \
+                and now - opened >= m.config.healthy_watch_duration:
+            return None  # a watch making progress for a while: recovered (cleared when it ends)
+        stuck = now - since
+        return stuck if stuck > self.stuck_after else None
 
     @property
     def reason(self) -> str:
@@ -193,6 +220,10 @@ class Informer:
         if state is WatchState.WAITING_FOR_RESOURCE:
             return f"waiting for {self.resource or 'the resource'} to be served (CRD not installed?): {msg}"
         if self._synced:
+            stuck = self._stuck_for()
+            if stuck is not None:
+                return f"watch failing for {stuck:.0f}s (stuck_after={self.stuck_after:g}s; " \
+                       f"serving data from before); {self.watcher.describe()}; last error: {self.watcher.last_error}"
             return ""
         if not self._started:
             return "not started"

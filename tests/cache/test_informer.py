@@ -394,3 +394,44 @@ async def test_a_raising_transform_or_index_keeps_the_last_good_version_and_says
         await eventually(lambda: inf.ready, what="ready again")
         t1 = inf.reader.get("t1", ns)
         assert t1 is not None and t1["data"]["v"] == "9" and inf.reader.by_index("by-bad", "t2")
+
+
+async def test_a_cache_whose_watch_keeps_failing_is_not_ready_with_the_reason(client: Client, ns: str,
+                                                                             emulator: Any) -> None:
+    """Issue 11 item 10: /readyz must not stay green on a stuck cache (its reason is what /readyz shows)."""
+    from kubeloop.watch import WatchConfig
+
+    config = WatchConfig(backoff_initial=0.02, backoff_max=0.1, min_watch_duration=0.0, healthy_watch_duration=0.2)
+    await client.create(cm("s1"), namespace=ns)
+    source = ClientSource(client, CM, namespace=ns, label_selector=MINE)
+    async with Informer(source, resource="core/v1/configmaps", watch_config=config) as inf:
+        inf.stuck_after = 0.5
+        await inf.wait_synced(5)
+        assert inf.ready
+        emulator.faults.fail_next(100_000, 500, resource="configmaps", verbs=("list", "watch"))
+        emulator.faults.close_watches("configmaps")
+        await eventually(lambda: not inf.ready, what="not ready once stuck")
+        assert "watch failing for" in inf.reason and "500" in inf.reason
+        assert inf.reader.get("s1", ns) is not None  # still serving what it had
+        emulator.faults.reset()
+        await client.create(cm("s2"), namespace=ns)  # progress on the new watch
+        await eventually(lambda: inf.reader.get("s2", ns) is not None, what="watching again")
+        await eventually(lambda: inf.ready, what="ready again")
+
+
+async def test_lists_are_streamed_by_default_and_fall_back_to_list_when_refused(client: Client, ns: str,
+                                                                               emulator: Any) -> None:
+    """Issue 11 item 5: sendInitialEvents is used automatically; a server that refuses it (422, as
+    kube-apiserver 1.24 answers for resourceVersionMatch on a watch) gets a LIST instead."""
+    await client.create(cm("l1"), namespace=ns)
+    source = ClientSource(client, CM, namespace=ns, label_selector=MINE)
+    async with Informer(source, resource="core/v1/configmaps") as inf:
+        await inf.wait_synced(5)
+        assert inf.reader.get("l1", ns) is not None
+        assert inf.watcher.counters.list_requests == 0 and inf.watcher.machine.streaming_supported
+    emulator.faults.fail_next(1, 422, resource="configmaps", verbs=("watch",))
+    source = ClientSource(client, CM, namespace=ns, label_selector=MINE)
+    async with Informer(source, resource="core/v1/configmaps") as inf:
+        await inf.wait_synced(5)
+        assert inf.reader.get("l1", ns) is not None
+        assert inf.watcher.counters.list_requests >= 1 and not inf.watcher.machine.streaming_supported
