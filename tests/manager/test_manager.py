@@ -220,3 +220,25 @@ async def test_leader_election_is_one_value_and_anything_else_is_a_clear_type_er
     assert Manager(client, leader_election=election).leader_election is election
     with pytest.raises(TypeError, match=r"LeaderElection\(name, \.\.\.\) or None, not True"):
         Manager(client, leader_election=True)  # type: ignore[arg-type]
+
+
+async def test_readyz_names_the_object_and_the_function_a_transform_failed_on(
+        apiserver: Any, client: Client, ns: str) -> None:
+    """Issue 11 item 7: a raising transform keeps the last good version and /readyz says where."""
+    def strict_transform(obj: dict[str, Any]) -> dict[str, Any]:
+        if (obj.get("data") or {}).get("x") == "bad":
+            raise ValueError("x must not be bad")
+        return obj
+
+    seen: list[Request] = []
+    m = Manager(client, health_port=0, metrics_port=0, bind_address="127.0.0.1")
+    m.add(recording("strict", seen, namespace=ns, label_selector=MINE, transform=strict_transform))
+    await client.create(label(cm("t", {"x": "1"}, namespace=ns)))
+    async with m:
+        assert await m.wait_ready(5)
+        await client.patch("v1/ConfigMap", "t", {"data": {"x": "bad"}}, namespace=ns)
+        await eventually(lambda: not m.ready)
+        status, body = await get(f"{m.health_url}/readyz")
+        assert status == 503 and f"{ns}/t" in body and "strict_transform" in body and "x must not be bad" in body
+        await client.patch("v1/ConfigMap", "t", {"data": {"x": "2"}}, namespace=ns)
+        assert await m.wait_ready(5)
