@@ -13,7 +13,9 @@
 - A request whose scope is covered by a running informer's (`Scope.covers`: a namespace inside an
   all-namespaces informer, a stricter label selector, ...) is served from it: its handle filters
   reads and events locally (objects moving in or out of the narrower scope read as added/deleted)
-  and no new watch is opened.
+  and no new watch is opened. The other order gives the same result: a broader informer, once
+  synced, takes over the users (reads, subscriptions, indexes) of every narrower one it covers,
+  and those stop (their subscribers get a resync against the broader store).
 - Handles are reference counted; an informer nobody holds is stopped after `grace_period`
   seconds and dropped (its memory with it). Asking again within the grace period reuses it.
 - Every informer task belongs to the cache's TaskGroup: leaving ``async with`` stops them all and
