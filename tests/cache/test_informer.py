@@ -435,3 +435,26 @@ async def test_lists_are_streamed_by_default_and_fall_back_to_list_when_refused(
         await inf.wait_synced(5)
         assert inf.reader.get("l1", ns) is not None
         assert inf.watcher.counters.list_requests >= 1 and not inf.watcher.machine.streaming_supported
+
+
+async def test_a_list_that_never_answers_hits_its_deadline_and_is_retried(client: Client, ns: str,
+                                                                        emulator: Any) -> None:
+    """Issue 11 item 10: a LIST has a deadline (the client's request timeout per page; a streaming
+    list has `list_deadline`): a server that does not answer leaves the informer retrying with the
+    reason, never hanging."""
+    from kubeloop.config import load_kubeconfig
+
+    await client.create(cm("d1"), namespace=ns)
+    slow = Client(load_kubeconfig(emulator.kubeconfig), qps=None, timeout=0.3)
+    try:
+        emulator.faults.delay(1.0, resource="configmaps")
+        source = ClientSource(slow, CM, namespace=ns, label_selector=MINE)
+        async with Informer(source, resource="core/v1/configmaps", watch_config=FAST) as inf:
+            await eventually(lambda: "timed out" in inf.reason, what="the list timed out")
+            assert not inf.synced
+            emulator.faults.delay(0)
+            await inf.wait_synced(5)
+            assert inf.reader.get("d1", ns) is not None
+    finally:
+        emulator.faults.delay(0)
+        await slow.close()
