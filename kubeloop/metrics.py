@@ -334,3 +334,9 @@ EVENTS_DROPPED = Counter(
 )
 
 
+CACHE_OBJECT_ERRORS = Counter(
+    "kubeloop_cache_object_errors",
+    "Objects a transform, filter or index function raised on; the cache kept their last good version",
+    ["resource", "function"],
+    registry=REGISTRY,
+)

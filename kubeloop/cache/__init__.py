@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING
 from kubeloop.cache._codec import Codec, DictCodec, JsonCodec, ZlibDictCodec
 from kubeloop.cache._entry import Change, Key, ReplaceResult
 from kubeloop.cache._events import Event
-from kubeloop.cache._frozen import FrozenDict, FrozenList, ReadOnlyError, freeze, json_default, thaw
+from kubeloop.cache._frozen import (
+    FrozenDict,
+    FrozenList,
+    MetadataOnlyError,
+    ReadOnlyError,
+    freeze,
+    json_default,
+    thaw,
+)
 from kubeloop.cache._handle import InformerHandle
 from kubeloop.cache._index import (
     NAMESPACE_INDEX,
@@ -67,6 +75,7 @@ __all__ = [
     "InformerNotReady",
     "JsonCodec",
     "Key",
+    "MetadataOnlyError",
     "ReadOnlyError",
     "Reader",
     "ReplaceResult",

@@ -18,7 +18,10 @@ from typing import Any, NoReturn, overload
 
 import orjson
 
-__all__ = ["FrozenDict", "FrozenList", "ReadOnlyError", "dumps", "freeze", "json_default", "thaw", "unwrap"]
+__all__ = [
+    "FrozenDict", "FrozenList", "MetadataOnlyError", "ReadOnlyError", "dumps", "freeze", "json_default", "thaw",
+    "unwrap",
+]
 
 _HINT = (
     "cached objects are read-only (shared by every reader of the cache); "
@@ -31,6 +34,36 @@ class ReadOnlyError(TypeError):
 
     def __init__(self, what: str = "") -> None:
         super().__init__(f"{what}: {_HINT}" if what else _HINT)
+
+
+class MetadataOnlyError(LookupError):
+    """Raised on reading a field a metadata-only cache does not hold (``spec``, ``status``, ``data``...).
+
+    A metadata-only cache (``owns()``'s default) keeps ``PartialObjectMetadata``: apiVersion, kind
+    and metadata. Answering ``None`` for ``status`` would make every Job look active, so the read
+    fails instead. Deliberately not a KeyError: ``except KeyError`` must not swallow it.
+    """
+
+    def __init__(self, field: str, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata")
+        name = meta.get("name", "?") if isinstance(meta, dict) else "?"
+        super().__init__(
+            f"{field!r} of {name!r} is not cached: this object comes from a metadata-only cache "
+            "(PartialObjectMetadata: apiVersion, kind and metadata only); cache full objects with "
+            "metadata_only=False (e.g. owns(..., metadata_only=False), watches(..., metadata_only=False) "
+            "or Selection(metadata_only=False)), or GET the object from the API")
+        self.field = field
+
+
+_ABSENT: Any = object()
+_PARTIAL_KIND = "PartialObjectMetadata"
+_PARTIAL_FIELDS = frozenset(("apiVersion", "kind", "metadata"))
+
+
+def _missing(raw: dict[str, Any], key: Any) -> bool:
+    """True if ``key`` is absent only because ``raw`` is a metadata-only object (checked on misses
+    only, so full objects pay nothing)."""
+    return raw.get("kind") == _PARTIAL_KIND and key not in _PARTIAL_FIELDS and isinstance(key, str)
 
 
 def _wrap(value: Any) -> Any:
@@ -120,7 +153,12 @@ class FrozenDict(_ReadOnly, Mapping[str, Any]):
         _set_dict_raw(self, raw)
 
     def __getitem__(self, key: str) -> Any:
-        v = self._raw[key]
+        try:
+            v = self._raw[key]
+        except KeyError:
+            if _missing(self._raw, key):
+                raise MetadataOnlyError(key, self._raw) from None
+            raise
         t = type(v)
         if t is dict:
             return FrozenDict(v)
@@ -129,8 +167,13 @@ class FrozenDict(_ReadOnly, Mapping[str, Any]):
         return v
 
     def get(self, key: str, default: Any = None) -> Any:
-        """Like dict.get; nested containers come back as views."""
-        v = self._raw.get(key, default)
+        """Like dict.get; nested containers come back as views. A field a metadata-only object
+        does not hold raises MetadataOnlyError rather than answering ``default``."""
+        v = self._raw.get(key, _ABSENT)
+        if v is _ABSENT:
+            if _missing(self._raw, key):
+                raise MetadataOnlyError(key, self._raw)
+            return default
         t = type(v)
         if t is dict:
             return FrozenDict(v)

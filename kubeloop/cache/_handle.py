@@ -27,12 +27,13 @@ _list = list
 class _Entry:
     """One live informer of the cache, its users and its collection timer."""
 
-    __slots__ = ("informer", "refs", "scope", "task", "timer")
+    __slots__ = ("handles", "informer", "refs", "scope", "task", "timer")
 
     def __init__(self, scope: Scope, informer: Informer) -> None:
         self.scope = scope
         self.informer = informer
         self.refs = 0
+        self.handles: list[InformerHandle] = []  # unreleased, so a broader informer can take them over
         self.timer: asyncio.TimerHandle | None = None
         self.task: asyncio.Task[None] | None = None
 
@@ -52,6 +53,7 @@ class InformerHandle:
         self.released = False
         self._reader: CacheReader | None = None
         self._subs: list[Subscription] = []
+        entry.handles.append(self)
 
     # ---- identity
     @property
@@ -140,6 +142,17 @@ class InformerHandle:
         """Register an index on the shared store (the same name+function again is a no-op)."""
         self._entry.informer.add_index(name, fn)
 
+    def _move_to(self, entry: _Entry, predicate: Predicate | None) -> None:
+        """Be served by ``entry`` (a broader informer taking this one's users over): reads follow at
+        once; each subscription gets a resync against the new store (see `Subscription._rehome`)."""
+        self._entry = entry
+        self.predicate = predicate
+        self._reader = None
+        entry.handles.append(self)
+        inf = entry.informer
+        for sub in self._subs:
+            inf._adopt(sub, predicate)
+
     # ---- lifetime
     def release(self) -> None:
         """Give the informer back (idempotent); its subscriptions from this handle are closed."""
@@ -149,6 +162,8 @@ class InformerHandle:
         for sub in self._subs:
             sub.close()
         self._subs.clear()
+        if self in self._entry.handles:
+            self._entry.handles.remove(self)
         self._cache._release(self._entry)
 
     async def __aenter__(self) -> InformerHandle:

@@ -44,19 +44,21 @@ import ctypes
 import logging
 import sys
 import time
-from collections.abc import Mapping
 from contextlib import aclosing
 from types import TracebackType
 from typing import Any
 
 from kubeloop.cache._codec import Codec
+from kubeloop.cache._entry import Key
 from kubeloop.cache._events import Event
+from kubeloop.cache._frozen import unwrap
 from kubeloop.cache._index import IndexFunc
 from kubeloop.cache._reader import CacheReader
-from kubeloop.cache._store import Store
+from kubeloop.cache._store import IndexFunctionError, Store
 from kubeloop.cache._subscription import Predicate, Sink, Subscription
 from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.meta import ADDED, DELETED, MODIFIED
+from kubeloop.metrics import CACHE_OBJECT_ERRORS
 from kubeloop.watch import (
     Apply,
     Delete,
@@ -94,8 +96,14 @@ class Informer:
 
     `source` is any `WatchSource` (normally a `kubeloop.cache._source.ClientSource`). `cluster` and
     `resource` only label events, logs and readiness. `transform` defaults to dropping
-    `metadata.managedFields`; `filter` decides what is stored at all.
+    `metadata.managedFields`; `filter` decides what is stored at all. Without `watch_config`,
+    lists are streamed (``sendInitialEvents``) where the server supports it.
     """
+
+    stuck_after: float = 60.0
+    """Seconds the watch may keep failing (no watch healthy for `healthy_watch_duration` since the
+    first failure) before the informer reports not ready: a cache that cannot keep up must not
+    leave /readyz green while it serves ever older data."""
 
     def __init__(
         self,
@@ -123,7 +131,8 @@ class Informer:
         self.reader = CacheReader(self, cluster, resource)
         """Read-only access that follows the store across relists."""
         if watch_config is None:
-            watch_config = WatchConfig(page_size=LIST_PAGE_SIZE)
+            # streaming lists when the server has them (LIST otherwise: see WatchConfig)
+            watch_config = WatchConfig(page_size=LIST_PAGE_SIZE, streaming_list=True)
         self.watcher = Watcher(source, watch_config, name=self.name)
         self._subs: list[Subscription] = []
         self._side: Store | None = None  # the (re)list being built, swapped in at InitDone
@@ -133,7 +142,10 @@ class Informer:
         self._stopped = False
         self._sync_waiters: list[asyncio.Future[None]] = []
         self._index_fns: dict[str, IndexFunc] = {}
-        self._failure: str | None = None  # a fault of ours (index/transform) keeping us unready
+        self._broken: dict[Key, str] = {}
+        """Objects a transform, filter or index function raised on (kept at their last good
+        version), with what raised: they keep the informer not ready until fixed or deleted."""
+        self._side_broken: dict[Key, str] = {}  # the same, for the (re)list being built
         self._task: asyncio.Task[None] | None = None
         self._tg: asyncio.TaskGroup | None = None
         self.events_handled = 0
@@ -166,18 +178,40 @@ class Informer:
 
     @property
     def ready(self) -> bool:
-        """Synced and able to keep up: not stopped, not forbidden, the kind still served."""
-        if not self._synced or self._stopped or self._failure is not None:
+        """Synced and able to keep up: not stopped, not forbidden, the kind still served, no
+        object a user function failed on, the watch not failing for longer than `stuck_after`."""
+        if not self._synced or self._stopped or self._broken:
             return False
-        return self.watcher.state not in (WatchState.FORBIDDEN, WatchState.WAITING_FOR_RESOURCE)
+        if self.watcher.state in (WatchState.FORBIDDEN, WatchState.WAITING_FOR_RESOURCE):
+            return False
+        return self._stuck_for() is None
+
+    def _stuck_for(self) -> float | None:
+        """Seconds the watch has been failing, if longer than `stuck_after` (else None)."""
+        m = self.watcher.machine
+        since = m.failing_since
+        if since is None:
+            return None
+        try:
+            now = asyncio.get_running_loop().time()  # the watcher's clock
+        except RuntimeError:
+            now = time.monotonic()
+        opened = m.watch_open_since
+        if opened is not None and m.last_progress is not None and m.last_progress > opened \
+                and now - opened >= m.config.healthy_watch_duration:
+            return None  # a watch making progress for a while: recovered (cleared when it ends)
+        stuck = now - since
+        return stuck if stuck > self.stuck_after else None
 
     @property
     def reason(self) -> str:
         """Why the informer is not ready ("" when it is): for /readyz and logs."""
         if self._stopped:
             return "stopped"
-        if self._failure is not None:
-            return self._failure
+        if self._broken:
+            (ns, name), why = next(iter(self._broken.items()))
+            more = f" (and {len(self._broken) - 1} more objects)" if len(self._broken) > 1 else ""
+            return f"{why} on {ns}/{name}{more}; the cache keeps the last good version"
         state = self.watcher.state
         err = self.watcher.last_error
         msg = err.message if err is not None else ""
@@ -186,6 +220,10 @@ class Informer:
         if state is WatchState.WAITING_FOR_RESOURCE:
             return f"waiting for {self.resource or 'the resource'} to be served (CRD not installed?): {msg}"
         if self._synced:
+            stuck = self._stuck_for()
+            if stuck is not None:
+                return f"watch failing for {stuck:.0f}s (stuck_after={self.stuck_after:g}s; " \
+                       f"serving data from before); {self.watcher.describe()}; last error: {self.watcher.last_error}"
             return ""
         if not self._started:
             return "not started"
@@ -244,6 +282,14 @@ class Informer:
             sub._offer_batch(self.store.keys(), initial=True)
         self._subs.append(sub)
         return sub
+
+    def _adopt(self, sub: Subscription, predicate: Predicate | None) -> None:
+        """Take over a live subscription of another informer of the same kind (a broader scope
+        taking a narrower informer's users over): it resyncs against this store."""
+        if sub.closed:
+            return
+        sub._rehome(self.store, predicate, self._unsubscribe)
+        self._subs.append(sub)
 
     def _unsubscribe(self, sub: Subscription) -> None:
         if sub in self._subs:
@@ -398,22 +444,40 @@ class Informer:
     # ------------------------------------------------------------------ event handling
 
     def _prepare(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """The object to store, or None if the filter rejects it; raises `_Failed` if the
+        transform or the filter raised (never read as "rejected": that would delete it)."""
         t = self.transform
         if t is not None:
             try:
                 obj = t(obj)
-            except Exception:
-                log.exception("%s: transform failed on %s", self.name, _ref(obj))
-                return None
+            except Exception as exc:
+                raise _Failed(f"transform {_fn_name(t)}", "transform", exc) from exc
         f = self.filter
         if f is not None:
             try:
                 if not f(obj):
                     return None
-            except Exception:
-                log.exception("%s: filter failed on %s", self.name, _ref(obj))
-                return None
+            except Exception as exc:
+                raise _Failed(f"filter {_fn_name(f)}", "filter", exc) from exc
         return obj
+
+    def _fail(self, ns: str, name: str, exc: Exception, *, relist: bool = False) -> None:
+        """A user function raised on this object: keep its last good version, stay not ready
+        with the reason, log at ERROR once per object, count it."""
+        cause: BaseException
+        if isinstance(exc, _Failed):
+            function, label, cause = exc.function, exc.label, exc.cause
+        elif isinstance(exc, IndexFunctionError):
+            function, label, cause = exc.function, f"index:{exc.index}", exc.__cause__ or exc
+        else:
+            function, label, cause = "storing", "store", exc
+        why = f"{function} raised {type(cause).__name__}: {cause}"
+        key = (ns, name)
+        if key not in self._broken and key not in self._side_broken:
+            log.error("%s: %s on %s/%s; keeping its last good version, not ready until fixed", self.name, why,
+                      ns, name, exc_info=cause)
+        (self._side_broken if relist else self._broken)[key] = why
+        CACHE_OBJECT_ERRORS.labels(self.resource or self.name, label).inc()
 
     def _emit(self, ev: Event) -> None:
         for sub in self._subs:
@@ -427,15 +491,23 @@ class Informer:
         elif t is Delete:
             self._delete(ev.obj)
         elif t is InitApply:
-            obj = self._prepare(ev.obj)
-            if obj is not None:
-                side = self._side
-                if side is None:
-                    side = self._side = self._new_store()
-                try:
+            side = self._side
+            if side is None:
+                side = self._side = self._new_store()
+            try:
+                obj = self._prepare(ev.obj)
+                if obj is not None:
                     side.load(obj)
-                except Exception:
-                    log.exception("%s: could not store %s (an index function failed?)", self.name, _ref(obj))
+            except Exception as exc:
+                md = ev.obj.get("metadata") or {}
+                ns, name = md.get("namespace") or "", md.get("name") or ""
+                self._fail(ns, name, exc, relist=True)
+                last = self.store.get(name, ns)  # the last good version, if we had one
+                if last is not None:
+                    try:
+                        side.load(unwrap(last))
+                    except Exception:
+                        log.exception("%s: could not keep %s/%s", self.name, ns, name)
         elif t is Init:
             self._side = self._new_store()
         elif t is InitDone:
@@ -451,16 +523,18 @@ class Informer:
         rv = md.get("resourceVersion")
         if rv and store.resource_version_of(name, ns) == rv:
             return  # already stored in exactly this version
-        prepared = self._prepare(obj)
-        if prepared is None:
+        try:
+            prepared = self._prepare(obj)
+            change = store.apply(prepared) if prepared is not None else None
+        except Exception as exc:
+            self._fail(ns, name, exc)
+            return
+        if self._broken and self._broken.pop((ns, name), None) is not None:
+            log.info("%s: %s/%s is stored again", self.name, ns, name)
+        if change is None:
             old = store.delete(ns, name, rv)
             if old is not None:  # stopped passing the filter: gone as far as readers know
                 self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
-            return
-        try:
-            change = store.apply(prepared)
-        except Exception:
-            log.exception("%s: could not store %s/%s (an index function failed?)", self.name, ns, name)
             return
         if self._compact_timer is None and store.pending_compaction:
             self._schedule_compaction(self.compact_delay)
@@ -476,6 +550,7 @@ class Informer:
         ns = md.get("namespace") or ""
         name = md.get("name") or ""
         old = self.store.delete(ns, name, md.get("resourceVersion"))
+        self._broken.pop((ns, name), None)
         if old is not None:
             self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
 
@@ -510,7 +585,7 @@ class Informer:
         first = not self._synced
         if resource_version:
             new.set_resource_version(resource_version)
-        self._failure = None
+        self._broken, self._side_broken = self._side_broken, {}
         cluster, resource = self.cluster, self.resource
         if first and not len(old):
             self._swap(new)
@@ -567,9 +642,14 @@ def _release_freed_memory() -> None:
         _malloc_trim(0)
 
 
-def _ref(obj: Mapping[str, Any]) -> str:
-    md = obj.get("metadata") if isinstance(obj, Mapping) else None
-    if isinstance(md, Mapping):
-        return f"{md.get('namespace') or ''}/{md.get('name') or ''}"
-    return "?"
+class _Failed(Exception):
+    """The transform or the filter raised on an object."""
+
+    def __init__(self, function: str, label: str, cause: Exception) -> None:
+        super().__init__(function)
+        self.function, self.label, self.cause = function, label, cause
+
+
+def _fn_name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
 

@@ -13,7 +13,9 @@
 - A request whose scope is covered by a running informer's (`Scope.covers`: a namespace inside an
   all-namespaces informer, a stricter label selector, ...) is served from it: its handle filters
   reads and events locally (objects moving in or out of the narrower scope read as added/deleted)
-  and no new watch is opened.
+  and no new watch is opened. The other order gives the same result: a broader informer, once
+  synced, takes over the users (reads, subscriptions, indexes) of every narrower one it covers,
+  and those stop (their subscribers get a resync against the broader store).
 - Handles are reference counted; an informer nobody holds is stopped after `grace_period`
   seconds and dropped (its memory with it). Asking again within the grace period reuses it.
 - Every informer task belongs to the cache's TaskGroup: leaving ``async with`` stops them all and
@@ -277,10 +279,39 @@ class SharedCache:
                             filter=scope.filter, watch_config=self.watch_config, codec=self.codec,
                             queue_size=self.queue_size, name=name)
         entry = _Entry(scope, informer)
+        if any(scope.covers(e.scope) for e in self._entries.values() if not e.informer.stopped):
+            self._tg.create_task(self._take_over(entry), name=f"informer {name}: take over narrower scopes")
         self._entries[scope] = entry
         entry.task = self._tg.create_task(self._run(entry), name=f"informer {name}")
         log.debug("%s: informer started", name)
         return entry
+
+    async def _take_over(self, broad: _Entry) -> None:
+        """Once ``broad`` is synced, move the users of every narrower informer it covers onto it and
+        stop those: sharing must not depend on the order informers were asked for (a namespaced
+        controller added before a cluster-wide one must not keep a second watch for good)."""
+        try:
+            await broad.informer.wait_synced(None)
+        except Exception:
+            return  # stopped before it synced: the narrower informers keep serving
+        if self._entries.get(broad.scope) is not broad or self._closing:
+            return
+        for narrow in _list(self._entries.values()):
+            if narrow is broad or narrow.informer.stopped or not broad.scope.covers(narrow.scope):
+                continue
+            try:
+                for name, fn in narrow.informer._index_fns.items():
+                    broad.informer.add_index(name, fn)
+            except ValueError as exc:
+                log.warning("%s: not taken over by %s: %s", narrow.scope, broad.scope, exc)
+                continue
+            handles, narrow.handles = narrow.handles, []
+            for handle in handles:
+                handle._move_to(broad, broad.scope.narrowing(handle.scope))
+                self._acquire(broad)
+            narrow.refs = 0
+            log.info("%s: served by %s from now on; its own watch is closed", narrow.scope, broad.scope)
+            self._stop(narrow)
 
     async def _poll_missing_kinds(self) -> None:
         """Wake informers waiting for a kind as soon as discovery serves it (CRD installed), rather

@@ -55,7 +55,7 @@ from kubeloop.cache._index import (
 )
 from kubeloop.meta import ADDED, FieldSelector, LabelSelector, as_field_selector, as_label_selector, pack_rv
 
-__all__ = ["Change", "Key", "ReplaceResult", "Store"]
+__all__ = ["Change", "IndexFunctionError", "Key", "ReplaceResult", "Store"]
 
 _intern = sys.intern
 _monotonic = time.monotonic
@@ -71,6 +71,15 @@ _LISTED = -math.inf
 def _due(item: _Entry | tuple[float, _Entry, Any]) -> float:
     """When a queued object was written (-inf for a listed one)."""
     return item[0] if type(item) is tuple else _LISTED
+
+
+class IndexFunctionError(Exception):
+    """An index function raised on an object (the write is not made; see `Store.apply`)."""
+
+    def __init__(self, index: str, fn: Any, exc: BaseException) -> None:
+        self.index = index
+        self.function = f"index {index!r} ({getattr(fn, '__qualname__', None) or fn!r})"
+        super().__init__(f"{self.function} raised {type(exc).__name__}: {exc}")
 
 
 class _Prepared:
@@ -191,7 +200,10 @@ class Store:
             else:
                 if view is None:
                     view = FrozenDict(obj)
-                out.append(ix.keys_for(view))
+                try:
+                    out.append(ix.keys_for(view))
+                except Exception as exc:
+                    raise IndexFunctionError(ix.name, ix.fn, exc) from exc
         ikeys = tuple(out)
         return ikeys if any(ikeys) else self._no_keys
 

@@ -6,8 +6,8 @@ The informer only ever calls the non-blocking `_offer`; the subscriber pulls at 
 
 When a subscriber falls `maxsize` events behind, its queue is emptied and replaced by a single
 `RESYNC` event: the subscriber is told it missed changes, and once it has read that signal it gets
-the current state instead of the lost history: a `deleted` event for every object deleted while it
-was behind, then an `added` (``initial=True``) event for every object now in scope. Nothing is lost
+the current state instead of the lost history: a `deleted` event for every object deleted (or, for
+a narrowed subscription, moved out of its scope) while it was behind, then an `added` (``initial=True``) event for every object now in scope. Nothing is lost
 silently; level-triggered consumers (controllers) end up with every key that needs a look.
 
 Big sets of synthetic events (the initial list, a late subscriber's replay, a resync snapshot)
@@ -177,6 +177,15 @@ class Subscription:
                 out.append((ns, name))
         return out
 
+    def _holds(self, store: Store, ns: str, name: str) -> bool:
+        """True if the object is in the store and, for a narrowed subscription, in its scope: an
+        object that left the scope while the subscriber was behind is still in a broad informer's
+        store, and must read as deleted all the same."""
+        if self._predicate is None:
+            return (ns, name) in store
+        view = store.get(name, ns)
+        return view is not None and self._predicate(view)
+
     def _end(self) -> None:
         """The informer stopped: what is queued is still delivered, then iteration ends."""
         self._ended = True
@@ -224,6 +233,38 @@ class Subscription:
         self._live = 0
         self._queue.append(_RESYNC)
         self._overflowed = True
+        self._wake()
+
+    def _rehome(self, store: Store, predicate: Predicate | None,
+                on_close: Callable[[Subscription], None]) -> None:
+        """Move to another informer's store (a broader informer took the scope over).
+
+        The two watches are at different points of history, so the move reads as a resync: every
+        object this subscriber may know of is remembered, the queue is replaced by the `RESYNC`
+        marker, and reading it yields deletes for what the new store does not hold in scope and
+        the new store's objects as added.
+        """
+        old_store, old_pred = self._store, self._predicate
+        for item in self._queue:
+            if isinstance(item, _Snapshot):
+                for ev in item.events[item.pos:]:
+                    self._note_dropped(ev)
+            else:
+                self._note_dropped(item)
+        for ns, name in old_store.keys():
+            view = old_store.get(name, ns)
+            if view is not None and (old_pred is None or old_pred(view)):
+                self._gone.setdefault((ns, name), view)
+        self._queue.clear()
+        self._live = 0
+        self._queue.append(_RESYNC)
+        self._overflowed = True
+        if self._on_close is not None:
+            old_close, self._on_close = self._on_close, None
+            old_close(self)  # off the old informer's list
+        self._on_close = on_close
+        self._store = store
+        self._predicate = predicate
         self._wake()
 
     # ------------------------------------------------------------------ subscriber side
@@ -280,7 +321,7 @@ class Subscription:
             self._overflowed = False
             gone, self._gone = self._gone, {}
             deletes = [Event(DELETED, self.cluster, self.resource, ns, name, None, old=old)
-                       for (ns, name), old in gone.items() if (ns, name) not in store]
+                       for (ns, name), old in gone.items() if not self._holds(store, ns, name)]
             if deletes:
                 q.append(_Snapshot(deletes))
             q.append(_Batch(self._in_scope(store.keys()), True))

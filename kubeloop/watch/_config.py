@@ -32,7 +32,13 @@ class WatchConfig:
     - `page_size`: LIST `limit` (500 like client-go and kube-runtime); None lists in one request.
     - `list_semantic`: see `ListSemantic`.
     - `streaming_list`: use a streaming list (WATCH with sendInitialEvents=true) instead of a
-      paginated LIST; falls back to LIST when the server rejects it (400/422).
+      paginated LIST (off here, for any `WatchSource`; the cache's informers turn it on by
+      default, see `kubeloop.cache.Informer`); falls back to LIST for good when the server rejects it
+      (400/422: kube-apiserver before 1.27, or with the WatchList feature gate off, answers 422
+      "resourceVersionMatch is forbidden for watch") or when no initial-events-end bookmark came
+      within `list_deadline` (a server that ignores the parameter).
+    - `list_deadline`: seconds a streaming list may take to deliver its initial events. Each
+      LIST page has the client's request timeout.
     - `allow_bookmarks`: ask for BOOKMARK events (they keep the resume point fresh, making 410s on
       reconnect rare); required by streaming lists.
     - `watch_timeout`: each WATCH asks the server to end it after a random whole number of seconds
@@ -47,6 +53,7 @@ class WatchConfig:
     page_size: int | None = 500
     list_semantic: ListSemantic = ListSemantic.MOST_RECENT
     streaming_list: bool = False
+    list_deadline: float = 60.0
     allow_bookmarks: bool = True
     watch_timeout: tuple[int, int] = (300, 600)
     idle_margin: float = 30.0

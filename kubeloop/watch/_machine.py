@@ -140,6 +140,7 @@ class WatchMachine:
         self._synced = False
         self._sticky: WatchState | None = None  # FORBIDDEN / WAITING_FOR_RESOURCE until a success
         self._last_error: WatchError | None = None
+        self._failing_since: float | None = None  # first failure since the last healthy watch
 
     def _new_backoff(self) -> Backoff:
         cfg = self.config
@@ -191,6 +192,21 @@ class WatchMachine:
         phase = self._phase
         if type(phase) is Watching or type(phase) is Streaming:
             return self._progress_at if self._progress_at is not None else phase.started_at
+        return None
+
+    @property
+    def failing_since(self) -> float | None:
+        """When the first failure since the last healthy watch happened (None: none since). A
+        watch open for `healthy_watch_duration` with progress clears it when it ends; while it is
+        open, see `watch_open_since`."""
+        return self._failing_since
+
+    @property
+    def watch_open_since(self) -> float | None:
+        """When the WATCH now open was opened (None: none open)."""
+        phase = self._phase
+        if type(phase) is Watching or type(phase) is Streaming:
+            return phase.started_at
         return None
 
     @property
@@ -288,7 +304,7 @@ class WatchMachine:
         phase = self._outstanding_list("on_list_error")
         if phase is None:
             return []
-        self._record(error)
+        self._record(error, now)
         kind = error.kind
         if kind is ErrorKind.GONE:
             # Expired continue token, or a resourceVersion the server no longer has: start over
@@ -382,6 +398,14 @@ class WatchMachine:
         if not phase.init_sent:
             out.append(INIT)
             phase = self._phase = Streaming(phase.quorum, init_sent=True, started_at=phase.started_at)
+        if now - phase.started_at > self.config.list_deadline:
+            # A server that ignores sendInitialEvents (no end bookmark ever comes) must not keep
+            # the informer listing for good: LIST from now on.
+            self._streaming_supported = False
+            error = WatchError(ErrorKind.OTHER, f"no initial-events-end bookmark within {self.config.list_deadline}s "
+                                                "(the server ignores sendInitialEvents?); using LIST")
+            out.extend(self._watch_failed(phase, error, now))
+            return out
         if event_type == ADDED or event_type == MODIFIED:
             out.append(InitApply(obj))
         elif event_type == BOOKMARK:
@@ -424,8 +448,8 @@ class WatchMachine:
         return self._watch_failed(phase, error, now)
 
     def _watch_failed(self, phase: Watching | Streaming, error: WatchError, now: float) -> list[WatcherEvent]:
-        self._record(error)
-        self._note_healthy(phase, now)
+        self._note_healthy(phase, now)  # healthy until now; failing from now
+        self._record(error, now)
         kind = error.kind
         if kind is ErrorKind.GONE:
             # Normal after a long watch: relist at once. Within min_watch_duration of the watch
@@ -496,11 +520,14 @@ class WatchMachine:
     def _note_healthy(self, phase: Watching | Streaming, now: float) -> None:
         """A watch that made progress for `healthy_watch_duration` forgets earlier failures."""
         if self._progress_at is not None and now - phase.started_at >= self.config.healthy_watch_duration:
+            self._failing_since = None
             self.backoff.reset()
             self.gone_backoff.reset()
 
-    def _record(self, error: WatchError) -> None:
+    def _record(self, error: WatchError, now: float) -> None:
         self._last_error = error
+        if self._failing_since is None:
+            self._failing_since = now
         self.counters.errors += 1
         if error.kind is ErrorKind.FORBIDDEN:
             self._sticky = WatchState.FORBIDDEN
@@ -508,7 +535,7 @@ class WatchMachine:
             self._sticky = WatchState.WAITING_FOR_RESOURCE
 
     def _fail(self, error: WatchError, now: float, then: Relist | Listing | Rewatch) -> None:
-        self._record(error)
+        self._record(error, now)
         self._sleep(error, now, then)
 
     def _sleep(self, error: WatchError, now: float, then: Relist | Listing | Rewatch) -> None:

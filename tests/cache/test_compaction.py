@@ -16,6 +16,7 @@ import pytest
 
 from kubeloop.cache import OWNER_INDEX, ClientSource, Informer, Store, ZlibDictCodec, thaw
 from kubeloop.cache._entry import _pack_uid, _unpack_uid
+from kubeloop.cache._store import IndexFunctionError
 from kubeloop.client import Client
 
 from .informer_support import CM, FAST, MINE, client, cm, eventually, ns
@@ -110,8 +111,9 @@ def test_load_of_an_existing_name_replaces_it_and_a_failing_index_changes_nothin
         return "k"
 
     s.add_index("bad", bad)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(IndexFunctionError, match="index 'bad'") as failed:
         s.load(pod(2))
+    assert isinstance(failed.value.__cause__, RuntimeError)
     assert s.keys() == [("ns1", "p1")] and s.index_keys("bad", "k") == {("ns1", "p1")}
     with pytest.raises(ValueError):
         s.load({"metadata": {}})

@@ -14,6 +14,7 @@ from kubeloop.cache import (
     ClientSource,
     Informer,
     InformerNotReady,
+    MetadataOnlyError,
     ReadOnlyError,
     thaw,
 )
@@ -223,6 +224,27 @@ async def test_metadata_only_informer_caches_only_metadata(client: Client, ns: s
         assert ev.type == ADDED and ev.new is not None and "data" not in ev.new
 
 
+async def test_metadata_only_object_refuses_fields_it_does_not_hold(client: Client, ns: str) -> None:
+    """Issue 11 item 2: `status`/`spec`/`data` of a metadata-only object raise, naming the option."""
+    await client.create(cm("m1", data={"k": "v"}), namespace=ns)
+    async with informer(client, ns, metadata_only=True) as inf:
+        await inf.wait_synced(5)
+        obj = inf.reader.get("m1", ns)
+        assert obj is not None
+        for read in (lambda: obj["data"], lambda: obj.get("data"), lambda: obj.get("status", {}),
+                     lambda: obj["spec"]):
+            with pytest.raises(MetadataOnlyError, match="metadata_only=False"):
+                read()
+        with pytest.raises(LookupError):  # a LookupError, but not a KeyError a caller would swallow
+            obj["status"]
+        assert not isinstance(MetadataOnlyError("status", obj), KeyError)
+        assert obj["metadata"]["name"] == "m1" and obj.get("metadata") is not None
+    async with informer(client, ns) as full:
+        await full.wait_synced(5)
+        whole = full.reader.get("m1", ns)
+        assert whole is not None and whole.get("status") is None and whole["data"]["k"] == "v"
+
+
 async def test_forbidden_list_is_not_ready_with_the_reason_and_logged(
         client: Client, ns: str, apiserver: Any, caplog: pytest.LogCaptureFixture) -> None:
     from kubeloop.cache import SharedCache
@@ -319,3 +341,120 @@ async def test_close_stops_and_waits_like_the_manager(client: Client, ns: str) -
     await running.close()
     assert task.done() and running.stopped and not running.ready
     await task
+
+
+def _metric(function: str) -> float:
+    from kubeloop.metrics import REGISTRY
+
+    value = REGISTRY.get_sample_value("kubeloop_cache_object_errors_total",
+                                      {"resource": "core/v1/configmaps", "function": function})
+    return value or 0.0
+
+
+async def test_a_raising_transform_or_index_keeps_the_last_good_version_and_says_so(
+        client: Client, ns: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 11 item 7: a transform or index function that raises neither deletes nor silently
+    freezes the object: the last good version stays, the informer is not ready naming the object
+    and the function, one ERROR per object, and a metric counts it."""
+
+    def picky(obj: dict[str, Any]) -> dict[str, Any]:
+        if (obj.get("data") or {}).get("bad") == "transform":
+            raise ValueError("cannot transform this")
+        return obj
+
+    def by_bad(obj: Any) -> list[str]:
+        if (obj.get("data") or {}).get("bad") == "index":
+            raise KeyError("no such field")
+        return [obj["metadata"]["name"]]
+
+    caplog.set_level(logging.ERROR, logger="kubeloop")
+    await client.create(cm("t1", data={"v": "1"}), namespace=ns)
+    await client.create(cm("t2", data={"v": "1"}), namespace=ns)
+    before_t, before_i = _metric("transform"), _metric("index:by-bad")
+    async with informer(client, ns, transform=picky) as inf:
+        inf.add_index("by-bad", by_bad)
+        await inf.wait_synced(5)
+        assert inf.ready
+        for i in range(3):  # three failing versions of t1: still one ERROR
+            await client.patch(CM, "t1", {"data": {"v": str(i), "bad": "transform"}}, namespace=ns)
+        await client.patch(CM, "t2", {"data": {"v": "2", "bad": "index"}}, namespace=ns)
+        await eventually(lambda: not inf.ready and ("t1" in inf.reason or "t2" in inf.reason), what="not ready")
+        await eventually(lambda: _metric("transform") >= before_t + 3 and _metric("index:by-bad") >= before_i + 1,
+                         what="counted")
+        reason = inf.reason
+        assert ("picky" in reason and f"{ns}/t1" in reason) or ("by-bad" in reason and f"{ns}/t2" in reason)
+        assert "1 more" in reason
+        t1, t2 = inf.reader.get("t1", ns), inf.reader.get("t2", ns)  # the last good versions
+        assert t1 is not None and t1["data"]["v"] == "1" and t2 is not None and t2["data"]["v"] == "1"
+        errors = [r for r in caplog.records if r.levelno == logging.ERROR and "t1" in r.getMessage()]
+        assert len(errors) == 1 and "picky" in errors[0].getMessage()
+        # fixed objects make it ready again
+        await client.patch(CM, "t1", {"data": {"v": "9", "bad": None}}, namespace=ns)
+        await client.patch(CM, "t2", {"data": {"v": "9", "bad": None}}, namespace=ns)
+        await eventually(lambda: inf.ready, what="ready again")
+        t1 = inf.reader.get("t1", ns)
+        assert t1 is not None and t1["data"]["v"] == "9" and inf.reader.by_index("by-bad", "t2")
+
+
+async def test_a_cache_whose_watch_keeps_failing_is_not_ready_with_the_reason(client: Client, ns: str,
+                                                                             emulator: Any) -> None:
+    """Issue 11 item 10: /readyz must not stay green on a stuck cache (its reason is what /readyz shows)."""
+    from kubeloop.watch import WatchConfig
+
+    config = WatchConfig(backoff_initial=0.02, backoff_max=0.1, min_watch_duration=0.0, healthy_watch_duration=0.2)
+    await client.create(cm("s1"), namespace=ns)
+    source = ClientSource(client, CM, namespace=ns, label_selector=MINE)
+    async with Informer(source, resource="core/v1/configmaps", watch_config=config) as inf:
+        inf.stuck_after = 0.5
+        await inf.wait_synced(5)
+        assert inf.ready
+        emulator.faults.fail_next(100_000, 500, resource="configmaps", verbs=("list", "watch"))
+        emulator.faults.close_watches("configmaps")
+        await eventually(lambda: not inf.ready, what="not ready once stuck")
+        assert "watch failing for" in inf.reason and "500" in inf.reason
+        assert inf.reader.get("s1", ns) is not None  # still serving what it had
+        emulator.faults.reset()
+        await client.create(cm("s2"), namespace=ns)  # progress on the new watch
+        await eventually(lambda: inf.reader.get("s2", ns) is not None, what="watching again")
+        await eventually(lambda: inf.ready, what="ready again")
+
+
+async def test_lists_are_streamed_by_default_and_fall_back_to_list_when_refused(client: Client, ns: str,
+                                                                               emulator: Any) -> None:
+    """Issue 11 item 5: sendInitialEvents is used automatically; a server that refuses it (422, as
+    kube-apiserver 1.24 answers for resourceVersionMatch on a watch) gets a LIST instead."""
+    await client.create(cm("l1"), namespace=ns)
+    source = ClientSource(client, CM, namespace=ns, label_selector=MINE)
+    async with Informer(source, resource="core/v1/configmaps") as inf:
+        await inf.wait_synced(5)
+        assert inf.reader.get("l1", ns) is not None
+        assert inf.watcher.counters.list_requests == 0 and inf.watcher.machine.streaming_supported
+    emulator.faults.fail_next(1, 422, resource="configmaps", verbs=("watch",))
+    source = ClientSource(client, CM, namespace=ns, label_selector=MINE)
+    async with Informer(source, resource="core/v1/configmaps") as inf:
+        await inf.wait_synced(5)
+        assert inf.reader.get("l1", ns) is not None
+        assert inf.watcher.counters.list_requests >= 1 and not inf.watcher.machine.streaming_supported
+
+
+async def test_a_list_that_never_answers_hits_its_deadline_and_is_retried(client: Client, ns: str,
+                                                                        emulator: Any) -> None:
+    """Issue 11 item 10: a LIST has a deadline (the client's request timeout per page; a streaming
+    list has `list_deadline`): a server that does not answer leaves the informer retrying with the
+    reason, never hanging."""
+    from kubeloop.config import load_kubeconfig
+
+    await client.create(cm("d1"), namespace=ns)
+    slow = Client(load_kubeconfig(emulator.kubeconfig), qps=None, timeout=0.3)
+    try:
+        emulator.faults.delay(1.0, resource="configmaps")
+        source = ClientSource(slow, CM, namespace=ns, label_selector=MINE)
+        async with Informer(source, resource="core/v1/configmaps", watch_config=FAST) as inf:
+            await eventually(lambda: "timed out" in inf.reason, what="the list timed out")
+            assert not inf.synced
+            emulator.faults.delay(0)
+            await inf.wait_synced(5)
+            assert inf.reader.get("d1", ns) is not None
+    finally:
+        emulator.faults.delay(0)
+        await slow.close()

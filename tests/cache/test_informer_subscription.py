@@ -145,3 +145,32 @@ def test_a_sink_takes_live_events_at_once_and_queued_ones_keep_their_order(caplo
     t.close()
     f.put("c", 5)
     assert sunk[-1] == (MODIFIED, "c")
+
+
+def test_narrowed_subscriber_behind_is_told_about_objects_that_left_its_scope() -> None:
+    """Issue 11 item 8: an object that left a narrowed scope while the subscriber was behind reads as
+    deleted after the resync (it is still in the broad store), and nothing of it lingers afterwards."""
+    f = Feed()
+    web = lambda o: o["metadata"]["labels"].get("tier") == "web"  # noqa: E731
+    s = f.sub(maxsize=3, predicate=web)
+    for name in ("a", "b", "c"):
+        f.put(name, 1, tier="web")
+    known = {e.name for e in s.drain() if e.type == ADDED}
+    assert known == {"a", "b", "c"}
+    f.put("x", 2, tier="web")
+    f.put("y", 2, tier="web")
+    f.put("z", 2, tier="web")
+    f.put("w", 2, tier="web")  # overflow: the subscriber is behind from here
+    f.put("a", 3, tier="db")  # leaves the scope while behind, stays in the store
+    f.put("b", 3, tier="db")
+    f.put("b", 4, tier="db", v="2")
+    assert s.overflows == 1
+    for ev in s.drain():
+        if ev.type == DELETED:
+            known.discard(ev.name)
+        elif ev.type in (ADDED, MODIFIED):
+            known.add(ev.name)
+    assert known == {"c", "w", "x", "y", "z"}
+    f.delete("a")  # later deletes of what left: nothing stale to tell any more
+    f.put("c", 5, tier="db")
+    assert kinds(s.drain()) == [(DELETED, "c")]

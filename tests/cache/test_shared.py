@@ -184,3 +184,41 @@ async def test_clusters_are_part_of_every_key_and_event(client: Client, ns: str,
             west.release()
     finally:
         await other.close()
+
+
+async def test_a_broad_informer_opened_later_takes_the_narrower_users_over(
+        client: Client, ns: str, emulator: Any) -> None:
+    """Issue 11 item 4: sharing does not depend on order. A namespace-wide informer opened after a
+    labelled one takes its users (reads and subscriptions) over, and the narrower watch is closed."""
+    await client.create(cm("n1"), namespace=ns)
+    await client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}}, namespace=ns)
+    before = open_watches(emulator)
+    async with SharedCache(client, watch_config=FAST, grace_period=60) as cache:
+        narrow = await cache.informer_for("default", CM, namespace=ns, label_selector=MINE)
+        await narrow.wait_synced(5)
+        sub = narrow.subscribe()
+        assert sorted(names(await collect(sub, 1))) == [(ADDED, "n1")]
+        await eventually(lambda: open_watches(emulator) == before + 1, what="the narrow watch")
+        broad = await cache.informer_for("default", CM, namespace=ns)
+        await broad.wait_synced(5)
+        await eventually(lambda: narrow.informer is broad.informer, what="the narrow handle moved")
+        await eventually(lambda: open_watches(emulator) == before + 1, what="one watch left")
+        assert len(cache.informers()) == 1 and narrow.shared_from == broad.scope
+        assert [o["metadata"]["name"] for o in narrow.list()] == ["n1"]  # still narrowed
+        assert narrow.get("other", ns) is None and broad.get("other", ns) is not None
+        await client.create(cm("n2"), namespace=ns)
+        await client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other2"}}, namespace=ns)
+        await client.delete(CM, "n1", namespace=ns)
+        seen: dict[str, bool] = {}
+
+        def done() -> bool:
+            for ev in sub.drain():
+                if ev.type in (ADDED, MODIFIED):
+                    seen[ev.name] = True
+                elif ev.type == DELETED:
+                    seen.pop(ev.name, None)
+            return set(seen) == {"n2"}
+        await eventually(done, what="the subscription follows the broad informer")
+        narrow.release()
+        assert cache.stats()[0]["users"] == 1
+        broad.release()

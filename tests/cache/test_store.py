@@ -19,6 +19,7 @@ from kubeloop.cache import (
     thaw,
 )
 from kubeloop.cache._index import owner_ref_index, owner_uid_index
+from kubeloop.cache._store import IndexFunctionError
 from kubeloop.meta import ADDED, DELETED, MODIFIED, LabelSelector
 
 CODECS = ["zlib", "json", "dict"]
@@ -212,10 +213,10 @@ def test_index_function_failure_leaves_store_untouched() -> None:
         return [o["metadata"]["name"]]
 
     store.add_index("picky", picky)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(IndexFunctionError, match="index 'picky'"):  # names the index; caused by the RuntimeError
         store.apply(obj("a", "bad", 2))
     assert ("a", "bad") not in store and len(store) == 1
-    with pytest.raises(RuntimeError):
+    with pytest.raises(IndexFunctionError):
         store.replace([obj("a", "q", 3), obj("a", "bad", 4)], "4")
     assert store.keys() == [("a", "p")] and store.index_keys("picky", "p") == {("a", "p")}
     assert store.resource_version == "1"

@@ -233,3 +233,25 @@ async def test_manager_informer_keeps_only_what_its_filter_accepts(apiserver: An
         await web.wait_synced(10)
         assert [o["metadata"]["name"] for o in web.list(ns)] == ["keep"]
         assert web.get("drop", ns) is None
+
+
+async def test_readyz_names_the_object_and_the_function_a_transform_failed_on(
+        apiserver: Any, client: Client, ns: str) -> None:
+    """Issue 11 item 7: a raising transform keeps the last good version and /readyz says where."""
+    def strict_transform(obj: dict[str, Any]) -> dict[str, Any]:
+        if (obj.get("data") or {}).get("x") == "bad":
+            raise ValueError("x must not be bad")
+        return obj
+
+    seen: list[Request] = []
+    m = Manager(client, health_port=0, metrics_port=0, bind_address="127.0.0.1")
+    m.add(recording("strict", seen, namespace=ns, label_selector=MINE, transform=strict_transform))
+    await client.create(label(cm("t", {"x": "1"}, namespace=ns)))
+    async with m:
+        assert await m.wait_ready(5)
+        await client.patch("v1/ConfigMap", "t", {"data": {"x": "bad"}}, namespace=ns)
+        await eventually(lambda: not m.ready)
+        status, body = await get(f"{m.health_url}/readyz")
+        assert status == 503 and f"{ns}/t" in body and "strict_transform" in body and "x must not be bad" in body
+        await client.patch("v1/ConfigMap", "t", {"data": {"x": "2"}}, namespace=ns)
+        assert await m.wait_ready(5)

@@ -515,6 +515,20 @@ def test_streaming_list_turns_initial_events_into_init_apply_and_keeps_the_strea
     assert m.counters.list_requests == 0 and m.counters.lists == 1
 
 
+def test_a_server_that_ignores_send_initial_events_falls_back_to_list_for_good() -> None:
+    """Issue 11 item 5: no initial-events-end bookmark within list_deadline (the server ignores the
+    parameter: plain ADDEDs and bookmarks) must not keep the informer listing: LIST from then on."""
+    m = machine(streaming_list=True, list_deadline=10.0)
+    m.next_action(0.0)
+    assert m.on_watch_event("ADDED", obj("a", 7), 0.1) == [INIT, InitApply(obj("a", 7))]
+    assert m.on_watch_event("BOOKMARK", bookmark(8), 5.0) == []
+    assert m.on_watch_event("BOOKMARK", bookmark(9), 11.0) == []  # past the deadline: abandoned
+    assert not m.watch_open and not m.streaming_supported and m.counters.streaming_fallbacks == 1
+    assert m.failing_since == 11.0 and m.last_error is not None and "sendInitialEvents" in str(m.last_error)
+    a = m.next_action(100.0)
+    assert isinstance(a, List)
+
+
 def test_streaming_list_of_nothing() -> None:
     m = machine(streaming_list=True)
     m.next_action(0.0)
