@@ -301,7 +301,7 @@ def emulator_process() -> Any:
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = os.path.join(tmp, "kubeconfig")
         proc = subprocess.Popen([sys.executable, "-c", "from kubeloop.cli.main import main; main()", "apiserver",
-                                 "--port", "0",
+                                 "--port", "0", "--bare",  # the API server alone: no controller-manager
                                  "--kubeconfig-out", kubeconfig], stdout=subprocess.PIPE, cwd=ROOT)
         try:
             assert proc.stdout is not None
