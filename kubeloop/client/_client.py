@@ -6,6 +6,10 @@ discovery; objects are plain dicts in and out (any `Mapping` is accepted in). Na
 - `namespace=None` means the client's default namespace (from the kubeconfig context or the pod);
 - `namespace=ALL_NAMESPACES` (`""`) means every namespace, for `list`, `list_page(s)` and `watch`;
 - for cluster-scoped resources the namespace is ignored.
+
+One module of ~500 lines on purpose: it is the client's public surface, one short method per REST
+verb, all funnelled through `_write` (write hooks) and the transport; the parts with logic of their
+own (discovery, watch streams, options, errors, retries) are their own modules.
 """
 
 from __future__ import annotations
