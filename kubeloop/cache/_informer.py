@@ -87,6 +87,11 @@ pass a `WatchConfig` with a larger `page_size` there.
 """
 
 
+
+def _key_and_rv(md: dict[str, Any]) -> tuple[str, str, str | None]:
+    """(namespace, name, resourceVersion) of a watched object's metadata."""
+    return md.get("namespace") or "", md.get("name") or "", md.get("resourceVersion")
+
 class InformerNotReady(TimeoutError):
     """`wait_synced()` gave up; the message says why (e.g. the missing permission)."""
 
@@ -517,10 +522,8 @@ class Informer:
         md = obj.get("metadata")
         if type(md) is not dict:
             return
-        ns = md.get("namespace") or ""
-        name = md.get("name") or ""
+        ns, name, rv = _key_and_rv(md)
         store = self.store
-        rv = md.get("resourceVersion")
         if rv and store.resource_version_of(name, ns) == rv:
             return  # already stored in exactly this version
         try:
@@ -547,9 +550,8 @@ class Informer:
         md = obj.get("metadata")
         if type(md) is not dict:
             return
-        ns = md.get("namespace") or ""
-        name = md.get("name") or ""
-        old = self.store.delete(ns, name, md.get("resourceVersion"))
+        ns, name, rv = _key_and_rv(md)
+        old = self.store.delete(ns, name, rv)
         self._broken.pop((ns, name), None)
         if old is not None:
             self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))

@@ -221,14 +221,18 @@ class Subscription:
             elif ev.type != RESYNC:
                 self._gone.pop((ev.namespace, ev.name), None)
 
-    def _overflow(self) -> None:
-        self.overflows += 1
+    def _note_queue_dropped(self) -> None:
+        """Remember what every unread queued event said, before the queue is thrown away."""
         for item in self._queue:
             if isinstance(item, _Snapshot):
                 for ev in item.events[item.pos:]:
                     self._note_dropped(ev)
             else:
                 self._note_dropped(item)
+
+    def _overflow(self) -> None:
+        self.overflows += 1
+        self._note_queue_dropped()
         self._queue.clear()
         self._live = 0
         self._queue.append(_RESYNC)
@@ -245,12 +249,7 @@ class Subscription:
         the new store's objects as added.
         """
         old_store, old_pred = self._store, self._predicate
-        for item in self._queue:
-            if isinstance(item, _Snapshot):
-                for ev in item.events[item.pos:]:
-                    self._note_dropped(ev)
-            else:
-                self._note_dropped(item)
+        self._note_queue_dropped()
         for ns, name in old_store.keys():
             view = old_store.get(name, ns)
             if view is not None and (old_pred is None or old_pred(view)):
