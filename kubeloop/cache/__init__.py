@@ -37,7 +37,7 @@ from kubeloop.cache._index import (
     owner_ref_key,
     owner_uid_index,
 )
-from kubeloop.cache._informer import LIST_PAGE_SIZE, Informer, InformerNotReady
+from kubeloop.cache._informer import LIST_PAGE_SIZE, CacheNotSynced, Informer, InformerNotReady
 from kubeloop.cache._reader import CacheReader, Reader
 from kubeloop.cache._scope import Scope, Selection, SelectionKeywords
 from kubeloop.cache._shared import SharedCache
@@ -60,6 +60,7 @@ __all__ = [
     "NAMESPACE_INDEX",
     "OWNER_INDEX",
     "OWNER_REF_INDEX",
+    "CacheNotSynced",
     "CacheReader",
     "Change",
     "ClientSource",

@@ -44,6 +44,7 @@ import ctypes
 import logging
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from types import TracebackType
 from typing import Any
@@ -91,6 +92,21 @@ pass a `WatchConfig` with a larger `page_size` there.
 def _key_and_rv(md: dict[str, Any]) -> tuple[str, str, str | None]:
     """(namespace, name, resourceVersion) of a watched object's metadata."""
     return md.get("namespace") or "", md.get("name") or "", md.get("resourceVersion")
+
+class CacheNotSynced(Exception):
+    """A reconcile read a cache (an informer, an index) that has not finished its first list.
+
+    Raised by readers that may be read before they are full (`kubeloop.manager.ManagedInformer`, informer handles);
+    a partial cache would answer "not found" or a short list, and the reconcile would act on it.
+    The runtime does not count it as an error: it waits (bounded) for ``wait_synced`` and runs
+    the reconcile again, so a reconcile never needs to declare which caches it reads.
+    """
+
+    def __init__(self, what: str, wait_synced: Callable[[float | None], Awaitable[None]] | None = None) -> None:
+        super().__init__(f"{what} has not synced yet")
+        self.what = what
+        self.wait_synced = wait_synced
+
 
 class InformerNotReady(TimeoutError):
     """`wait_synced()` gave up; the message says why (e.g. the missing permission)."""

@@ -9,6 +9,7 @@ through ``_scope``'s narrow `RuntimeView`), ``_readyourwrites`` (the write track
 write hook), ``_apply``/``_status`` (no-op-skipping writes), plus the helpers below.
 """
 
+from kubeloop.cache import CacheNotSynced  # what a reconcile may see; the cache raises it
 from kubeloop.controller._context import Context
 from kubeloop.controller._controller import Controller
 from kubeloop.controller._events import EventRecorder
@@ -39,7 +40,7 @@ from kubeloop.controller._predicates import (
     predicate,
     resource_version_changed,
 )
-from kubeloop.controller._request import CacheNotSynced, Request, Result, TerminalError
+from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._runtime import ControllerError
 from kubeloop.controller._scope import OverlayReader
 from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec, SuppressOwnWrites

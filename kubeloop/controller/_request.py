@@ -7,7 +7,7 @@ equal requests collapse into one queue slot.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -64,18 +64,3 @@ class TerminalError(Exception):
     It is logged and counted (``controller_runtime_terminal_reconcile_errors_total``) but the
     request is not requeued; the next change to the object triggers a reconcile as usual.
     """
-
-
-class CacheNotSynced(Exception):
-    """A reconcile read a cache (an informer, an index) that has not finished its first list.
-
-    Raised by readers that may be read before they are full (`kubeloop.manager.ManagedInformer`);
-    a partial cache would answer "not found" or a short list, and the reconcile would act on it.
-    The runtime does not count it as an error: it waits (bounded) for ``wait_synced`` and runs
-    the reconcile again, so a reconcile never needs to declare which caches it reads.
-    """
-
-    def __init__(self, what: str, wait_synced: Callable[[float | None], Awaitable[None]] | None = None) -> None:
-        super().__init__(f"{what} has not synced yet")
-        self.what = what
-        self.wait_synced = wait_synced

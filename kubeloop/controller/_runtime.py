@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 
-from kubeloop.cache import Event, SharedCache, SubscriptionClosed
+from kubeloop.cache import CacheNotSynced, Event, SharedCache, SubscriptionClosed
 from kubeloop.client import Client, ResourceRef, UnknownKind
 from kubeloop.controller._apply import AppliedMemory
 from kubeloop.controller._context import Context
@@ -24,7 +24,7 @@ from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._handlers import PrimaryKind
 from kubeloop.controller._logs import current_request, next_reconcile_id
 from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites, Write
-from kubeloop.controller._request import CacheNotSynced, Request, Result, TerminalError
+from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._scope import RuntimeView
 from kubeloop.controller._sources import BoundSource, SourceSet
 from kubeloop.controller._spec import ControllerSpec, SourceSpec

@@ -5,7 +5,7 @@ controllers (cross-resource lookups, indexes read from several controllers).
     ...
     pods = running.by_index("running-by-app", f"{ns}/{app}")   # in reconcile: no API call
 
-A read before the informer's first list completed raises `kubeloop.controller.CacheNotSynced`
+A read before the informer's first list completed raises `kubeloop.cache.CacheNotSynced`
 instead of answering from a partial cache; a reconcile that raises it waits for the sync and runs
 again, so ``needs=`` is only an optimisation (workers start after those informers synced).
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubeloop.cache import (
+    CacheNotSynced,
     CacheReader,
     Filter,
     FrozenDict,
@@ -26,7 +27,6 @@ from kubeloop.cache import (
     Selection,
     SharedCache,
 )
-from kubeloop.controller import CacheNotSynced
 from kubeloop.meta import DEFAULT_CLUSTER, FieldSelector, LabelSelector
 
 __all__ = ["ManagedInformer"]
