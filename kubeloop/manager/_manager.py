@@ -287,6 +287,28 @@ class Manager:
         """Why the manager stopped with an error (None: it did not)."""
         return self._failure
 
+    async def idle(self, timeout: float = 30.0, *, settle: float = 0.05) -> None:  # noqa: ASYNC109
+        """Wait until no controller has work to do now: no ready key in any queue and no reconcile
+        running, for ``settle`` seconds in a row (work arriving meanwhile restarts the wait).
+
+        For tests ("the operator has caught up"), not for production logic. Keys delayed into the
+        future (``requeue_after``, error backoff) do not count, so a periodic controller is idle
+        between its runs. Raises `TimeoutError` after ``timeout`` seconds.
+        """
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(timeout):
+            quiet_since: float | None = None
+            while True:
+                busy = any(c.queue.core.depth or c.queue.processing_count for c in self.controllers)
+                now = loop.time()
+                if busy:
+                    quiet_since = None
+                elif quiet_since is None:
+                    quiet_since = now
+                elif now - quiet_since >= settle:
+                    return
+                await asyncio.sleep(min(settle, 0.01) if settle > 0 else 0)
+
     def readiness(self) -> list[str]:
         """Why the manager is not ready (an empty list: ready). What ``/readyz`` answers."""
         if self._state != "running":

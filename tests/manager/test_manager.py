@@ -255,3 +255,26 @@ async def test_readyz_names_the_object_and_the_function_a_transform_failed_on(
         assert status == 503 and f"{ns}/t" in body and "strict_transform" in body and "x must not be bad" in body
         await client.patch("v1/ConfigMap", "t", {"data": {"x": "2"}}, namespace=ns)
         assert await m.wait_ready(5)
+
+
+async def test_idle_waits_until_every_queue_is_empty_and_no_reconcile_runs(apiserver: Any, client: Client,
+                                                                            ns: str) -> None:
+    """Issue 14 item 4: `await manager.idle()` returns once the controller has caught up."""
+    done: list[str] = []
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        await asyncio.sleep(0.05)  # a reconcile that takes a while
+        done.append(req.name)
+        return None
+
+    manager = Manager(client)
+    manager.add(Controller("idle-test", for_="v1/ConfigMap", namespace=ns, reconcile=reconcile,
+                           label_selector=f"{MINE}=1"))
+    async with manager:
+        names = [f"i{n}" for n in range(8)]
+        for name in names:
+            await client.create(label(cm(name)), namespace=ns)
+        await eventually(lambda: done)  # the work has reached the controller
+        await manager.idle(timeout=10, settle=0.2)
+        assert set(names) <= set(done)
+        assert all(c.queue.processing_count == 0 and c.queue.core.depth == 0 for c in manager.controllers)
