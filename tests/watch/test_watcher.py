@@ -48,6 +48,22 @@ def seeded(n: int = 3) -> FakeSource:
     return source
 
 
+
+class FirstWatchReplaced(FakeSource):
+    """A source whose first watch is ``stream(source)`` instead of the API's history; later ones are real."""
+
+    def __init__(self, api: Any, stream: Callable[[FakeSource], AsyncIterator[RawEvent]]) -> None:
+        super().__init__(api)
+        self._first: Callable[[FakeSource], AsyncIterator[RawEvent]] | None = stream
+
+    def watch(self, **kw: Any) -> AsyncIterator[RawEvent]:
+        if self._first is None:
+            return super().watch(**kw)
+        stream, self._first = self._first, None
+        self.watch_calls.append(kw)
+        return stream(self)
+
+
 async def test_lists_in_pages_then_follows_changes() -> None:
     source = seeded(5)
     watcher = Watcher(source, FAST)
@@ -260,25 +276,15 @@ async def test_wake_retries_at_once() -> None:
 async def test_idle_watch_is_abandoned_and_resumed() -> None:
     source = seeded(1)
 
-    class Hanging(FakeSource):
-        hangs = 1
+    async def hang(src: FakeSource) -> AsyncIterator[RawEvent]:
+        src.open_watches += 1
+        try:
+            await asyncio.sleep(3600)
+            yield RawEvent("BOOKMARK", bookmark(1))
+        finally:
+            src.open_watches -= 1
 
-        def watch(self, **kw: Any) -> AsyncIterator[RawEvent]:
-            if self.hangs:
-                self.hangs -= 1
-                self.watch_calls.append(kw)
-                return self._hang()
-            return super().watch(**kw)
-
-        async def _hang(self) -> AsyncIterator[RawEvent]:
-            self.open_watches += 1
-            try:
-                await asyncio.sleep(3600)
-                yield RawEvent("BOOKMARK", bookmark(1))
-            finally:
-                self.open_watches -= 1
-
-    hanging = Hanging(source.api)
+    hanging = FirstWatchReplaced(source.api, hang)
     watcher = Watcher(hanging, WatchConfig(watch_timeout=(1, 1), idle_margin=0.0, backoff_initial=0.01))
     store = Store()
     async with contextlib.aclosing(watcher.events()) as events:
@@ -417,23 +423,13 @@ async def test_a_watch_replaying_only_stale_events_is_restarted() -> None:
     """Issue 11 item 10: bytes are not progress; a stream stuck on old events is a stalled watch."""
     source = seeded(1)
 
-    class Replaying(FakeSource):
-        replays = 1
+    async def replay(src: FakeSource) -> AsyncIterator[RawEvent]:
+        stale = src.api.objects["o0"]
+        while True:  # the same old object, over and over: never newer than the list
+            yield RawEvent("MODIFIED", stale)
+            await asyncio.sleep(0.05)
 
-        def watch(self, **kw: Any) -> AsyncIterator[RawEvent]:
-            if self.replays:
-                self.replays -= 1
-                self.watch_calls.append(kw)
-                return self._replay()
-            return super().watch(**kw)
-
-        async def _replay(self) -> AsyncIterator[RawEvent]:
-            stale = self.api.objects["o0"]
-            while True:  # the same old object, over and over: never newer than the list
-                yield RawEvent("MODIFIED", stale)
-                await asyncio.sleep(0.05)
-
-    replaying = Replaying(source.api)
+    replaying = FirstWatchReplaced(source.api, replay)
     watcher = Watcher(replaying, WatchConfig(watch_timeout=(1, 1), idle_margin=0.0, backoff_initial=0.01))
     store = Store()
     async with contextlib.aclosing(watcher.events()) as events:
