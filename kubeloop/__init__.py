@@ -2,7 +2,7 @@
 
 from kubeloop.client import Client
 from kubeloop.controller import Context, Controller, Request, Result, TerminalError
-from kubeloop.manager import LeaderElection, Manager
+from kubeloop.manager import LeaderElection, Manager, Sharding
 
 __version__ = "0.1.0"
 
@@ -14,6 +14,7 @@ __all__ = [
     "Manager",
     "Request",
     "Result",
+    "Sharding",
     "TerminalError",
     "__version__",
 ]

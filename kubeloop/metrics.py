@@ -340,3 +340,65 @@ CACHE_OBJECT_ERRORS = Counter(
     ["resource", "function"],
     registry=REGISTRY,
 )
+
+
+# --------------------------------------------------------------------------- sharding
+#
+# The shard map is computed at scrape time (rendezvous over the cached keys), not on the
+# reconcile path: a replica's membership registers itself with SHARD_COLLECTOR while it runs.
+
+
+@dataclass(frozen=True, slots=True)
+class ShardMap:
+    """One sharding group as this replica sees it: the live members and the keys each owns."""
+
+    name: str
+    identity: str
+    keys_per_member: dict[str, int]
+
+
+class ShardMapSource(Protocol):
+    """Anything that can report a :class:`ShardMap` (a replica's sharding membership)."""
+
+    def shard_map(self) -> ShardMap: ...
+
+
+class ShardCollector:
+    """``kubeloop_shard_members`` and ``kubeloop_shard_keys`` from every registered membership."""
+
+    def __init__(self) -> None:
+        self._sources: list[ShardMapSource] = []
+        self._lock = threading.Lock()
+
+    def register(self, source: ShardMapSource) -> None:
+        with self._lock:
+            self._sources.append(source)
+
+    def unregister(self, source: ShardMapSource) -> None:
+        with self._lock:
+            if source in self._sources:
+                self._sources.remove(source)
+
+    def describe(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily("kubeloop_shard_members", "Live members of a sharding group, as this replica sees them",
+                                labels=["name"])
+        yield GaugeMetricFamily("kubeloop_shard_keys",
+                                "Cached keys each live member owns (rendezvous hashing over the live members)",
+                                labels=["name", "member", "self"])
+
+    def collect(self) -> Iterator[Metric]:
+        members, keys = self.describe()
+        with self._lock:
+            sources = list(self._sources)
+        for source in sources:
+            m = source.shard_map()
+            members.add_metric([m.name], len(m.keys_per_member))  # type: ignore[attr-defined]
+            for member, n in m.keys_per_member.items():
+                keys.add_metric([m.name, member, "true" if member == m.identity else "false"], n)  # type: ignore[attr-defined]
+        yield members
+        yield keys
+
+
+SHARD_COLLECTOR = ShardCollector()
+"""Sharding memberships register here while they run; it is registered in ``REGISTRY``."""
+REGISTRY.register(SHARD_COLLECTOR)

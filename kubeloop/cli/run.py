@@ -207,7 +207,7 @@ def configure_logging(fmt: str = "text", verbose: bool = False) -> None:
 async def _main(module: ModuleType, target: str, opts: dict[str, Any]) -> None:
     from kubeloop.client import Client
     from kubeloop.config import ConfigError
-    from kubeloop.manager import LeaderElection, Manager, ManagerError
+    from kubeloop.manager import LeaderElection, Manager, ManagerError, Sharding
 
     try:
         client = await Client.from_kubeconfig(opts["kubeconfig"], opts["context"], namespace=opts["namespace"])
@@ -223,7 +223,20 @@ async def _main(module: ModuleType, target: str, opts: dict[str, Any]) -> None:
                                           renew_deadline=opts["renew_deadline"], retry_period=opts["retry_period"])
             except ValueError as exc:
                 raise click.ClickException(f"leader election: {exc}") from None
-        manager = Manager(client, namespace=opts["namespace"], leader_election=election,
+        sharding: Sharding | None = None
+        if opts["sharding"]:
+            if election is not None:
+                raise click.ClickException("--sharding and --leader-election exclude each other: sharding "
+                                           "already decides which replica runs each key")
+            try:
+                sharding = Sharding(opts["sharding_name"] or default_lease_name(module),
+                                    namespace=opts["leader_election_namespace"],
+                                    identity=opts["sharding_identity"] or "",
+                                    lease_duration=opts["lease_duration"], renew_deadline=opts["renew_deadline"],
+                                    retry_period=opts["retry_period"], mode=opts["sharding_mode"])
+            except ValueError as exc:
+                raise click.ClickException(f"sharding: {exc}") from None
+        manager = Manager(client, namespace=opts["namespace"], leader_election=election, sharding=sharding,
                           health_port=opts["health_port"] or None, metrics_port=opts["metrics_port"] or None,
                           bind_address=opts["bind_address"], graceful_shutdown_timeout=opts["shutdown_timeout"],
                           connect_timeout=opts["connect_timeout"])
@@ -252,10 +265,21 @@ async def _main(module: ModuleType, target: str, opts: dict[str, Any]) -> None:
 @click.option("--leader-election/--no-leader-election", default=False, show_default=True,
               help="Run the controllers only on the replica holding a coordination.k8s.io Lease.")
 @click.option("--leader-election-id", default=None, help="The Lease's name (default: from the module name).")
-@click.option("--leader-election-namespace", default=None, help="The Lease's namespace (default: --namespace).")
-@click.option("--lease-duration", default=15.0, show_default=True, type=float, help="Seconds.")
-@click.option("--renew-deadline", default=10.0, show_default=True, type=float, help="Seconds.")
-@click.option("--retry-period", default=2.0, show_default=True, type=float, help="Seconds.")
+@click.option("--leader-election-namespace", default=None,
+              help="The Leases' namespace, for leader election or sharding (default: --namespace).")
+@click.option("--sharding/--no-sharding", default=False, show_default=True,
+              help="Spread the controllers' keys over the replicas (membership Leases; docs/sharding.md).")
+@click.option("--sharding-name", default=None, help="The sharding group's name (default: from the module name).")
+@click.option("--sharding-mode", type=click.Choice(["sharded", "broadcast"]), default="sharded", show_default=True,
+              help="sharded: each key on one replica; broadcast: every replica reconciles every key.")
+@click.option("--sharding-identity", default=None, envvar="KUBELOOP_SHARDING_IDENTITY",
+              help="This replica's name in the group (default: hostname_uuid; env KUBELOOP_SHARDING_IDENTITY).")
+@click.option("--lease-duration", default=15.0, show_default=True, type=float, envvar="KUBELOOP_LEASE_DURATION",
+              help="Seconds (leader election and sharding).")
+@click.option("--renew-deadline", default=10.0, show_default=True, type=float, envvar="KUBELOOP_RENEW_DEADLINE",
+              help="Seconds.")
+@click.option("--retry-period", default=2.0, show_default=True, type=float, envvar="KUBELOOP_RETRY_PERIOD",
+              help="Seconds.")
 @click.option("--shutdown-timeout", default=30.0, show_default=True, type=float,
               help="Seconds in-flight reconciles get to finish after SIGTERM/SIGINT.")
 @click.option("--connect-timeout", default=30.0, show_default=True, type=float,
@@ -264,7 +288,8 @@ async def _main(module: ModuleType, target: str, opts: dict[str, Any]) -> None:
 @click.option("--verbose", "-v", is_flag=True, help="Debug logs.")
 def run(target: str, kubeconfig: str | None, context: str | None, namespace: str | None, metrics_port: int,
         health_port: int, bind_address: str, leader_election: bool, leader_election_id: str | None,
-        leader_election_namespace: str | None, lease_duration: float, renew_deadline: float, retry_period: float,
+        leader_election_namespace: str | None, sharding: bool, sharding_name: str | None, sharding_mode: str,
+        sharding_identity: str | None, lease_duration: float, renew_deadline: float, retry_period: float,
         shutdown_timeout: float, connect_timeout: float, log_format: str, verbose: bool) -> None:
     """Run the controllers MODULE_OR_FILE defines (``setup(manager)`` or ``controllers``) until SIGTERM.
 
@@ -282,6 +307,7 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
     opts = {"kubeconfig": kubeconfig, "context": context, "namespace": namespace, "metrics_port": metrics_port,
             "health_port": health_port, "bind_address": bind_address, "leader_election": leader_election,
             "leader_election_id": leader_election_id, "leader_election_namespace": leader_election_namespace,
-            "lease_duration": lease_duration, "renew_deadline": renew_deadline, "retry_period": retry_period,
+            "sharding": sharding, "sharding_name": sharding_name, "sharding_mode": sharding_mode,
+            "sharding_identity": sharding_identity, "lease_duration": lease_duration, "renew_deadline": renew_deadline, "retry_period": retry_period,
             "shutdown_timeout": shutdown_timeout, "connect_timeout": connect_timeout}
     asyncio.run(_main(module, target, opts))

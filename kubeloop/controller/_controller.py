@@ -47,7 +47,7 @@ from kubeloop.cache import DEFAULT_TRANSFORM, CacheReader, Filter, IndexFunc, Sh
 from kubeloop.client import Client
 from kubeloop.controller._handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped, MapFn
 from kubeloop.controller._request import Request
-from kubeloop.controller._runtime import ControllerError, ControllerRuntime
+from kubeloop.controller._runtime import ControllerError, ControllerRuntime, Gate
 from kubeloop.controller._spec import (
     ControllerSpec,
     Predicates,
@@ -226,14 +226,26 @@ class Controller:
             raise RuntimeError(f"{self.name}: not running; enqueue_threadsafe needs the controller's event loop")
         loop.call_soon_threadsafe(lambda: self.enqueue(request, after=after))
 
-    def enqueue_all(self, cluster: str | None = None, *, priority: int = LOW_PRIORITY) -> int:
-        """Queue every cached primary object (a resync), with low priority by default; returns how many."""
+    def enqueue_all(self, cluster: str | None = None, *, priority: int = LOW_PRIORITY,
+                    where: Callable[[Request], bool] | None = None) -> int:
+        """Queue every cached primary object (a resync), with low priority by default; returns how
+        many. ``where``: only the requests it accepts (sharding re-enqueues the keys it gained)."""
         n = 0
-        for src in self._runtime.sources.primaries(cluster):
-            for ns, name in src.store.keys():
-                self.queue.add(Request(src.cluster, ns, name), priority)
+        for req in self.cached_requests(cluster):
+            if where is None or where(req):
+                self.queue.add(req, priority)
                 n += 1
         return n
+
+    def cached_requests(self, cluster: str | None = None) -> list[Request]:
+        """A request for every cached primary object (what `enqueue_all` queues)."""
+        return [Request(src.cluster, ns, name) for src in self._runtime.sources.primaries(cluster)
+                for ns, name in src.store.keys()]
+
+    @property
+    def in_flight(self) -> frozenset[Request]:
+        """The requests being reconciled right now."""
+        return frozenset(self._runtime.in_flight)
 
     def requests_from_index(self, index: str, key: str, cluster: str | None = None) -> list[Request]:
         """Requests for the primary objects filed under ``key`` in ``index`` (a ``watches`` helper)."""
@@ -282,15 +294,16 @@ class Controller:
         await self._runtime.stop(drain_timeout)
 
     async def run(self, cache: SharedCache, *, clients: Mapping[str, Client] | None = None,
-                  fence: Callable[[], bool] | None = None) -> None:
+                  fence: Callable[[], bool] | None = None, gate: Gate | None = None) -> None:
         """Run until ``stop()`` (or cancellation): subscribe, wait for sync, reconcile.
 
         ``clients``: per-cluster clients for writes (default: the cache's own clients).
         ``fence``: asked before each reconcile starts; while False nothing starts (the Manager
         passes leader election's `LeaderElector.may_lead`, so a leader that stalled past its
-        lease starts no reconcile when it resumes).
+        lease starts no reconcile when it resumes). ``gate``: asked next, whether this replica
+        owns the request (sharding; see `kubeloop.controller._runtime.Gate`).
         """
-        await self._runtime.run(self._spec, cache, clients, fence)
+        await self._runtime.run(self._spec, cache, clients, fence, gate)
 
     def __repr__(self) -> str:
         return (f"Controller({self.name}, for={self._spec.primary.resource}, sources={len(self._spec.sources)}, "

@@ -15,6 +15,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from kubeloop.cache import CacheNotSynced, Event, SharedCache, SubscriptionClosed
 from kubeloop.client import Client, ResourceRef, UnknownKind
@@ -35,6 +36,17 @@ from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, WorkQu
 _SYNC_WAIT = 10.0  # seconds a reconcile that read an unsynced cache waits for it before backing off
 _FENCE_POLL = 0.1  # seconds between checks of a fence that forbids work (the stop usually comes first)
 _ERRORS_REMEMBERED = 1000  # distinct reconcile errors whose repeats are counted (oldest forgotten)
+
+
+class Gate(Protocol):
+    """Which requests this replica may reconcile (sharding), asked right before each one starts.
+
+    The controller layer knows only this method; who decides (the Manager's sharding membership)
+    reads `ControllerRuntime.in_flight` to learn which keys are being reconciled. A refused request
+    is dropped, not parked: the gate's owner re-enqueues the cached keys it starts admitting.
+    """
+
+    def owns(self, request: Request, /) -> bool: ...
 
 
 class ControllerError(RuntimeError):
@@ -77,6 +89,8 @@ class ControllerRuntime:
         self.reconciles_started = 0
         self._errors_seen: dict[tuple[str, str, int], int] = {}
         self.fence: Callable[[], bool] | None = None
+        self.gate: Gate | None = None
+        self.in_flight: set[Request] = set()  # requests whose reconcile has started and not ended
         self.synced = False  # every source finished its first list (map functions see full caches)
         self._deferred: list[tuple[SourceSpec, PrimaryKind, Event]] = []
 
@@ -130,14 +144,16 @@ class ControllerRuntime:
         return clusters
 
     async def run(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None,
-                  fence: Callable[[], bool] | None = None) -> None:
+                  fence: Callable[[], bool] | None = None, gate: Gate | None = None) -> None:
         """Run ``spec`` until `stop` (or cancellation): subscribe, wait for sync, reconcile.
 
         ``fence()`` is asked before each reconcile starts (leader election's `may_lead`): while
-        it is False no reconcile starts and the request stays queued.
+        it is False no reconcile starts and the request stays queued. ``gate.owns(request)`` is
+        asked next (sharding): a request it refuses is dropped (see `Gate`).
         """
         clusters = self._begin(spec, cache, clients)
         self.fence = fence
+        self.gate = gate
         try:
             await self._open_sources(cache, clusters)
             await self._run_sources_and_workers()
@@ -332,7 +348,15 @@ class ControllerRuntime:
                 if await self._fenced():
                     queue.add(req, priority)  # not lost: runs after done() if we lead again
                     return
-                await self._process(req, priority)
+                gate = self.gate
+                if gate is not None and not gate.owns(req):
+                    queue.forget(req)  # another replica's key (or not yet ours): its owner runs it
+                    continue
+                self.in_flight.add(req)  # no await since the gate's answer: the two agree
+                try:
+                    await self._process(req, priority)
+                finally:
+                    self.in_flight.discard(req)
             except Exception:  # a bug of ours or of a logging handler: never lose the worker
                 self.log.exception("%s: internal error while processing %s", self.name, req)
                 queue.add_rate_limited(req, priority)

@@ -5,6 +5,8 @@ The modules are private (``_name.py``); every public name is exported here.
 - `Manager` (_manager.py): clusters, one shared cache, controllers, informers with indexes,
   leader election, probes and metrics, graceful shutdown.
 - `LeaderElection` / `LeaderElector` (_lease.py, _leader.py): Lease-based election, client-go timing.
+- `Sharding` / `ShardMember` (_sharding.py, _membership.py, _rendezvous.py): spread keys over
+  replicas with membership Leases and rendezvous hashing, fenced (docs/sharding.md).
 - `ProbeServer` (_probes.py): ``/healthz``, ``/readyz``, ``/metrics``.
 - `ShutdownSignals` (_signals.py): first SIGTERM/SIGINT graceful, the second exits at once.
 - `ManagedInformer` (_informers.py): a manager-owned informer for cross-resource lookups.
@@ -16,7 +18,9 @@ from kubeloop.manager._informers import ManagedInformer
 from kubeloop.manager._leader import LeaderElector
 from kubeloop.manager._lease import LeaderElection, LeaseRecord
 from kubeloop.manager._manager import Manager, ManagerError, Runnable
+from kubeloop.manager._membership import ShardMember
 from kubeloop.manager._probes import ProbeServer
+from kubeloop.manager._sharding import Sharding
 from kubeloop.manager._signals import ShutdownSignals
 
 __all__ = [
@@ -28,6 +32,8 @@ __all__ = [
     "ManagerError",
     "ProbeServer",
     "Runnable",
+    "ShardMember",
+    "Sharding",
     "ShutdownSignals",
 ]
 

@@ -35,7 +35,9 @@ __all__ = [
     "Observer",
     "Tenure",
     "Verdict",
+    "check_timings",
     "default_identity",
+    "lease_duration_seconds",
     "micro_time",
     "next_record",
     "released_record",
@@ -87,19 +89,30 @@ class LeaderElection:
             raise ValueError("leader election needs a lease name (leader_election_id)")
         if not self.identity:
             object.__setattr__(self, "identity", default_identity())
-        if min(self.lease_duration, self.renew_deadline, self.retry_period) <= 0:
-            raise ValueError("lease_duration, renew_deadline and retry_period must be positive")
-        if self.lease_duration <= self.renew_deadline:
-            raise ValueError(f"lease_duration ({self.lease_duration}s) must be greater than "
-                             f"renew_deadline ({self.renew_deadline}s)")
-        if self.renew_deadline <= JITTER_FACTOR * self.retry_period:
-            raise ValueError(f"renew_deadline ({self.renew_deadline}s) must be greater than "
-                             f"{JITTER_FACTOR} x retry_period ({self.retry_period}s)")
+        check_timings(self.lease_duration, self.renew_deadline, self.retry_period)
 
     @property
     def lease_duration_seconds(self) -> int:
         """The whole seconds written to ``spec.leaseDurationSeconds`` (at least 1)."""
-        return max(1, math.ceil(self.lease_duration))
+        return lease_duration_seconds(self.lease_duration)
+
+
+def check_timings(lease_duration: float, renew_deadline: float, retry_period: float) -> None:
+    """client-go's constraints on Lease timings (leader election and sharding membership alike);
+    `ValueError` naming the broken one."""
+    if min(lease_duration, renew_deadline, retry_period) <= 0:
+        raise ValueError("lease_duration, renew_deadline and retry_period must be positive")
+    if lease_duration <= renew_deadline:
+        raise ValueError(f"lease_duration ({lease_duration}s) must be greater than "
+                         f"renew_deadline ({renew_deadline}s)")
+    if renew_deadline <= JITTER_FACTOR * retry_period:
+        raise ValueError(f"renew_deadline ({renew_deadline}s) must be greater than "
+                         f"{JITTER_FACTOR} x retry_period ({retry_period}s)")
+
+
+def lease_duration_seconds(lease_duration: float) -> int:
+    """The whole seconds written to ``spec.leaseDurationSeconds`` (at least 1, rounded up)."""
+    return max(1, math.ceil(lease_duration))
 
 
 @dataclass(frozen=True)

@@ -39,11 +39,13 @@ from typing import Any, Unpack
 from kubeloop.cache import Filter, IndexFunc, InformerHandle, Selection, SelectionKeywords, SharedCache
 from kubeloop.client import ApiError, Client, KubeloopClientError, Unauthorized
 from kubeloop.config import load_config
-from kubeloop.controller import Controller
+from kubeloop.controller import Controller, Request
 from kubeloop.manager._informers import ManagedInformer
 from kubeloop.manager._leader import LeaderElector
 from kubeloop.manager._lease import LeaderElection
+from kubeloop.manager._membership import ShardMember
 from kubeloop.manager._probes import ProbeServer
+from kubeloop.manager._sharding import Sharding, key_of
 from kubeloop.manager._signals import ShutdownSignals
 from kubeloop.meta import DEFAULT_CLUSTER
 
@@ -118,6 +120,10 @@ class Manager:
     The Lease lives in its ``namespace`` or, when that is None, the default cluster's default
     namespace. Controllers need leadership unless added with ``leader_election=False``.
 
+    Sharding: ``sharding`` is a `Sharding` value (instead of leader election): every replica runs
+    the controllers that would need leadership, each reconciling only the keys it owns among the
+    live replicas (or, in ``"broadcast"`` mode, every key); see docs/sharding.md.
+
     Endpoints: ``health_port`` serves ``/healthz`` and ``/readyz``, ``metrics_port`` serves
     ``/metrics`` (None: off; 0: a free port, see `health_url`/`metrics_url`; equal ports share one
     server), bound to ``bind_address``.
@@ -139,6 +145,7 @@ class Manager:
         cache_grace_period: float = 30.0,
         cache_options: Mapping[str, Any] | None = None,
         readiness_log_interval: float = 1.0,
+        sharding: Sharding | None = None,
     ) -> None:
         self._owned: list[Client] = []
         if client is None:
@@ -150,6 +157,13 @@ class Manager:
             raise TypeError(f"leader_election takes a kubeloop.LeaderElection(name, ...) or None, "
                             f"not {leader_election!r}")
         self.leader_election = leader_election
+        if sharding is not None and not isinstance(sharding, Sharding):
+            raise TypeError(f"sharding takes a kubeloop.Sharding(name, ...) or None, not {sharding!r}")
+        if sharding is not None and leader_election is not None:
+            raise ValueError("choose leader_election or sharding, not both: sharding already decides which "
+                             "replica runs each key")
+        self.sharding = sharding
+        self.shard_member: ShardMember | None = None
         self.health_port = health_port
         self.metrics_port = metrics_port
         self.bind_address = bind_address
@@ -324,6 +338,10 @@ class Manager:
         for e in self._controllers:
             if (not e.leader_only or leading) and not e.controller.ready:
                 reasons.append(f"controller {e.controller.name}: starting (waiting for its caches)")
+        member = self.shard_member
+        if member is not None and not member.known.is_set():
+            reasons.append(f"{member.description}: membership not known yet"
+                           + (f" ({member.last_error})" if member.last_error else ""))
         elector = self.elector
         if elector is not None and not elector.known.is_set():
             reasons.append(f"leader election: {elector.description}: leader not known yet"
@@ -436,7 +454,8 @@ class Manager:
         self._state = "starting"
         self._started_at = time.monotonic()
         self._probes = ProbeServer(health_port=self.health_port, metrics_port=self.metrics_port,
-                                   host=self.bind_address, readiness=self.readiness, liveness=self.liveness)
+                                   host=self.bind_address, readiness=self.readiness, liveness=self.liveness,
+                                   details=self._details)
         try:
             try:
                 await self._probes.start()
@@ -517,6 +536,8 @@ class Manager:
         for r in self._runnables:
             if not r.leader_only:
                 self._start_runnable(tg, r)
+        if self.sharding is not None:
+            self._start_sharding(tg)
         if self.leader_election is not None:
             self.elector = LeaderElector(self._clients[DEFAULT_CLUSTER], self.leader_election,
                                          on_change=lambda _leading: self._leading_changed.set())
@@ -552,7 +573,8 @@ class Manager:
             for inf in e.needs:
                 await inf.wait_synced(e.controller.cache_sync_timeout)
             fence = self.elector.may_lead if e.leader_only and self.elector is not None else None
-            await e.controller.run(self.cache, clients=self._clients, fence=fence)  # type: ignore[arg-type]
+            gate = self.shard_member if e.leader_only else None
+            await e.controller.run(self.cache, clients=self._clients, fence=fence, gate=gate)  # type: ignore[arg-type]
 
         e.task = tg.create_task(self._guard(f"controller {e.controller.name}", run()),
                                 name=f"controller {e.controller.name}")
@@ -613,6 +635,35 @@ class Manager:
                 log.warning("leadership lost: stopping leader-only controllers now (caches stay warm)")
                 await self._stop_leader_work(0.0)
 
+    # ------------------------------------------------------------------ sharding
+
+    def _start_sharding(self, tg: asyncio.TaskGroup) -> None:
+        """Join the sharding group; the controllers that need leadership are gated by it."""
+        assert self.sharding is not None
+        gated = [e.controller for e in self._controllers if e.leader_only]
+
+        def in_flight() -> list[Request]:
+            return [r for c in gated for r in c.in_flight]
+
+        def keys() -> list[str]:
+            return sorted({key_of(r.cluster, r.namespace, r.name) for c in gated if c.ready
+                           for r in c.cached_requests()})
+
+        def on_gain() -> None:
+            member = self.shard_member
+            for c in gated:
+                if c.ready and member is not None:
+                    c.enqueue_all(where=member.owns)
+
+        self.shard_member = ShardMember(self._clients[DEFAULT_CLUSTER], self.sharding, in_flight=in_flight,
+                                        on_gain=on_gain, keys=keys)
+        self._aux["sharding"] = tg.create_task(self._guard("sharding", self.shard_member.run()), name="sharding")
+
+    def _details(self) -> list[str]:
+        """Lines ``/readyz?verbose`` adds (the shard map)."""
+        member = self.shard_member
+        return [member.detail()] if member is not None else []
+
     async def _log_readiness(self) -> None:
         """Log readiness changes: INFO while starting up, WARNING for reasons that outlast start-up."""
         last: list[str] | None = None
@@ -638,6 +689,9 @@ class Manager:
         await asyncio.gather(*(self._stop_controller(e, timeout) for e in self._controllers),
                              *(self._cancel(r.task) for r in self._runnables))
         self._leader_work_running = False
+        if self.shard_member is not None:
+            await self._cancel(self._aux.pop("sharding", None))
+            await self.shard_member.leave()
         if self.elector is not None:
             await self._cancel(self._aux.pop("elector", None))
             if self.leader_election is not None and self.leader_election.release_on_cancel:

@@ -3,7 +3,8 @@
 - ``/healthz`` (liveness): 200 ``ok`` while the event loop answers and every health check passes.
 - ``/readyz`` (readiness): 200 ``ok`` when the manager says it is ready; otherwise 503 with one
   reason per line (an informer still listing, a watch failing with 403 naming the permission,
-  leadership not known yet, ...). ``?verbose`` lists the passing checks too.
+  leadership not known yet, ...). ``?verbose`` lists the passing checks too, and the manager's
+  details (the shard map when sharding).
 - ``/metrics``: Prometheus text format of `kubeloop.metrics.REGISTRY`.
 
 Probes and metrics may share one port or use two; either can be off. Port 0 picks a free port
@@ -41,12 +42,13 @@ class ProbeServer:
     """
 
     def __init__(self, *, health_port: int | None, metrics_port: int | None, host: str = "0.0.0.0",
-                 readiness: Reasons, liveness: Reasons) -> None:
+                 readiness: Reasons, liveness: Reasons, details: Reasons | None = None) -> None:
         self.health_port = health_port
         self.metrics_port = metrics_port
         self.host = host
         self._readiness = readiness
         self._liveness = liveness
+        self._details = details
         self._sites: list[_Site] = []
         self.health_url: str | None = None
         self.metrics_url: str | None = None
@@ -57,7 +59,10 @@ class ProbeServer:
         return self._answer(self._liveness(), request, "unhealthy")
 
     async def _readyz(self, request: web.Request) -> web.Response:
-        return self._answer(self._readiness(), request, "not ready")
+        resp = self._answer(self._readiness(), request, "not ready")
+        if "verbose" in request.query and self._details is not None:
+            resp.text = (resp.text or "") + "".join(f"{line}\n" for line in self._details())
+        return resp
 
     @staticmethod
     def _answer(reasons: list[str], request: web.Request, failing: str) -> web.Response:

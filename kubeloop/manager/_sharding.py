@@ -1,0 +1,213 @@
+"""Sharding reconciles across replicas: the configuration and the fencing protocol, with no I/O.
+
+Each replica holds a membership Lease (``<name>-shard-<hash of identity>``, labelled
+``kubeloop.dev/shard=<name>``) and records in it, in the ``kubeloop.dev/shard-view`` annotation,
+the membership view it has *adopted*. The async shell (`_membership.py`) renews that Lease and
+lists its peers' every ``retry_period``; what it may do comes from `ShardProtocol`:
+
+- the live view: the members whose Leases are valid by *our* monotonic clock (`Observer`, as
+  leader election judges expiry), ourselves included while our own `Tenure` lasts;
+- a key belongs to ``owner(key, view)`` (`_rendezvous.py`);
+- we *claim* the keys we own under our adopted view. We adopt a new live view only when no
+  reconcile of a key we would lose under it is in flight (and we stopped starting those keys as
+  soon as the live view changed);
+- we start a key only if our tenure is valid, we own it under both our adopted and our live view,
+  the list we judge by was taken *after* the write that recorded our adoption, and no valid peer
+  claims it under the view *it* adopted.
+
+Why that is enough (docs/sharding.md has the long form): both rivals for a key wrote their claim
+before the list they judge by, and the API server orders the writes and lists, so whichever
+listed second sees the other's claim and waits. A claim disappears only when its holder re-adopts
+after its reconciles of the key finished, or when its Lease expires by the observer's clock,
+which happens after the holder's tenure (``renew_deadline`` from the write it *sent*) ran out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from kubeloop.manager._lease import (
+    LeaseRecord,
+    Observer,
+    Tenure,
+    check_timings,
+    default_identity,
+    lease_duration_seconds,
+)
+from kubeloop.manager._rendezvous import View, owner, view_of
+
+__all__ = ["MEMBER_LABEL", "VIEW_ANNOTATION", "MemberLease", "ShardProtocol", "Sharding", "ShardingMode",
+           "key_of", "lease_name"]
+
+MEMBER_LABEL = "kubeloop.dev/shard"
+"""Label on every membership Lease: its value is the sharding name (members list each other by it)."""
+
+VIEW_ANNOTATION = "kubeloop.dev/shard-view"
+"""Annotation on a membership Lease: the view its holder adopted (a JSON list of identities)."""
+
+ShardingMode = Literal["sharded", "broadcast"]
+
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """Spread a manager's controllers over replicas (``Manager(sharding=Sharding("widgets"))``).
+
+    - ``name``: shared by the replicas of one operator; names the membership Leases and labels them.
+    - ``namespace``: where the Leases live (None: the client's default namespace).
+    - ``identity``: this replica; default ``hostname_uuid`` (unique per process).
+    - ``lease_duration`` / ``renew_deadline`` / ``retry_period``: as for leader election (client-go
+      defaults 15 / 10 / 2 s): a dead replica's keys move after ``lease_duration``; a replica that
+      could not renew for ``renew_deadline`` starts nothing until it renews.
+    - ``mode``: ``"sharded"``, each change handled once, by the replica owning the key;
+      ``"broadcast"``, every replica reconciles every key (membership is still kept, for the map).
+    """
+
+    name: str
+    namespace: str | None = None
+    identity: str = ""
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    mode: ShardingMode = "sharded"
+
+    def __post_init__(self) -> None:
+        if not self.name or len(self.name) > 63 or not _NAME.match(self.name):
+            raise ValueError(f"sharding name {self.name!r} must be a DNS label: at most 63 lowercase "
+                             "letters, digits and '-', starting and ending with a letter or digit")
+        if self.mode not in ("sharded", "broadcast"):
+            raise ValueError(f"sharding mode must be 'sharded' or 'broadcast', not {self.mode!r}")
+        if not self.identity:
+            object.__setattr__(self, "identity", default_identity())
+        check_timings(self.lease_duration, self.renew_deadline, self.retry_period)
+
+    @property
+    def lease_duration_seconds(self) -> int:
+        return lease_duration_seconds(self.lease_duration)
+
+
+def lease_name(name: str, identity: str) -> str:
+    """The membership Lease of ``identity`` (identities need not be valid object names: hashed)."""
+    return f"{name}-shard-{hashlib.blake2b(identity.encode(), digest_size=5).hexdigest()}"
+
+
+def key_of(cluster: str, namespace: str, name: str) -> str:
+    """The string a request is hashed by: the same key on every replica and for every controller."""
+    return f"{cluster}/{namespace}/{name}"
+
+
+@dataclass(frozen=True)
+class MemberLease:
+    """One membership Lease as the protocol reads it."""
+
+    name: str
+    record: LeaseRecord
+    adopted: View
+
+    @classmethod
+    def from_lease(cls, lease: Mapping[str, Any]) -> MemberLease:
+        meta = lease.get("metadata") or {}
+        raw = (meta.get("annotations") or {}).get(VIEW_ANNOTATION) or "[]"
+        try:
+            members = json.loads(raw)
+        except ValueError:
+            members = []
+        adopted = view_of(m for m in members if isinstance(m, str)) if isinstance(members, list) else ()
+        return cls(str(meta.get("name") or ""), LeaseRecord.from_lease(lease), adopted)
+
+    @property
+    def holder(self) -> str:
+        return self.record.holder
+
+
+def view_annotation(view: View) -> str:
+    return json.dumps(list(view), separators=(",", ":"))
+
+
+class ShardProtocol:
+    """One replica's side of the protocol (module docstring): what it may start, when it may adopt.
+
+    Fed by the shell: `wrote` after each successful write of our Lease, `write_failed` after a
+    failed one, `listed` with every list of the membership Leases (taken after the write).
+    """
+
+    def __init__(self, identity: str, renew_deadline: float) -> None:
+        self.identity = identity
+        self.tenure = Tenure(renew_deadline)
+        self.adopted: View = ()          # the view our Lease records (last successful write)
+        self.confirmed: View | None = None  # adopted, and listed after it was written: what owns() uses
+        self.live: View = ()             # members with valid Leases at the last list
+        self.claims: dict[str, View] = {}  # valid peers -> the view each adopted
+        self._observers: dict[str, Observer] = {}
+
+    # ------------------------------------------------------------------ inputs
+
+    def wrote(self, adopted: View, sent_at: float) -> None:
+        """Our Lease, recording ``adopted``, was written by a request sent at ``sent_at``."""
+        self.tenure.renewed(sent_at)
+        if adopted != self.adopted:
+            self.adopted = adopted
+            self.confirmed = None  # until a list taken after this write
+
+    def write_failed(self) -> None:
+        """A write failed, maybe after the server applied it: trust no adoption until the next
+        successful write and list (the tenure runs out on its own)."""
+        self.confirmed = None
+
+    def listed(self, leases: Iterable[MemberLease], now: float, *, confirms: bool = True) -> list[MemberLease]:
+        """A list of the membership Leases; ``confirms``: it was started after our last write and
+        that write succeeded (only then may `owns` act on our adoption). Returns the peers' Leases
+        now expired by our clock (the shell may delete them)."""
+        expired: list[MemberLease] = []
+        seen: set[str] = set()
+        claims: dict[str, View] = {}
+        for lease in leases:
+            seen.add(lease.name)
+            if lease.holder == self.identity or not lease.holder:
+                continue
+            obs = self._observers.setdefault(lease.name, Observer())
+            obs.observe(lease.record, now)
+            if obs.expires_in(now) > 0:
+                claims[lease.holder] = lease.adopted
+            else:
+                expired.append(lease)
+        for name in set(self._observers) - seen:
+            del self._observers[name]
+        self.claims = claims
+        mine = [self.identity] if self.tenure.valid(now) else []
+        self.live = view_of([*claims, *mine])
+        if confirms:
+            self.confirmed = self.adopted
+        return expired
+
+    # ------------------------------------------------------------------ decisions
+
+    def owns(self, key: str, now: float) -> bool:
+        """May this replica start a reconcile of ``key`` now?"""
+        me = self.identity
+        view = self.confirmed
+        if view is None or not self.tenure.valid(now):
+            return False
+        if owner(key, view) != me or owner(key, self.live) != me:
+            return False
+        return not any(peer in adopted and owner(key, adopted) == peer for peer, adopted in self.claims.items())
+
+    def adoption(self, in_flight: Iterable[str]) -> View | None:
+        """The live view, if it differs from the adopted one and may be adopted now: none of the
+        keys in flight here would be lost under it. None: nothing to adopt (yet)."""
+        live, me = self.live, self.identity
+        if live == self.adopted:
+            return None
+        if any(owner(key, live) != me for key in in_flight):
+            return None
+        return live
+
+    def signature(self, now: float) -> tuple[object, ...]:
+        """Changes whenever the set of keys `owns` admits may have grown (the shell re-enqueues)."""
+        return (self.tenure.valid(now), self.confirmed, self.live, tuple(sorted(self.claims.items())))
