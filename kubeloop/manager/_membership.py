@@ -73,6 +73,7 @@ class ShardMember:
         self._lease: dict[str, Any] | None = None
         self._signature: tuple[object, ...] = ()
         self._members: View = ()
+        self._held = False  # our tenure was valid at the last write (a lapse is logged once)
         SHARD_COLLECTOR.register(self)
 
     @property
@@ -130,10 +131,16 @@ class ShardMember:
     async def _tick(self, adopt: View) -> None:
         proto = self.protocol
         sent = self._clock()
+        if self._held and not proto.tenure.valid(sent):
+            self._held = False
+            log.warning("%s: could not renew lease %s within the renew deadline (%.1fs; process stalled or API "
+                        "server unreachable): starting no reconcile until it is renewed and the others have "
+                        "agreed on the keys again", self.description, self.lease_name, self.config.renew_deadline)
         try:
             async with asyncio.timeout(max(0.1, self.config.renew_deadline - self.config.retry_period)):
                 await self._write(adopt)
             proto.wrote(adopt, sent)
+            self._held = True
         except (TimeoutError, ApiError, KubeloopClientError) as exc:
             proto.write_failed()
             self._lease = None
