@@ -116,19 +116,24 @@ async def wait_members(replicas: list[Replica], n: int, within: float = 30.0) ->
                 await asyncio.sleep(0.1)
 
 
-async def set_all(client: Client, ns: str, v: str, *, create: bool = False) -> None:
+ALL = [f"sharding/cm-{i}" for i in range(N)]
+
+
+async def set_all(client: Client, v: str, keys: list[str] = ALL, *, create: bool = False) -> None:
+    """Set ``data.v`` of the ConfigMaps ``keys`` (namespace/name), creating them with ``create``."""
     sem = asyncio.Semaphore(16)
 
-    async def one(i: int) -> None:
+    async def one(key: str) -> None:
+        ns, name = key.split("/")
         async with sem:
             if create:
                 await client.create({"apiVersion": "v1", "kind": "ConfigMap",
-                                     "metadata": {"name": f"cm-{i}", "namespace": ns, "labels": {"shard-test": "yes"}},
+                                     "metadata": {"name": name, "namespace": ns, "labels": {"shard-test": "yes"}},
                                      "data": {"v": v}})
             else:
-                await client.patch("v1/ConfigMap", f"cm-{i}", {"data": {"v": v}}, namespace=ns)
+                await client.patch("v1/ConfigMap", name, {"data": {"v": v}}, namespace=ns)
 
-    await asyncio.gather(*(one(i) for i in range(N)))
+    await asyncio.gather(*(one(k) for k in keys))
 
 
 def first_ends(replicas: list[Replica], v: str) -> dict[str, tuple[float, str]]:
@@ -141,12 +146,19 @@ def first_ends(replicas: list[Replica], v: str) -> dict[str, tuple[float, str]]:
     return out
 
 
-async def wait_all(replicas: list[Replica], v: str, within: float = 40.0) -> dict[str, tuple[float, str]]:
+def ended(replica: Replica, v: str) -> set[str]:
+    return {key for key, sv, _, _ in replica.intervals() if sv == v}
+
+
+async def wait_all(replicas: list[Replica], v: str, keys: list[str] = ALL,
+                   within: float = 40.0) -> dict[str, tuple[float, str]]:
+    """Until each of ``keys`` had a reconcile that saw ``v``; key -> (when it ended, by whom)."""
     live = [r for r in replicas if r.killed_at is None]
     try:
-        return await eventually(lambda: len(done := first_ends(live, v)) == N and done, within, interval=0.1)
+        return await eventually(lambda: set(keys) <= set(done := first_ends(live, v)) and done, within,
+                                interval=0.1)
     except AssertionError:
-        missing = N - len(first_ends(live, v))
+        missing = len(set(keys) - set(first_ends(live, v)))
         tails = "\n".join(f"--- {r.name}\n" + "\n".join(r.lines[-15:]) for r in live)
         raise AssertionError(f"{missing} key(s) never reconciled with v={v}\n{tails}") from None
 
@@ -173,7 +185,7 @@ async def test_three_replicas_share_300_keys_and_never_run_one_key_twice(tmp_pat
             await wait_members(replicas, 3)
 
             # every key reconciled, the load spread
-            await set_all(client, ns, "1", create=True)
+            await set_all(client, "1", create=True)
             done = await wait_all(replicas, "1")
             load = Counter(who for _, who in done.values())
             assert set(load) == {"r1", "r2", "r3"} and max(load.values()) <= N // 2, load
@@ -184,8 +196,8 @@ async def test_three_replicas_share_300_keys_and_never_run_one_key_twice(tmp_pat
             victim.proc.send_signal(signal.SIGKILL)
             await victim.proc.wait()
             victim.killed_at = time.monotonic()
-            await set_all(client, ns, "2")
-            done = await wait_all(replicas, "2")
+            await set_all(client, "2", its_keys)
+            done = await wait_all(replicas, "2", its_keys)
             assert all(done[k][1] != victim.name for k in its_keys)
             late = max(done[k][0] for k in its_keys) - victim.killed_at
             assert late <= LEASE_DURATION + 5, late
@@ -196,24 +208,36 @@ async def test_three_replicas_share_300_keys_and_never_run_one_key_twice(tmp_pat
             replicas.append(newcomer)
             survivors.append(newcomer)
             await wait_members(survivors, 3)
-            await set_all(client, ns, "3")
+            await set_all(client, "3")
             done = await wait_all(replicas, "3")
             load = Counter(who for _, who in done.values())
             assert load[newcomer.name] >= N // 5 and max(load.values()) <= N // 2, load
 
-            # SIGSTOP one past its lease: resumed, it starts nothing before it noticed and re-joined
+            # SIGSTOP one past its lease, with reconciles of some of its keys due while it sleeps
+            # ("tick": run again in 3 s); meanwhile the others run slow reconciles of those keys.
+            # Resumed, it must start none of them: its lease lapsed, it knows its keys only once
+            # the others have handed them back.
             stopped = survivors[0]
-            await asyncio.sleep(0.3)  # idle: its reconciles of v=3 are over
-            stopped.proc.send_signal(signal.SIGSTOP)
+            stopped_keys = [k for k, (_, who) in done.items() if who == stopped.name]
+            due = stopped_keys[:8]
+            await set_all(client, "tick", due)
+            await eventually(lambda: set(due) <= ended(stopped, "tick"), 20, interval=0.01)
+            stopped.proc.send_signal(signal.SIGSTOP)  # idle now: its next runs of `due` are in 3 s
             await asyncio.sleep(LEASE_DURATION + 1.5)
-            await set_all(client, ns, "4")
-            done = await wait_all([r for r in replicas if r is not stopped], "4")
+            rest = [k for k in stopped_keys if k not in due]
+            await set_all(client, "4", rest)
+            done = await wait_all([r for r in replicas if r is not stopped], "4", rest)
             assert all(who != stopped.name for _, who in done.values())
+            await set_all(client, "slow", due)
+            await eventually(lambda: set(due) <= {k for r in replicas if r is not stopped
+                                                  for what, k, v, _ in r.reconciles() if what == "start" and v == "slow"},
+                             20, interval=0.05)
             t_cont = time.monotonic()
             stopped.proc.send_signal(signal.SIGCONT)
             await wait_members(survivors, 3)
-            await set_all(client, ns, "5")
-            await wait_all(replicas, "5")
+            await set_all(client, "5")
+            done = await wait_all(replicas, "5")
+            assert stopped.name in {who for _, who in done.values()}  # re-joined, took its share back
             lapse = next((i for i, line in enumerate(stopped.lines) if LAPSE in line), None)
             assert lapse is not None, "\n".join(stopped.lines[-30:])
             for i, line in enumerate(stopped.lines):
@@ -223,6 +247,7 @@ async def test_three_replicas_share_300_keys_and_never_run_one_key_twice(tmp_pat
 
             # graceful leave (SIGTERM): the Lease is deleted, the keys move at once
             leaving = newcomer
+            leaving_keys = [k for k, (_, who) in done.items() if who == leaving.name]
             leaving.proc.send_signal(signal.SIGTERM)
             assert await asyncio.wait_for(leaving.proc.wait(), 15) == 0, "\n".join(leaving.lines[-30:])
             assert any("left (deleted lease" in line for line in leaving.lines)
@@ -232,8 +257,8 @@ async def test_three_replicas_share_300_keys_and_never_run_one_key_twice(tmp_pat
             others = [r for r in survivors if r is not leaving]
             await wait_members(others, 2)
             assert time.monotonic() - t_left < LEASE_DURATION  # did not wait for the lease to expire
-            await set_all(client, ns, "6")
-            done = await wait_all(replicas, "6")
+            await set_all(client, "6", leaving_keys)
+            done = await wait_all(replicas, "6", leaving_keys)
             assert {who for _, who in done.values()} == {r.name for r in others}
 
             assert assert_no_overlap(replicas) > N  # keys changed hands, never at the same time
