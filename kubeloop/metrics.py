@@ -364,7 +364,8 @@ class ShardMapSource(Protocol):
 
 
 class ShardCollector:
-    """``kubeloop_shard_members`` and ``kubeloop_shard_keys`` from every registered membership."""
+    """``kubeloop_shard_members`` and ``kubeloop_shard_keys`` from every registered membership
+    (labelled with the replica that reports them: replicas in one process stay apart)."""
 
     def __init__(self) -> None:
         self._sources: list[ShardMapSource] = []
@@ -380,11 +381,11 @@ class ShardCollector:
                 self._sources.remove(source)
 
     def describe(self) -> Iterator[Metric]:
-        yield GaugeMetricFamily("kubeloop_shard_members", "Live members of a sharding group, as this replica sees them",
-                                labels=["name"])
+        yield GaugeMetricFamily("kubeloop_shard_members", "Live members of a sharding group, as a replica sees them",
+                                labels=["name", "replica"])
         yield GaugeMetricFamily("kubeloop_shard_keys",
-                                "Cached keys each live member owns (rendezvous hashing over the live members)",
-                                labels=["name", "member", "self"])
+                                "Cached keys each live member owns (rendezvous hashing over the live members), "
+                                "as a replica sees them", labels=["name", "replica", "member"])
 
     def collect(self) -> Iterator[Metric]:
         members, keys = self.describe()
@@ -392,9 +393,9 @@ class ShardCollector:
             sources = list(self._sources)
         for source in sources:
             m = source.shard_map()
-            members.add_metric([m.name], len(m.keys_per_member))  # type: ignore[attr-defined]
+            members.add_metric([m.name, m.identity], len(m.keys_per_member))  # type: ignore[attr-defined]
             for member, n in m.keys_per_member.items():
-                keys.add_metric([m.name, member, "true" if member == m.identity else "false"], n)  # type: ignore[attr-defined]
+                keys.add_metric([m.name, m.identity, member], n)  # type: ignore[attr-defined]
         yield members
         yield keys
 
