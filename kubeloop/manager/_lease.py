@@ -1,5 +1,8 @@
 """Leader election decisions on a coordination.k8s.io/v1 Lease, with no I/O (client-go semantics).
 
+Sharding's membership Leases (`_sharding.py`) reuse the same pieces: `LeaseRecord`, `Observer`,
+`Tenure`, `next_record` and the timing rules (`check_timings`).
+
 The async shell (`_leader.py`) fetches and writes the Lease; everything it decides comes from here:
 
 - `LeaseRecord`: the Lease's spec as a value (holder, duration, acquire/renew times, transitions).

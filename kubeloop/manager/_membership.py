@@ -74,7 +74,6 @@ class ShardMember:
         self._signature: tuple[object, ...] = ()
         self._members: View = ()
         self._held = False  # our tenure was valid at the last write (a lapse is logged once)
-        SHARD_COLLECTOR.register(self)
 
     @property
     def description(self) -> str:
@@ -109,6 +108,7 @@ class ShardMember:
         """Renew, list and adopt until cancelled."""
         cfg = self.config
         log.info("%s: joining as %s (lease %s)", self.description, self.identity, self.lease_name)
+        SHARD_COLLECTOR.register(self)
         try:
             while True:
                 await self._tick(self.protocol.adopted)
@@ -159,9 +159,12 @@ class ShardMember:
         self._note_members()
         for lease in expired:
             await self._delete_expired(lease, listed.items)
-        sig = proto.signature(self._clock())
-        if sig != self._signature:
+        now = self._clock()
+        sig = proto.signature(now)
+        refused = proto.refused_while_fenced and proto.tenure.valid(now)  # keys dropped while fenced
+        if sig != self._signature or refused:
             self._signature = sig
+            proto.refused_while_fenced = False
             if self._on_gain is not None and self.config.mode == "sharded":
                 self._on_gain()
 

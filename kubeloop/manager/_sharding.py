@@ -144,6 +144,7 @@ class ShardProtocol:
         self.confirmed: View | None = None  # adopted, and listed after it was written: what owns() uses
         self.live: View = ()             # members with valid Leases at the last list
         self.claims: dict[str, View] = {}  # valid peers -> the view each adopted
+        self.refused_while_fenced = False  # owns() refused a key because our tenure was over
         self._observers: dict[str, Observer] = {}
 
     # ------------------------------------------------------------------ inputs
@@ -192,11 +193,14 @@ class ShardProtocol:
         """May this replica start a reconcile of ``key`` now?"""
         me = self.identity
         view = self.confirmed
-        if view is None or not self.tenure.valid(now):
+        if view is None or owner(key, view) != me or owner(key, self.live) != me:
             return False
-        if owner(key, view) != me or owner(key, self.live) != me:
+        if not self.tenure.valid(now):
+            self.refused_while_fenced = True  # the shell re-enqueues once the tenure is back
             return False
-        return not any(peer in adopted and owner(key, adopted) == peer for peer, adopted in self.claims.items())
+        # a peer that adopted our view claims none of our keys: the steady state costs no hashing
+        return not any(adopted != view and peer in adopted and owner(key, adopted) == peer
+                       for peer, adopted in self.claims.items())
 
     def adoption(self, in_flight: Iterable[str]) -> View | None:
         """The live view, if it differs from the adopted one and may be adopted now: none of the

@@ -108,7 +108,9 @@ def test_alone_a_member_owns_every_key_once_its_adoption_is_confirmed() -> None:
 def test_no_key_is_started_once_the_tenure_ran_out() -> None:
     p = joined("a", [])
     assert p.owns(KEYS[0], 1.9)
+    assert not p.refused_while_fenced
     assert not p.owns(KEYS[0], 2.0)  # renew_deadline after the write was sent: fenced
+    assert p.refused_while_fenced  # so the shell re-enqueues the cached keys once it renewed
 
 
 def test_a_failed_write_trusts_no_adoption_until_written_and_listed_again() -> None:
