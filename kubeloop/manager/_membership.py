@@ -111,12 +111,12 @@ class ShardMember:
         SHARD_COLLECTOR.register(self)
         try:
             while True:
-                await self._tick(self.protocol.adopted)
+                ok = await self._tick(self.protocol.adopted)
                 deadline = self._clock() + cfg.retry_period
                 while (left := deadline - self._clock()) > 0:
-                    view = self.protocol.adoption(self._in_flight_keys())
-                    if view is not None:
-                        await self._tick(view)  # adopt now: the keys we gain should not wait a period
+                    view = self.protocol.adoption(self._in_flight_keys()) if ok else None
+                    if view is not None:  # adopt now: the keys we gain should not wait a period
+                        ok = await self._tick(view)  # (after a failure: at the next period)
                         continue
                     await asyncio.sleep(min(left, _DRAIN_POLL) if self._changing() else left)
         finally:
@@ -128,7 +128,8 @@ class ShardMember:
     def _in_flight_keys(self) -> list[str]:
         return [key_of(r.cluster, r.namespace, r.name) for r in self._in_flight()]
 
-    async def _tick(self, adopt: View) -> None:
+    async def _tick(self, adopt: View) -> bool:
+        """Write our Lease recording ``adopt``, then list the members; True when both succeeded."""
         proto = self.protocol
         sent = self._clock()
         if self._held and not proto.tenure.valid(sent):
@@ -140,10 +141,11 @@ class ShardMember:
             async with asyncio.timeout(max(0.1, self.config.renew_deadline - self.config.retry_period)):
                 await self._write(adopt)
             proto.wrote(adopt, sent)
-            self._held = True
+            self._held = wrote = True
         except (TimeoutError, ApiError, KubeloopClientError) as exc:
             proto.write_failed()
             self._lease = None
+            wrote = False
             self._error(f"renewing lease {self.lease_name}: {exc or 'timed out'}")
         try:
             async with asyncio.timeout(max(0.1, self.config.renew_deadline - self.config.retry_period)):
@@ -151,11 +153,11 @@ class ShardMember:
                                                 label_selector={MEMBER_LABEL: self.config.name})
         except (TimeoutError, ApiError, KubeloopClientError) as exc:
             self._error(f"listing the membership leases: {exc or 'timed out'}")
-            return
-        expired = proto.listed([MemberLease.from_lease(x) for x in listed.items], self._clock(),
-                               confirms=self._lease is not None)
-        self.last_error = ""
-        self.known.set()
+            return False
+        expired = proto.listed([MemberLease.from_lease(x) for x in listed.items], self._clock(), confirms=wrote)
+        if wrote:
+            self.last_error = ""
+            self.known.set()
         self._note_members()
         for lease in expired:
             await self._delete_expired(lease, listed.items)
@@ -167,6 +169,7 @@ class ShardMember:
             proto.refused_while_fenced = False
             if self._on_gain is not None and self.config.mode == "sharded":
                 self._on_gain()
+        return wrote
 
     def _error(self, message: str) -> None:
         if message != self.last_error:

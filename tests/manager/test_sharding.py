@@ -5,6 +5,7 @@ test_sharding_processes.py."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from collections import defaultdict
@@ -135,3 +136,26 @@ async def test_kubeloop_run_sharding_flags_fail_in_one_line(tmp_path: Path) -> N
     code, err = await kubeloop_run(target, "--kubeconfig", kubeconfig, "--sharding", "--lease-duration", "2",
                                    "--renew-deadline", "3")
     assert code == 1 and "must be greater than renew_deadline" in error_line(err)
+
+
+async def test_a_replica_that_cannot_renew_starts_nothing_and_catches_up_once_renewed(
+        replicas: Any, apiserver: Any, client: Client, ns: str) -> None:
+    faults = apiserver.require_faults()
+    seen: dict[str, set[str]] = defaultdict(set)
+    a = replicas("a", seen)
+    await a.start()
+    assert await a.wait_ready(10)
+    member = a.shard_member
+    assert member is not None
+    await eventually(lambda: member.members == ("a",), 5, what="a alone")
+    await client.create(cm("before", {"v": "1"}, {"sharding-test": "yes"}, namespace=ns))
+    await eventually(lambda: "before" in seen["a"], 5, what="a reconciles")
+    faults.fail_next(100_000, 500, resource="leases", verbs=("update", "create", "get"))
+    try:
+        await eventually(lambda: not member.owns(Request("default", ns, "during")), 3, what="fenced")
+        await client.create(cm("during", {"v": "1"}, {"sharding-test": "yes"}, namespace=ns))
+        await asyncio.sleep(0.6)
+        assert "during" not in seen["a"]  # the lease could not be renewed: nothing starts
+    finally:
+        faults.reset()
+    await eventually(lambda: "during" in seen["a"], 5, what="reconciled once the lease is renewed")
