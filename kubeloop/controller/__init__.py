@@ -41,7 +41,7 @@ from kubeloop.controller._predicates import (
     resource_version_changed,
 )
 from kubeloop.controller._request import Request, Result, TerminalError
-from kubeloop.controller._runtime import ControllerError
+from kubeloop.controller._runtime import ControllerError, Gate
 from kubeloop.controller._scope import OverlayReader
 from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec, SuppressOwnWrites
 from kubeloop.meta import (
@@ -63,6 +63,7 @@ __all__ = [
     "EnqueueMapped",
     "EventHandler",
     "EventRecorder",
+    "Gate",
     "MapFn",
     "OverlayReader",
     "Predicate",
