@@ -14,7 +14,7 @@ from kubeloop.cache._informer import Informer
 from kubeloop.cache._reader import CacheReader
 from kubeloop.cache._scope import Predicate, Scope
 from kubeloop.cache._subscription import Sink, Subscription
-from kubeloop.meta import FieldSelector, LabelSelector
+from kubeloop.meta import FieldSelectorLike, LabelSelectorLike
 
 if TYPE_CHECKING:
     from kubeloop.cache._shared import SharedCache
@@ -93,8 +93,8 @@ class InformerHandle:
         """The object, or None (`Reader`)."""
         return self.reader.get(name, namespace)
 
-    def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
-             field_selector: FieldSelector | str | None = None) -> _list[FrozenDict]:
+    def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+             field_selector: FieldSelectorLike | None = None) -> _list[FrozenDict]:
         """The objects in scope, optionally in one namespace and matching selectors (`Reader`)."""
         return self.reader.list(namespace, label_selector, field_selector)
 

@@ -19,7 +19,14 @@ from kubeloop.cache._entry import Key
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._scope import Predicate, combine_fields, combine_labels
 from kubeloop.cache._store import Store
-from kubeloop.meta import FieldSelector, LabelSelector, as_field_selector, as_label_selector
+from kubeloop.meta import (
+    FieldSelector,
+    FieldSelectorLike,
+    LabelSelector,
+    LabelSelectorLike,
+    as_field_selector,
+    as_label_selector,
+)
 
 __all__ = ["CacheReader", "Reader"]
 
@@ -38,12 +45,8 @@ class Reader(Protocol):
         """The object, or None."""
         ...
 
-    def list(
-        self,
-        namespace: str | None = None,
-        label_selector: LabelSelector | str | None = None,
-        field_selector: FieldSelector | str | None = None,
-    ) -> _list[FrozenDict]:
+    def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+             field_selector: FieldSelectorLike | None = None) -> _list[FrozenDict]:
         """The objects (optionally in one namespace, matching the selectors)."""
         ...
 
@@ -60,12 +63,12 @@ class Reader(Protocol):
         ...
 
 
-def _lsel(s: LabelSelector | str | None) -> LabelSelector | None:
-    return as_label_selector(s) if isinstance(s, str) else s
+def _lsel(s: LabelSelectorLike | None) -> LabelSelector | None:
+    return None if s is None else as_label_selector(s)
 
 
-def _fsel(s: FieldSelector | str | None) -> FieldSelector | None:
-    return as_field_selector(s) if isinstance(s, str) else s
+def _fsel(s: FieldSelectorLike | None) -> FieldSelector | None:
+    return None if s is None else as_field_selector(s)
 
 
 class _Fixed:
@@ -135,12 +138,8 @@ class CacheReader:
             return False, None
         return True, mine
 
-    def list(
-        self,
-        namespace: str | None = None,
-        label_selector: LabelSelector | str | None = None,
-        field_selector: FieldSelector | str | None = None,
-    ) -> _list[FrozenDict]:
+    def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+             field_selector: FieldSelectorLike | None = None) -> _list[FrozenDict]:
         """Objects in scope (optionally in one namespace / matching selectors)."""
         if self._pred is None:
             return self._store.list(namespace, label_selector, field_selector)

@@ -26,7 +26,7 @@ from kubeloop.controller._apply import AppliedMemory
 from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites
 from kubeloop.controller._sources import SourceSet
-from kubeloop.meta import FieldSelector, LabelSelector
+from kubeloop.meta import FieldSelectorLike, LabelSelector, LabelSelectorLike, as_label_selector
 from kubeloop.metrics import ControllerMetrics
 
 _list = list
@@ -109,13 +109,13 @@ class OverlayReader:
                     out.append(_view(shown))  # type: ignore[arg-type]
         return out
 
-    def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
-             field_selector: FieldSelector | str | None = None) -> _list[FrozenDict]:
+    def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+             field_selector: FieldSelectorLike | None = None) -> _list[FrozenDict]:
         """Objects in scope (optionally in one namespace / matching selectors), own writes included."""
         cached = self._reader.list(namespace, label_selector, field_selector)
         if self._ryw is None:
             return cached
-        labels = LabelSelector.parse(label_selector) if isinstance(label_selector, str) else label_selector
+        labels = None if label_selector is None else as_label_selector(label_selector)
 
         def wanted(obj: Mapping[str, Any]) -> bool:
             if namespace is not None and ((obj.get("metadata") or {}).get("namespace") or "") != namespace:

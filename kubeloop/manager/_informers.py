@@ -27,7 +27,7 @@ from kubeloop.cache import (
     Selection,
     SharedCache,
 )
-from kubeloop.meta import DEFAULT_CLUSTER, FieldSelector, LabelSelector
+from kubeloop.meta import DEFAULT_CLUSTER, FieldSelectorLike, LabelSelectorLike
 
 __all__ = ["ManagedInformer"]
 
@@ -85,8 +85,8 @@ class ManagedInformer:
         """The cached object, or None."""
         return self.reader(cluster).get(name, namespace)
 
-    def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
-             field_selector: FieldSelector | str | None = None, *, cluster: str | None = None) -> _list[FrozenDict]:
+    def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+             field_selector: FieldSelectorLike | None = None, *, cluster: str | None = None) -> _list[FrozenDict]:
         """The cached objects, optionally in one namespace and matching selectors."""
         return self.reader(cluster).list(namespace, label_selector, field_selector)
 
