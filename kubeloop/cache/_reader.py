@@ -19,14 +19,7 @@ from kubeloop.cache._entry import Key
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._scope import Predicate, combine_fields, combine_labels
 from kubeloop.cache._store import Store
-from kubeloop.meta import (
-    FieldSelector,
-    FieldSelectorLike,
-    LabelSelector,
-    LabelSelectorLike,
-    as_field_selector,
-    as_label_selector,
-)
+from kubeloop.meta import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
 
 __all__ = ["CacheReader", "Reader"]
 
@@ -63,14 +56,6 @@ class Reader(Protocol):
         ...
 
 
-def _lsel(s: LabelSelectorLike | None) -> LabelSelector | None:
-    return None if s is None else as_label_selector(s)
-
-
-def _fsel(s: FieldSelectorLike | None) -> FieldSelector | None:
-    return None if s is None else as_field_selector(s)
-
-
 class _Fixed:
     __slots__ = ("store",)
 
@@ -94,16 +79,17 @@ class CacheReader:
         resource: str = "",
         *,
         namespace: str | None = None,
-        label_selector: LabelSelector | None = None,
-        field_selector: FieldSelector | None = None,
+        label_selector: LabelSelectorLike | None = None,
+        field_selector: FieldSelectorLike | None = None,
         predicate: Predicate | None = None,
     ) -> None:
         self._src = _Fixed(source) if isinstance(source, Store) else source
         self.cluster = cluster
         self.resource = resource
         self._namespace = namespace
-        self._labels = label_selector if label_selector else None
-        self._fields = field_selector if field_selector else None
+        labels, fields = as_label_selector(label_selector), as_field_selector(field_selector)
+        self._labels = None if labels.empty else labels
+        self._fields = None if fields.empty else fields
         self._pred = predicate  # the full narrowing predicate (selectors and filter)
 
     @property
@@ -146,8 +132,8 @@ class CacheReader:
         ok, ns = self._ns(namespace)
         if not ok:
             return []
-        views = self._store.list(ns, combine_labels(self._labels, _lsel(label_selector)),
-                                 combine_fields(self._fields, _fsel(field_selector)))
+        views = self._store.list(ns, combine_labels(self._labels, as_label_selector(label_selector)),
+                                 combine_fields(self._fields, as_field_selector(field_selector)))
         pred = self._pred
         return [v for v in views if pred(v)]
 
