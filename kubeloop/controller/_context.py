@@ -159,7 +159,8 @@ class Context:
 
     def event(self, type: str, reason: str, note: str, *, obj: Mapping[str, Any] | None = None,
               action: str | None = None, related: Mapping[str, Any] | None = None) -> None:
-        """Record a Kubernetes Event about ``obj`` (default: the primary). Never blocks, never raises."""
+        """Record a Kubernetes Event about ``obj`` (default: the primary). Never blocks; raises only for a
+        bad call (see `EventRecorder.record`)."""
         target = obj if obj is not None else self.get()
         if target is None:
             return
