@@ -144,6 +144,10 @@ class OverlayReader:
             return self._reader.index_keys(index, key)
         return {(v["metadata"].get("namespace") or "", v["metadata"]["name"]) for v in self.by_index(index, key)}
 
+    def values(self, index: str, key: str) -> _list[Any]:
+        """The values the `ValueIndex` ``index`` gives for ``key``, own writes included."""
+        return self._reader.value_index(index).values(self.by_index(index, key), key)
+
 
 @dataclass(frozen=True, eq=False)
 class RuntimeView:

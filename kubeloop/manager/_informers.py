@@ -15,6 +15,7 @@ It is the same informer any controller watching the same scope uses (one watch p
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from kubeloop.cache import (
     CacheNotSynced,
@@ -101,6 +102,10 @@ class ManagedInformer:
     def index_keys(self, index: str, key: str, *, cluster: str | None = None) -> set[Key]:
         """The (namespace, name) of the cached objects filed under ``key`` in ``index``."""
         return self.reader(cluster).index_keys(index, key)
+
+    def values(self, index: str, key: str, *, cluster: str | None = None) -> _list[Any]:
+        """The values the `ValueIndex` ``index`` gives for ``key``, one per cached object filed under it."""
+        return self.reader(cluster).values(index, key)
 
     @property
     def synced(self) -> bool:
