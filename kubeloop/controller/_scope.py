@@ -171,6 +171,10 @@ class RuntimeView:
         return OverlayReader(src.store, self.ryw, cluster, src.group, src.kind, scope.namespace,
                              None if scope.label_selector.empty else scope.label_selector)
 
+    def metadata_only(self, cluster: str, resource: str) -> bool:
+        """Whether the cache of ``resource`` on ``cluster`` holds PartialObjectMetadata only."""
+        return self.sources.source(cluster, resource).handle.scope.metadata_only
+
     def read(self, key: ObjectKey) -> Mapping[str, Any] | None:
         """The cached object of ``key``, with the controller's own newer writes overlaid."""
         return self.sources.cached(key) if self.ryw is None else self.ryw.read(key)
