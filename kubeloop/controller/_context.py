@@ -39,6 +39,8 @@ class TypedResource(Protocol):
     @classmethod
     def from_object(cls, obj: Mapping[str, Any]) -> Self: ...
 
+    def to_object(self) -> dict[str, Any]: ...
+
 
 R = TypeVar("R", bound=TypedResource)
 
@@ -151,15 +153,17 @@ class Context:
 
     # ------------------------------------------------------------------ writes
 
-    async def apply(self, obj: Mapping[str, Any], *, owner: Mapping[str, Any] | None = None, force: bool = True,
-                    subresource: str | None = None) -> Mapping[str, Any]:
+    async def apply(self, obj: Mapping[str, Any], *, owner: Mapping[str, Any] | TypedResource | None = None,
+                    force: bool = True, subresource: str | None = None) -> Mapping[str, Any]:
         """Server-side apply ``obj`` as this controller, unless the cache shows it would change nothing.
 
-        ``owner``: make it the controller owner of ``obj`` first (``set_controller_reference``).
+        ``owner``: make it the controller owner of ``obj`` first (``set_controller_reference``); an
+        object or a typed resource (``ctx.get(WebApp)``).
         A namespaced object without a namespace gets the request's. Returns the server's answer,
         or the cached (read-only) object when the call was skipped (see `kubeloop.controller._apply`).
         """
         if owner is not None:  # on a copy: the caller's object (and its metadata) stay as they were
+            owner = owner if isinstance(owner, Mapping) else owner.to_object()
             obj = set_controller_reference(owner, {**obj, "metadata": dict(obj.get("metadata") or {})})
         rt, client, req = self._rt, self.client, self.request
         res = await client.resolve(ResourceRef.of(obj))

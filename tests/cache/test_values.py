@@ -106,7 +106,7 @@ async def test_manager_informer_and_reconcile_read_values(client: Client, ns: st
 
     async def reconcile(req: Request, ctx: Context) -> Result | None:
         obj = ctx.get()
-        team = ((obj or {}).get("metadata", {}).get("labels") or {}).get("team")
+        team = obj and (obj["metadata"].get("labels") or {}).get("team")
         if team:
             seen[req.name] = sorted(ctx.reader(CM).values("ports", team))
         return None
