@@ -134,12 +134,14 @@ class Context:
         ``resource`` is a name as in ``owns()`` (read-only views), or a `CustomResource` class: the
         children are then read as that type (validated, frozen).
         """
-        typed = None if isinstance(resource, str) else resource
-        name = resource if isinstance(resource, str) else _resource_name(resource)
-        if typed is not None and self._rt.metadata_only(self.request.cluster, name):
-            raise TypeError(f"ctx.owned({typed.__name__}): the controller watches {name} metadata-only (the "
-                            f"default of owns()); declare .owns({typed.__name__}.resource(), metadata_only=False) "
-                            "to read the children typed")
+        if isinstance(resource, str):
+            name, typed = resource, None
+        else:
+            name, typed = _resource_name(resource), resource
+            if self._rt.metadata_only(self.request.cluster, name):
+                raise TypeError(f"ctx.owned({typed.__name__}): the controller watches {name} metadata-only (the "
+                                f"default of owns()); declare .owns({typed.__name__}.resource(), "
+                                "metadata_only=False) to read the children typed")
         owner = owner if owner is not None else self.get()
         if owner is None:
             return []
