@@ -66,7 +66,7 @@ async def test_reconcile_reads_primary_and_children_typed(client: Client, namesp
             return None
         for title in shelf.spec.titles:
             await ctx.apply(Book(metadata={"name": title}, spec=BookSpec(title=title.upper())).to_object(),
-                            owner=ctx.get())
+                            owner=shelf)  # the typed primary as the owner
         books = ctx.owned(Book)
         read.update(shelf=shelf, books=books, untyped=ctx.owned(Book.resource()))
         await ctx.apply_status({"books": sorted(b.spec.title for b in books)})
