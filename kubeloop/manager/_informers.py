@@ -5,6 +5,9 @@ controllers (cross-resource lookups, indexes read from several controllers).
     ...
     pods = running.by_index("running-by-app", f"{ns}/{app}")   # in reconcile: no API call
 
+    ips = manager.informer("v1/Pod", indexes={"ip-by-app": ValueIndex(lambda p: {app_of(p): ip_of(p)})})
+    ips.values("ip-by-app", app)                                 # one value per Pod (kubeloop.cache.ValueIndex)
+
 A read before the informer's first list completed raises `kubeloop.cache.CacheNotSynced`
 instead of answering from a partial cache; a reconcile that raises it waits for the sync and runs
 again, so ``needs=`` is only an optimisation (workers start after those informers synced).
