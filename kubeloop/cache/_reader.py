@@ -19,6 +19,7 @@ from kubeloop.cache._entry import Key
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._scope import Predicate, combine_fields, combine_labels
 from kubeloop.cache._store import Store
+from kubeloop.cache._values import ValueIndex, value_index
 from kubeloop.meta import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
 
 __all__ = ["CacheReader", "Reader"]
@@ -31,7 +32,8 @@ class Reader(Protocol):
     """Read-only access to cached objects of one resource: read-only views, never API calls.
 
     ``keys`` and ``index_keys`` answer without decoding objects; ``list`` answers label selectors
-    and ``metadata.name``/``metadata.namespace`` field selectors without decoding non-matches.
+    and ``metadata.name``/``metadata.namespace`` field selectors without decoding non-matches;
+    ``values`` reads a `ValueIndex` (kopf's ``{key: value}`` indexes).
     """
 
     def get(self, name: str, namespace: str = "") -> FrozenDict | None:
@@ -53,6 +55,10 @@ class Reader(Protocol):
 
     def index_keys(self, index: str, key: str) -> set[Key]:
         """The (namespace, name) of the objects filed under ``key`` in ``index``."""
+        ...
+
+    def values(self, index: str, key: str) -> _list[Any]:
+        """The values the `ValueIndex` ``index`` gives for ``key``, one per object filed under it."""
         ...
 
 
@@ -156,6 +162,14 @@ class CacheReader:
         if self._pred is None:
             return self._store.index_keys(index, key)
         return {(v["metadata"].get("namespace") or "", v["metadata"]["name"]) for v in self.by_index(index, key)}
+
+    def values(self, index: str, key: str) -> _list[Any]:
+        """The values the `ValueIndex` ``index`` gives for ``key`` (objects in scope only)."""
+        return self.value_index(index).values(self.by_index(index, key), key)
+
+    def value_index(self, index: str) -> ValueIndex:
+        """The `ValueIndex` registered as ``index`` (TypeError for an index of keys only)."""
+        return value_index(index, self._store.index_function(index))
 
     def index_values(self, index: str) -> _list[str]:
         """Keys present in `index` (of the whole informer, for a narrowed reader)."""

@@ -53,6 +53,7 @@ from kubeloop.cache._index import (
     owner_uid_index,
     unpack,
 )
+from kubeloop.cache._values import value_index
 from kubeloop.meta import (
     ADDED,
     FieldSelectorLike,
@@ -571,6 +572,19 @@ class Store:
             return (e.namespace,)
         pos = list(self._indexes).index(index)
         return unpack(e.ikeys[pos])
+
+    def index_function(self, index: str) -> IndexFunc | None:
+        """The function of ``index`` (None for the built-in NAMESPACE_INDEX); KeyError if unknown."""
+        if index == NAMESPACE_INDEX:
+            return None
+        ix = self._indexes.get(index)
+        if ix is None:
+            raise KeyError(f"no index named {index!r}")
+        return ix.fn
+
+    def values(self, index: str, key: str) -> _list[Any]:
+        """The values a `ValueIndex` gives for ``key``, one per object filed under it (see `_values`)."""
+        return value_index(index, self.index_function(index)).values(self.by_index(index, key), key)
 
     # ------------------------------------------------------------------ statistics
 

@@ -3,7 +3,8 @@
 - ``ctx.get()``: the primary object from the cache (None: it is gone), seeing the controller's
   own writes (read your writes);
 - ``ctx.reader(resource)``: the cache of any kind the controller watches (``for_``/``owns``/
-  ``watches``), ``ctx.owned(resource)``: the primary's children of a kind it owns;
+  ``watches``), ``ctx.owned(resource)``: the primary's children of a kind it owns; ``ctx.get(Type)``
+  and ``ctx.owned(Type)`` read them as a typed `kubeloop.resources.CustomResource`;
 - ``ctx.client``: a `kubeloop.client.Client` for the request's cluster whose writes are tracked
   (a write hook: every write path is seen by read-your-writes);
 - ``ctx.apply(obj)``, ``ctx.apply_status(status)``, ``ctx.patch_status(patch)``: writes that skip
@@ -16,7 +17,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol, Self, TypeVar, overload
 
 from kubeloop.cache import OWNER_INDEX, FrozenDict, SharedCache
 from kubeloop.client import Client, ResourceRef
@@ -26,6 +27,30 @@ from kubeloop.controller._request import Request
 from kubeloop.controller._scope import OverlayReader, RuntimeView
 from kubeloop.controller._status import status_apply_body, status_contains, status_patch_body
 from kubeloop.meta import resource_version_of, set_controller_reference, uid_of
+
+
+class TypedResource(Protocol):
+    """A typed resource class (`kubeloop.resources.CustomResource`), seen from here without importing
+    pydantic: the layer below this one defines it."""
+
+    @classmethod
+    def resource(cls) -> str: ...
+
+    @classmethod
+    def from_object(cls, obj: Mapping[str, Any]) -> Self: ...
+
+    def to_object(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound=TypedResource)
+
+
+def _resource_name(resource: object) -> str:
+    """The ``group/version/Kind`` of a typed resource class; a clear error for anything else."""
+    if isinstance(resource, type) and callable(getattr(resource, "from_object", None)):
+        return resource.resource()  # type: ignore[attr-defined]
+    raise TypeError(f"expected a resource name (group/version/Kind) or a kubeloop.resources.CustomResource "
+                    f"class, got {resource!r}")
 
 
 class Context:
@@ -70,10 +95,24 @@ class Context:
 
     # ------------------------------------------------------------------ reads
 
-    def get(self) -> FrozenDict | None:
-        """The primary object (read-only), or None if it does not exist (deleted)."""
+    @overload
+    def get(self) -> FrozenDict | None: ...
+
+    @overload
+    def get(self, as_type: type[R]) -> R | None: ...
+
+    def get(self, as_type: type[R] | None = None) -> FrozenDict | R | None:
+        """The primary object (read-only), or None if it does not exist (deleted).
+
+        ``ctx.get(WebApp)`` reads it as that `CustomResource` class (``WebApp.from_object``: validated,
+        frozen; `ResourceValidationError` if it does not match). Each typed read converts again.
+        """
         req = self.request
-        return self.primary_reader().get(req.name, req.namespace)
+        obj = self.primary_reader().get(req.name, req.namespace)
+        if as_type is None or obj is None:
+            return obj
+        _resource_name(as_type)
+        return as_type.from_object(obj)
 
     def primary_reader(self) -> OverlayReader:
         """The cache of the primary kind in this cluster."""
@@ -83,27 +122,50 @@ class Context:
         """The cache of ``resource`` (as named in ``for_``/``owns``/``watches``) in this cluster."""
         return self._rt.reader(self.request.cluster, resource)
 
-    def owned(self, resource: str, owner: Mapping[str, Any] | None = None) -> list[FrozenDict]:
-        """The cached objects of ``resource`` whose ownerReferences name ``owner`` (default: the primary)."""
+    @overload
+    def owned(self, resource: str, owner: Mapping[str, Any] | None = None) -> list[FrozenDict]: ...
+
+    @overload
+    def owned(self, resource: type[R], owner: Mapping[str, Any] | None = None) -> list[R]: ...
+
+    def owned(self, resource: str | type[R], owner: Mapping[str, Any] | None = None) -> list[FrozenDict] | list[R]:
+        """The cached objects of ``resource`` whose ownerReferences name ``owner`` (default: the primary).
+
+        ``resource`` is a name as in ``owns()`` (read-only views), or a `CustomResource` class: the
+        children are then read as that type (validated, frozen).
+        """
+        if isinstance(resource, str):
+            name, typed = resource, None
+        else:
+            name, typed = _resource_name(resource), resource
+            if self._rt.metadata_only(self.request.cluster, name):
+                raise TypeError(f"ctx.owned({typed.__name__}): the controller watches {name} metadata-only (the "
+                                f"default of owns()); declare .owns({typed.__name__}.resource(), "
+                                "metadata_only=False) to read the children typed")
         owner = owner if owner is not None else self.get()
         if owner is None:
             return []
         uid = (owner.get("metadata") or {}).get("uid")
         if not uid:
             return []
-        return self.reader(resource).by_index(OWNER_INDEX, uid)
+        children = self.reader(name).by_index(OWNER_INDEX, uid)
+        if typed is None:
+            return children
+        return [typed.from_object(c) for c in children]
 
     # ------------------------------------------------------------------ writes
 
-    async def apply(self, obj: Mapping[str, Any], *, owner: Mapping[str, Any] | None = None, force: bool = True,
-                    subresource: str | None = None) -> Mapping[str, Any]:
+    async def apply(self, obj: Mapping[str, Any], *, owner: Mapping[str, Any] | TypedResource | None = None,
+                    force: bool = True, subresource: str | None = None) -> Mapping[str, Any]:
         """Server-side apply ``obj`` as this controller, unless the cache shows it would change nothing.
 
-        ``owner``: make it the controller owner of ``obj`` first (``set_controller_reference``).
+        ``owner``: make it the controller owner of ``obj`` first (``set_controller_reference``); an
+        object or a typed resource (``ctx.get(WebApp)``).
         A namespaced object without a namespace gets the request's. Returns the server's answer,
         or the cached (read-only) object when the call was skipped (see `kubeloop.controller._apply`).
         """
         if owner is not None:  # on a copy: the caller's object (and its metadata) stay as they were
+            owner = owner if isinstance(owner, Mapping) else owner.to_object()
             obj = set_controller_reference(owner, {**obj, "metadata": dict(obj.get("metadata") or {})})
         rt, client, req = self._rt, self.client, self.request
         res = await client.resolve(ResourceRef.of(obj))

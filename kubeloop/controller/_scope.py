@@ -144,6 +144,10 @@ class OverlayReader:
             return self._reader.index_keys(index, key)
         return {(v["metadata"].get("namespace") or "", v["metadata"]["name"]) for v in self.by_index(index, key)}
 
+    def values(self, index: str, key: str) -> _list[Any]:
+        """The values the `ValueIndex` ``index`` gives for ``key``, own writes included."""
+        return self._reader.value_index(index).values(self.by_index(index, key), key)
+
 
 @dataclass(frozen=True, eq=False)
 class RuntimeView:
@@ -166,6 +170,10 @@ class RuntimeView:
         scope = src.handle.scope
         return OverlayReader(src.store, self.ryw, cluster, src.group, src.kind, scope.namespace,
                              None if scope.label_selector.empty else scope.label_selector)
+
+    def metadata_only(self, cluster: str, resource: str) -> bool:
+        """Whether the cache of ``resource`` on ``cluster`` holds PartialObjectMetadata only."""
+        return self.sources.source(cluster, resource).handle.scope.metadata_only
 
     def read(self, key: ObjectKey) -> Mapping[str, Any] | None:
         """The cached object of ``key``, with the controller's own newer writes overlaid."""

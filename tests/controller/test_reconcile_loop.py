@@ -287,7 +287,7 @@ async def test_every_client_write_path_is_read_back_at_once(client: Client, cach
         assert isinstance(ctx.client, Client)  # a real client: its write hook feeds read your writes
         configmaps = ctx.reader("v1/ConfigMap")
         assert {m for m in dir(configmaps) if not m.startswith("_")} == {"get", "list", "keys", "by_index",
-                                                                         "index_keys"}  # the reader protocol
+                                                                         "index_keys", "values"}  # the protocol
         child = {**cm("child", {"k": "v"}), "metadata": {"name": "child", "labels": {"ryw-test": "yes"}}}
         await ctx.client.request_json("POST", f"/api/v1/namespaces/{ns}/configmaps", body=child)
         seen["created"] = configmaps.get("child", ns)  # before any watch event could arrive
