@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Unpack
@@ -220,10 +220,12 @@ class SharedCache:
         """Every live informer."""
         return [e.informer for e in self._entries.values()]
 
-    def not_ready(self) -> dict[str, str]:
-        """Scope description -> reason, for every informer in use that is not ready (for /readyz)."""
+    def not_ready(self, clusters: Iterable[str] | None = None) -> dict[str, str]:
+        """Scope description -> reason, for every informer in use (on ``clusters``, default all) that
+        is not ready (for /readyz)."""
+        wanted = None if clusters is None else set(clusters)
         return {str(e.scope): e.informer.reason for e in self._entries.values()
-                if e.refs > 0 and not e.informer.ready}
+                if e.refs > 0 and not e.informer.ready and (wanted is None or e.scope.cluster in wanted)}
 
     @property
     def ready(self) -> bool:

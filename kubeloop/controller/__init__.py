@@ -45,7 +45,13 @@ from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._runtime import ControllerError
 from kubeloop.controller._scope import OverlayReader
 from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec, SuppressOwnWrites
-from kubeloop.controller._targets import KindNotServed, TargetError, TargetNotSynced, UnknownCluster
+from kubeloop.controller._targets import (
+    ClusterUnreachable,
+    KindNotServed,
+    TargetError,
+    TargetNotSynced,
+    UnknownCluster,
+)
 from kubeloop.meta import (
     AlreadyOwnedError,
     controller_of,
@@ -56,6 +62,7 @@ from kubeloop.meta import (
 __all__ = [
     "AlreadyOwnedError",
     "CacheNotSynced",
+    "ClusterUnreachable",
     "Context",
     "Controller",
     "ControllerError",

@@ -104,8 +104,9 @@ class Context:
         ``namespace`` defaults to the request's for a namespaced kind. What a successful reconcile
         asked for is what the request watches: targets it no longer asks for are released, and
         their cache is closed once no parent needs it (see `kubeloop.controller._targets`). The first
-        call on a new {cluster, kind} waits (bounded) for its cache to sync. Raises `KindNotServed`,
-        `UnknownCluster` or `TargetNotSynced` (the reconcile is retried with backoff).
+        call on a new {cluster, kind} waits (bounded) for its cache to sync. Raises a `TargetError`:
+        `UnknownCluster`, `ClusterUnreachable`, `KindNotServed` or `TargetNotSynced` (uncaught, the
+        reconcile is logged and retried with backoff).
         """
         targets = self._rt.targets
         if targets is None:

@@ -178,6 +178,8 @@ class ControllerRuntime:
                 tg.create_task(self._pump(src), name=f"{self.name} source {src.spec.describe()}")
             if recorder is not None:
                 tg.create_task(recorder.run(), name=f"{self.name} events")
+            if self.targets is not None:
+                tg.create_task(self.targets.run(), name=f"{self.name} targets")
             await self._wait_synced()
             self._replay_deferred()
             workers = [tg.create_task(self._worker(), name=f"{self.name} worker {i}")
@@ -194,6 +196,8 @@ class ControllerRuntime:
             for w in workers:
                 w.cancel()
             self.sources.close()
+            if self.targets is not None:
+                self.targets.close()
             if recorder is not None:
                 recorder.close()
 

@@ -27,17 +27,27 @@ implementations of this pattern do, and what the RBAC of a fleet controller gran
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from kubeloop.cache import Event, FrozenDict, InformerHandle, InformerNotReady, SharedCache, Subscription
-from kubeloop.client import ApiResource, UnknownResource
+from kubeloop.cache import (
+    Event,
+    FrozenDict,
+    InformerHandle,
+    InformerNotReady,
+    SharedCache,
+    Subscription,
+    SubscriptionClosed,
+)
+from kubeloop.client import ApiResource, ClientConnectionError, UnknownResource
 from kubeloop.controller._request import Request
 from kubeloop.meta import RESYNC
 from kubeloop.metrics import LIVE_TARGETS
 
 __all__ = [
+    "ClusterUnreachable",
     "KindNotServed",
     "TargetError",
     "TargetIndex",
@@ -67,6 +77,10 @@ class UnknownCluster(TargetError, LookupError):
 
 class KindNotServed(TargetError, LookupError):
     """The target's kind is not served by that cluster's API (CRD not installed, or a typo)."""
+
+
+class ClusterUnreachable(TargetError, ConnectionError):
+    """The target's cluster did not answer (discovery of the kind failed to connect)."""
 
 
 class TargetNotSynced(TargetError, TimeoutError):
@@ -170,12 +184,15 @@ class TargetIndex:
 class _TargetCache:
     handle: InformerHandle
     sub: Subscription
+    pump: asyncio.Task[None] | None = None
 
 
 class Targets:
     """The dynamic targets of one running controller (see the module docstring).
 
-    ``enqueue(request)`` puts a parent's request on the controller's work queue.
+    ``enqueue(request)`` puts a parent's request on the controller's work queue. `run` (a task of
+    the controller's) owns the tasks that deliver what a subscription queued (its first list,
+    and the live events behind it); live events otherwise reach the index at once (a sink).
     """
 
     def __init__(self, controller: str, cache: SharedCache, enqueue: Callable[[Request], None], *,
@@ -186,9 +203,22 @@ class Targets:
         self.sync_timeout = sync_timeout
         self._enqueue = enqueue
         self._caches: dict[CacheKey, _TargetCache] = {}
+        self._tg: asyncio.TaskGroup | None = None
+        self._closed = asyncio.Event()
         self.caches_opened = 0
         self.caches_released = 0
         LIVE_TARGETS.add(self)
+
+    async def run(self) -> None:
+        """Deliver the target caches' queued events until `close`."""
+        self._closed.clear()
+        try:
+            async with asyncio.TaskGroup() as tg:
+                self._tg = tg
+                await self._closed.wait()
+        finally:
+            self._tg = None
+            self.close()
 
     def watched(self) -> int:
         """How many distinct targets the controller's parents watch."""
@@ -213,6 +243,9 @@ class Targets:
             api = await client.resolve(resource)
         except UnknownResource as exc:
             raise KindNotServed(f"cannot watch {resource} {name!r} on cluster {cluster!r}: {exc}") from exc
+        except ClientConnectionError as exc:
+            raise ClusterUnreachable(f"cannot watch {resource} {name!r}: cluster {cluster!r} at "
+                                     f"{client.config.server} does not answer: {exc}") from exc
         if api.namespaced:
             ns = namespace if namespace is not None else parent.namespace
             if not ns:
@@ -259,11 +292,14 @@ class Targets:
         for key in list(self._caches):
             self._close(key)
         self.index = TargetIndex()
+        self._closed.set()
 
     async def _open(self, key: CacheKey, api: ApiResource) -> _TargetCache:
         tc = self._caches.get(key)
         if tc is not None:
             return tc
+        if self._tg is None:
+            raise TargetError(f"{self.controller} is not running (or stopping): no new target cache")
         handle = await self.cache.informer_for(key[0], api)
         tc = self._caches.get(key)
         if tc is not None:  # another reconcile opened it while we waited
@@ -275,9 +311,21 @@ class Targets:
 
         sub = handle.subscribe(replay=False, name=f"{self.controller}:targets:{key[1]}", sink=on_event)
         tc = self._caches[key] = _TargetCache(handle, sub)
+        tc.pump = self._tg.create_task(self._pump(key, tc), name=f"{self.controller} targets {key[1]}@{key[0]}")
         self.caches_opened += 1
         log.debug("%s: watching targets of %s on cluster %r", self.controller, key[1], key[0])
         return tc
+
+    async def _pump(self, key: CacheKey, tc: _TargetCache) -> None:
+        sub, handle = tc.sub, tc.handle
+        while True:
+            try:
+                ev = await sub.get()
+            except SubscriptionClosed:
+                return
+            self._on_event(key, handle, ev)
+            while (ev := sub.get_nowait()) is not None:  # type: ignore[assignment]
+                self._on_event(key, handle, ev)
 
     def _on_event(self, key: CacheKey, handle: InformerHandle, ev: Event) -> None:
         if ev.type == RESYNC or (ev.initial and not handle.synced):
@@ -289,7 +337,7 @@ class Targets:
         tc = self._caches.pop(key, None)
         if tc is None:
             return
-        tc.sub.close()
+        tc.sub.close()  # its pump returns
         tc.handle.release()
         self.caches_released += 1
         log.debug("%s: no target of %s on cluster %r is watched any more", self.controller, key[1], key[0])
