@@ -7,7 +7,8 @@ metrics and graceful shutdown (controller-runtime's Manager).
     manager.add(reports, needs=[manager.informer("v1/Pod", indexes={...})])
     await manager.run(handle_signals=True)                          # until SIGTERM/SIGINT
 
-Start-up: probes and metrics server -> clusters reachable (bounded retry) -> one `SharedCache` ->
+Start-up: probes and metrics server -> the default cluster reachable (bounded retry; other clusters
+are probed in the background) -> one `SharedCache` ->
 every informer any controller (or `informer()`) needs starts at once, on every replica (warm
 standby) -> controllers that do not need leadership start -> leader election -> leader-only
 controllers start on the leader. Each controller starts its workers once *its* caches synced: a

@@ -14,10 +14,16 @@ from kubeloop.cache import SharedCache
 from kubeloop.client import ApiError, Client
 from kubeloop.controller import Context, Controller, KindNotServed, Request, Result, UnknownCluster
 from kubeloop.controller._targets import TargetIndex
+from kubeloop.metrics import REGISTRY
 from kubeloop.testing import install_crd
 from tests.client.crds import widget_crd
 
 from .helpers import eventually, running
+
+
+def metric(name: str, **labels: str) -> float:
+    """One sample of kubeloop's registry (0 when absent)."""
+    return REGISTRY.get_sample_value(name, labels) or 0.0
 
 # ---------------------------------------------------------------- TargetIndex (no I/O)
 
@@ -98,6 +104,11 @@ async def test_watch_target_reconciles_the_parent_on_change_and_releases(client:
         await client.create(_secret("s1", "one"), namespace=namespace)  # created: both parents run again
         await eventually(lambda: seen.get("p") == seen.get("q") == {"v": "b25l"})
         assert targets.open_caches() == [("default", "core/v1/secrets")]  # one cache for both
+        secrets_cache = {"cluster": "default", "resource": "core/v1/secrets"}
+        assert metric("kubeloop_controller_targets_watched", controller="targets-test") == 1
+        assert metric("kubeloop_controller_target_caches", controller="targets-test", **secrets_cache) == 1
+        assert metric("kubeloop_cache_informers_open", **secrets_cache) >= 1
+        collected = metric("kubeloop_cache_informers_collected_total", **secrets_cache)
 
         # p points elsewhere: s1 is then only q's
         p = await client.get("v1/ConfigMap", "p", namespace=namespace)
@@ -112,6 +123,10 @@ async def test_watch_target_reconciles_the_parent_on_change_and_releases(client:
         await client.delete("v1/ConfigMap", "p", namespace=namespace)
         await client.delete("v1/ConfigMap", "q", namespace=namespace)
         await eventually(lambda: len(targets.index) == 0 and targets.open_caches() == [])
+        assert metric("kubeloop_controller_targets_watched", controller="targets-test") == 0
+        # nobody else in this process reads Secrets: the informer is collected after the grace period
+        await eventually(lambda: metric("kubeloop_cache_informers_collected_total", **secrets_cache) > collected)
+        assert metric("kubeloop_cache_informers_open", **secrets_cache) == 0
 
 
 async def test_unknown_kind_and_cluster_are_retried_then_work(client: Client, namespace: str, cache: SharedCache,
