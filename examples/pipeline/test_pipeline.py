@@ -129,7 +129,7 @@ async def test_pipeline_across_three_clusters(client: Client, namespace: str) ->
             await eventually(environments(client, ns, "blog", {"staging": "UnknownCluster"}, field="reason"))
             assert manager.clusters == ["default", "production"]
             await manager.remove_cluster("production")
-            assert not prod_server.stats()["open_watches"]
+            await eventually(lambda: not prod_server.stats()["open_watches"], what="production's watches closed")
 
 
 async def test_target_of_a_kind_installed_later(client: Client, namespace: str) -> None:

@@ -110,6 +110,10 @@ class SharedCache:
             raise ValueError(f"cluster {name!r} is already known with another client")
         self._clients[name] = client
 
+    def has_cluster(self, name: str) -> bool:
+        """Whether ``name`` is a known cluster (False once `remove_cluster` removed it)."""
+        return name in self._clients
+
     def remove_cluster(self, name: str) -> Client:
         """Forget a cluster: stop its informers now (their watches close; handles still held read
         an empty, stopped informer) and return its client (closing it is the caller's business)."""

@@ -375,9 +375,12 @@ class ControllerRuntime:
         rid = next_reconcile_id()
         token = current_request.set((self.name, req, rid))
         try:
+            assert self.view is not None
+            if not self.view.cache.has_cluster(req.cluster):  # removed while queued or running
+                self.queue.forget(req)
+                return
             if self.ryw is not None:
                 await self.ryw.wait(req)
-            assert self.view is not None
             ctx = Context(self.view, req, self.tracked_client(req.cluster), rid)
             result = await self._reconcile(req, priority, ctx)
             if self.targets is not None:

@@ -608,6 +608,8 @@ class Manager:
 
     def _probe_cluster(self, tg: asyncio.TaskGroup, name: str, client: Client) -> None:
         """Check a remote cluster in the background: unreachable, it is reported, never fatal."""
+        if f"cluster {name}" in self._aux:
+            return
         async def probe() -> None:
             try:
                 await self._check_cluster(name, client, forever=True)

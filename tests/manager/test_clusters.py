@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import base64
 import copy
+import gc
+import logging
 from typing import Any
 
 import pytest
 import yaml
 
-from kubeloop import Client, Manager
-from kubeloop.config import ConfigError
+from kubeloop import Client, Context, Controller, Manager, Request, Result
+from kubeloop.config import ConfigError, load_kubeconfig
 from kubeloop.manager import ClustersFromSecrets
 from kubeloop.manager._clusters import CAPI_CLUSTER_LABEL, Plan, kubeconfig_from_secret, plan
 from kubeloop.testing import APIServer, eventually
@@ -118,3 +120,36 @@ async def test_clusters_follow_their_secrets(client: Client, namespace: str) -> 
             await client.delete("v1/Secret", "west-kubeconfig", namespace=ns)
             await eventually(lambda: "west" not in manager.clusters)
             assert source.clusters == []
+
+
+async def test_remove_a_cluster_controllers_run_on(client: Client, namespace: str,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A controller started on "default" and "west": removing "west" closes its watches there, drops
+    its requests (queued or later), and the manager-made client is closed without a warning."""
+    seen: list[Request] = []
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        seen.append(req)
+        return None
+
+    async with APIServer(bare=True) as west:
+        async with Client(load_kubeconfig(west.kubeconfig), qps=None) as c:
+            await c.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        manager = Manager(client, cache_grace_period=0.2)
+        manager.add_cluster("west", kubeconfig=west.kubeconfig)
+        ctl = manager.add(Controller("cm", for_="v1/ConfigMap", namespace=namespace, reconcile=reconcile))
+        with caplog.at_level(logging.WARNING):
+            async with manager:
+                await manager.client("west").create({"apiVersion": "v1", "kind": "ConfigMap",
+                                                     "metadata": {"name": "w"}}, namespace=namespace)
+                await eventually(lambda: Request("west", namespace, "w") in seen)
+                assert west.stats()["open_watches"]
+                await manager.remove_cluster("west")
+                await eventually(lambda: not west.stats()["open_watches"], what="west's watches closed")
+                ctl.enqueue(Request("west", namespace, "w"))  # e.g. a map function naming it
+                runs = seen.count(Request("west", namespace, "w"))
+                await manager.idle()
+                assert seen.count(Request("west", namespace, "w")) == runs
+                assert manager.ready, manager.readiness()
+        gc.collect()
+    assert not [r for r in caplog.records if "Unclosed" in r.getMessage() or "stopped; its changes" in r.getMessage()]
