@@ -108,6 +108,10 @@ class TargetIndex:
         """The parents watching ``target`` (a copy: safe to iterate while the index changes)."""
         return tuple(self._parents.get(target, ()))
 
+    def parents_in(self, cache: CacheKey) -> set[Request]:
+        """The parents watching any target in ``cache``."""
+        return {p for t, ps in self._parents.items() if (t[0], t[1]) == cache for p in ps}
+
     def targets(self, parent: Request) -> frozenset[TargetKey]:
         """What ``parent`` watches."""
         return frozenset(self._targets.get(parent, ()))
@@ -271,7 +275,7 @@ class Targets:
         """A reconcile of ``parent`` ended: after a success, what it asked for is what it watches."""
         if not success:
             return  # what it asked for is watched already (`watch`); what it did not ask for is kept
-        if not asked and parent not in self.index._targets:
+        if not asked and not self.index.targets(parent):
             return
         for key in self.index.replace(parent, asked):
             self._close(key)
@@ -322,6 +326,12 @@ class Targets:
             try:
                 ev = await sub.get()
             except SubscriptionClosed:
+                if self._caches.get(key) is tc:  # the informer stopped under us: reopen on next use
+                    log.warning("%s: the cache of %s on cluster %r stopped; its parents are reconciled again",
+                                self.controller, key[1], key[0])
+                    self._close(key)
+                    for parent in self.index.parents_in(key):
+                        self._enqueue(parent)
                 return
             self._on_event(key, handle, ev)
             while (ev := sub.get_nowait()) is not None:  # type: ignore[assignment]

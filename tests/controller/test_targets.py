@@ -41,6 +41,7 @@ def test_index_maps_targets_to_parents_and_counts_caches() -> None:
     assert set(idx.parents(S1)) == {A, B} and set(idx.parents(W1)) == {A}
     assert idx.caches() == {("east", "core/v1/secrets"): 1, ("west", "apps/v1/deployments"): 1}
     assert len(idx) == 2
+    assert idx.parents_in(("east", "core/v1/secrets")) == {A, B} and idx.parents_in(("west", "x")) == set()
 
 
 def test_index_replace_releases_what_is_no_longer_asked_for() -> None:
