@@ -118,7 +118,8 @@ class Manager:
 
     Clusters: ``client`` (the ``default`` cluster), or, without one, the cluster found by
     `kubeloop.config.load_config` (``kubeconfig``, ``context``, ``namespace``: explicit path, then
-    ``KUBECONFIG``, in-cluster, ``~/.kube/config``); `add_cluster` adds more before start.
+    ``KUBECONFIG``, in-cluster, ``~/.kube/config``); `add_cluster`/`remove_cluster` add and remove
+    more, before start or while running (docs/targets.md).
 
     Leader election: ``leader_election`` is a `LeaderElection` value (the Lease's name, namespace,
     identity, timings; one value instead of six keyword arguments, validated where it is built).
