@@ -26,6 +26,7 @@ from kubeloop.controller._logs import RequestLogger, request_logger
 from kubeloop.controller._request import Request
 from kubeloop.controller._scope import OverlayReader, RuntimeView
 from kubeloop.controller._status import status_apply_body, status_contains, status_patch_body
+from kubeloop.controller._targets import TargetKey
 from kubeloop.meta import resource_version_of, set_controller_reference, uid_of
 
 
@@ -62,6 +63,7 @@ class Context:
         self.client = client
         self.reconcile_id = reconcile_id
         self._log: RequestLogger | None = None
+        self.targets_asked: set[TargetKey] = set()  # what this reconcile watched (see `watch_target`)
 
     @property
     def log(self) -> RequestLogger:
@@ -152,6 +154,24 @@ class Context:
         if typed is None:
             return children
         return [typed.from_object(c) for c in children]
+
+    async def watch_target(self, resource: str, name: str, *, namespace: str | None = None,
+                           cluster: str | None = None) -> FrozenDict | None:
+        """The object ``name`` of ``resource`` (any kind, e.g. ``"helm.toolkit.fluxcd.io/v2/HelmRelease"``)
+        in ``cluster`` (default: the request's), read-only from a cache, or None if it does not exist;
+        from now on its changes (create, update, delete) re-reconcile this request.
+
+        ``namespace`` defaults to the request's for a namespaced kind. What a successful reconcile
+        asked for is what the request watches: targets it no longer asks for are released, and
+        their cache is closed once no parent needs it (see `kubeloop.controller._targets`). The first
+        call on a new {cluster, kind} waits (bounded) for its cache to sync. Raises a `TargetError`:
+        `UnknownCluster`, `ClusterUnreachable`, `KindNotServed` or `TargetNotSynced` (uncaught, the
+        reconcile is logged and retried with backoff).
+        """
+        targets = self._rt.targets
+        if targets is None:
+            raise RuntimeError("watch_target needs a running controller")
+        return await targets.watch(self.request, self.targets_asked, resource, name, namespace, cluster)
 
     # ------------------------------------------------------------------ writes
 

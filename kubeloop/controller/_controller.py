@@ -277,6 +277,11 @@ class Controller:
         await asyncio.sleep(0)  # let run() mark itself running
         return await self.wait_ready(timeout)
 
+    def forget_cluster(self, cluster: str) -> None:
+        """``cluster`` was removed from the cache: drop its queued requests, its sources and the
+        targets watched there (`kubeloop.manager.Manager.remove_cluster` calls this)."""
+        self._runtime.forget_cluster(cluster)
+
     async def stop(self, drain_timeout: float = 30.0) -> None:
         """Stop taking work, let in-flight reconciles finish (up to ``drain_timeout``), then return."""
         await self._runtime.stop(drain_timeout)

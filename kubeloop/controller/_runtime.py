@@ -28,6 +28,7 @@ from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._scope import RuntimeView
 from kubeloop.controller._sources import BoundSource, SourceSet
 from kubeloop.controller._spec import ControllerSpec, SourceSpec
+from kubeloop.controller._targets import Targets
 from kubeloop.meta import ADDED, DELETED, RESYNC, resource_version_of
 from kubeloop.metrics import ControllerMetrics
 from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, WorkQueue
@@ -65,6 +66,7 @@ class ControllerRuntime:
         self.applied = AppliedMemory()
         self.sources = SourceSet(spec.name)
         self.view: RuntimeView | None = None
+        self.targets: Targets | None = None
         self.clients: dict[str, Client] = {}
         self.tracked: dict[str, Client] = {}
         self.ready = asyncio.Event()
@@ -124,8 +126,9 @@ class ControllerRuntime:
         self._deferred = []
         if self.ryw is not None:
             self.ryw.bind(self.sources)
+        self.targets = Targets(self.name, cache, lambda req: self.queue.add(req))
         self.view = RuntimeView(self.name, spec.field_manager, spec.primary.resource, self.log, cache, self.sources,
-                                self.ryw, self.applied, self.metrics, recorder)
+                                self.ryw, self.applied, self.metrics, recorder, self.targets)
         self.metrics.max_concurrent = spec.max_concurrent_reconciles
         return clusters
 
@@ -153,6 +156,8 @@ class ControllerRuntime:
             self.ready.clear()
             self.queue.shutdown()
             self.sources.close(release=True)
+            if self.targets is not None:
+                self.targets.close()
             self.running = False
             self.loop = None
             self.done.set()
@@ -173,6 +178,8 @@ class ControllerRuntime:
                 tg.create_task(self._pump(src), name=f"{self.name} source {src.spec.describe()}")
             if recorder is not None:
                 tg.create_task(recorder.run(), name=f"{self.name} events")
+            if self.targets is not None:
+                tg.create_task(self.targets.run(), name=f"{self.name} targets")
             await self._wait_synced()
             self._replay_deferred()
             workers = [tg.create_task(self._worker(), name=f"{self.name} worker {i}")
@@ -189,8 +196,19 @@ class ControllerRuntime:
             for w in workers:
                 w.cancel()
             self.sources.close()
+            if self.targets is not None:
+                self.targets.close()
             if recorder is not None:
                 recorder.close()
+
+    def forget_cluster(self, cluster: str) -> None:
+        """``cluster`` is removed: drop its queued requests, its sources and its targets."""
+        self.queue.discard_if(lambda req: req.cluster == cluster)
+        self.sources.drop_cluster(cluster)
+        if self.targets is not None:
+            self.targets.drop_cluster(cluster)
+        self.clients.pop(cluster, None)
+        self.tracked.pop(cluster, None)
 
     # ------------------------------------------------------------------ sources
 
@@ -256,7 +274,7 @@ class ControllerRuntime:
             try:
                 ev = await sub.get()
             except SubscriptionClosed:
-                if not self.stopping.is_set():
+                if not self.stopping.is_set() and not src.dropped:
                     self.log.warning("controller %s: the informer of %s stopped; its changes no longer reconcile",
                                      self.name, src.spec.describe())
                 return
@@ -357,11 +375,16 @@ class ControllerRuntime:
         rid = next_reconcile_id()
         token = current_request.set((self.name, req, rid))
         try:
+            assert self.view is not None
+            if not self.view.cache.has_cluster(req.cluster):  # removed while queued or running
+                self.queue.forget(req)
+                return
             if self.ryw is not None:
                 await self.ryw.wait(req)
-            assert self.view is not None
             ctx = Context(self.view, req, self.tracked_client(req.cluster), rid)
             result = await self._reconcile(req, priority, ctx)
+            if self.targets is not None:
+                self.targets.finish(req, ctx.targets_asked, success=result is not None)
             if result is not None:
                 self._requeue(req, priority, result)
         finally:

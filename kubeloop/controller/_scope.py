@@ -26,6 +26,7 @@ from kubeloop.controller._apply import AppliedMemory
 from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites
 from kubeloop.controller._sources import SourceSet
+from kubeloop.controller._targets import Targets
 from kubeloop.meta import FieldSelectorLike, LabelSelector, LabelSelectorLike, as_label_selector
 from kubeloop.metrics import ControllerMetrics
 
@@ -163,6 +164,7 @@ class RuntimeView:
     applied: AppliedMemory
     metrics: ControllerMetrics
     recorder: EventRecorder | None
+    targets: Targets | None = None
 
     def reader(self, cluster: str, resource: str) -> OverlayReader:
         """The cache of ``resource`` (as named in ``for_``/``owns``/``watches``) on ``cluster``."""

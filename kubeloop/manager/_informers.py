@@ -63,6 +63,12 @@ class ManagedInformer:
             handle.release()
         self._handles.clear()
 
+    def drop_cluster(self, cluster: str) -> None:
+        """Give back the informer on ``cluster`` (the cluster was removed)."""
+        handle = self._handles.pop(cluster, None)
+        if handle is not None:
+            handle.release()
+
     def handle(self, cluster: str | None = None) -> InformerHandle:
         """The informer handle on ``cluster`` (default: the only one, or ``default``)."""
         if not self._handles:

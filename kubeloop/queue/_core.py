@@ -146,6 +146,24 @@ class WorkQueueCore(Generic[K]):
         """How many rate-limited requeues of ``key`` since it was last forgotten."""
         return self._limiter.num_requeues(key)
 
+    def discard(self, key: K) -> bool:
+        """Drop ``key`` if it is queued (ready, waiting, or due after its run) and forget its backoff;
+        a run in progress is not affected. True if it was queued."""
+        self._limiter.forget(key)
+        e = self._entries.pop(key, None)
+        if e is None:
+            return False
+        if e.state == _READY:
+            self._ready_count -= 1
+        elif e.state == _WAITING:
+            self._waiting_count -= 1
+        e.state = _GONE  # its tokens in the bands and the heap go stale
+        return True
+
+    def keys(self) -> list[K]:
+        """Every queued key (ready, waiting or due after its run)."""
+        return list(self._entries)
+
     def _new_entry(self, key: K, now: float, priority: int, ready_at: float) -> _Entry[K]:
         e = _Entry(key, priority, ready_at, now)
         self._entries[key] = e

@@ -93,6 +93,11 @@ class WorkQueue(Generic[K]):
         """Rate-limited requeues of ``key`` since it was last forgotten."""
         return self._core.num_requeues(key)
 
+    def discard_if(self, pred: Callable[[K], bool]) -> int:
+        """Drop every queued key ``pred`` accepts (e.g. the requests of a removed cluster); returns how many."""
+        core = self._core
+        return sum(core.discard(key) for key in core.keys() if pred(key))
+
     # ------------------------------------------------------------------ get / done
 
     async def get(self) -> K:
