@@ -388,6 +388,10 @@ class WorkQueueCore(Generic[K]):
         """When each in-flight key was handed out (for the unfinished-work metrics)."""
         return self._processing.values()
 
+    def queued_keys(self) -> list[K]:
+        """The queued keys (ready, waiting or blocked), in no particular order."""
+        return list(self._entries)
+
     def priority_of(self, key: K) -> int | None:
         """The priority of a queued key, or None if it is not queued."""
         e = self._entries.get(key)
