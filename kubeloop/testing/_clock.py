@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["VirtualClock"]
 
+_RESOLUTION = 1e-6  # seconds: a datetime's
+
 
 class _VirtualTimer:
     __slots__ = ("callback", "cancelled", "when")
@@ -95,10 +97,15 @@ class VirtualClock:
         return sum(1 for _, _, t in self._timers if not t.cancelled)
 
     def _fire_until(self, target: float) -> int:
-        """Move to ``target`` firing every timer due by then, each at its own deadline, in order."""
+        """Move to ``target`` firing every timer due by then, each at its own deadline, in order.
+
+        "By then" includes timers a microsecond late: wall times are datetimes, whose resolution is a
+        microsecond, so a delay computed from them (``next_run - ctx.now()``) may land that far
+        past a target computed from datetimes too.
+        """
         fired = 0
         timers = self._timers
-        while timers and timers[0][0] <= target:
+        while timers and timers[0][0] <= target + _RESOLUTION:
             when, _, timer = heapq.heappop(timers)
             if timer.cancelled:
                 continue
@@ -126,7 +133,7 @@ class VirtualClock:
         return fired
 
     async def run_until(self, when: datetime, manager: Manager | None = None, *, idle_timeout: float = 30.0,
-                        settle: float = 0.002) -> int:
+                        settle: float = 0.0) -> int:
         """Step from timer to timer up to the wall time ``when``; returns how many timers fired.
 
         Before each step, and at the end, it waits (real time, at most ``idle_timeout`` seconds for
@@ -143,14 +150,14 @@ class VirtualClock:
         while True:
             await self._quiet(manager, idle_timeout, settle)
             deadline = self.next_deadline()
-            if deadline is None or deadline > target:
+            if deadline is None or deadline > target + _RESOLUTION:
                 break
             fired += self._fire_until(deadline)
-        self._now = target
+        self._now = max(self._now, target)
         return fired
 
     async def run_for(self, seconds: float | timedelta, manager: Manager | None = None, *,
-                      idle_timeout: float = 30.0, settle: float = 0.002) -> int:
+                      idle_timeout: float = 30.0, settle: float = 0.0) -> int:
         """`run_until` ``seconds`` from now."""
         target = self._target(seconds)
         return await self.run_until(self._start + timedelta(seconds=target), manager, idle_timeout=idle_timeout,
