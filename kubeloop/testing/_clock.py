@@ -13,7 +13,9 @@ Lease renewal, HTTP timeouts, watch backoff and read-your-writes' waits stay on 
 
 `run_until` steps from timer to timer: it moves the clock to the next deadline, fires the timers
 due then, and waits (real time) for the manager to go idle before the next step, so every
-reconcile runs at the virtual time it was scheduled for, however far the target is.
+reconcile runs at the virtual time it was scheduled for, however far the target is. A wall time
+is a `datetime` (microsecond resolution), so timers due within a microsecond of a target fire
+with it.
 """
 
 from __future__ import annotations
@@ -136,10 +138,13 @@ class VirtualClock:
                         settle: float = 0.0) -> int:
         """Step from timer to timer up to the wall time ``when``; returns how many timers fired.
 
-        Before each step, and at the end, it waits (real time, at most ``idle_timeout`` seconds for
-        each wait) until ``manager`` is idle (`Manager.idle` with ``settle``) so the work a timer
-        started, and the watch events it caused, are handled at that timer's time. Without a
-        manager it only lets woken tasks run between steps.
+        Before each step it waits (real time, at most ``idle_timeout`` seconds) until ``manager`` is
+        idle (`Manager.idle`: no key ready, no reconcile running, for ``settle`` seconds), so the
+        work a timer started runs at that timer's time. The controller's own writes need no
+        settling (read your writes shows them to its next reconcile); a change made by the test or
+        another writer reaches the controller by a watch event, in real time: wait until the
+        controller has seen it (``eventually`` on its cache or on the status it writes) before
+        moving time, or give ``settle``. Without a manager it only lets woken tasks run.
         """
         if not isinstance(when, datetime) or when.tzinfo is None:
             raise TypeError(f"run_until takes an aware datetime (e.g. clock.wall() + timedelta(hours=1)), not {when!r}")
