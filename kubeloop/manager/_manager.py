@@ -46,7 +46,7 @@ from kubeloop.manager._lease import LeaderElection
 from kubeloop.manager._probes import ProbeServer
 from kubeloop.manager._signals import ShutdownSignals
 from kubeloop.meta import DEFAULT_CLUSTER
-from kubeloop.queue import REAL_CLOCK, Clock
+from kubeloop.queue import REAL_CLOCK, Clock, check_clock
 
 __all__ = ["Manager", "ManagerError", "Runnable"]
 
@@ -164,7 +164,7 @@ class Manager:
         self.cache_grace_period = cache_grace_period
         self.cache_options = dict(cache_options or {})
         self.readiness_log_interval = readiness_log_interval
-        self.clock = clock
+        self.clock = check_clock(clock)
         self.cache: SharedCache | None = None
         self.elector: LeaderElector | None = None
         self._controllers: list[_ControllerEntry] = []

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from kubeloop.meta import now as wall_now
 
-__all__ = ["REAL_CLOCK", "Clock", "RealClock", "Timer"]
+__all__ = ["REAL_CLOCK", "Clock", "RealClock", "Timer", "check_clock"]
 
 
 class Timer(Protocol):
@@ -71,3 +71,12 @@ class RealClock:
 
 REAL_CLOCK = RealClock()
 """The real clock (one instance; the default everywhere a `Clock` is taken)."""
+
+
+def check_clock(clock: object) -> Clock:
+    """``clock`` if it is a `Clock`; a `TypeError` saying what is expected otherwise (e.g. for the
+    plain ``time.monotonic`` function the work queue took before it took a clock)."""
+    if not all(callable(getattr(clock, m, None)) for m in ("monotonic", "wall", "call_at")):
+        raise TypeError(f"expected a kubeloop.queue.Clock (monotonic(), wall(), call_at()), such as "
+                        f"kubeloop.queue.REAL_CLOCK or kubeloop.testing.VirtualClock(), not {clock!r}")
+    return clock  # type: ignore[return-value]

@@ -15,7 +15,7 @@ from collections.abc import Hashable
 from typing import Generic, TypeVar
 
 from kubeloop.metrics import WORKQUEUE_COLLECTOR, WorkQueueSnapshot
-from kubeloop.queue._clock import REAL_CLOCK, Clock, Timer
+from kubeloop.queue._clock import REAL_CLOCK, Clock, Timer, check_clock
 from kubeloop.queue._core import DEFAULT_PRIORITY, DEFAULT_STARVATION_EVERY, WorkQueueCore
 from kubeloop.queue._errors import QueueShutDown
 from kubeloop.queue._rate_limit import RateLimiter
@@ -44,7 +44,7 @@ class WorkQueue(Generic[K]):
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self.name = name
-        self.clock = clock
+        self.clock = check_clock(clock)
         self._clock = clock.monotonic
         self._stats = QueueStats() if name is not None else None
         self._core: WorkQueueCore[K] = WorkQueueCore(

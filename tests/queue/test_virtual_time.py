@@ -77,6 +77,11 @@ async def test_run_until_lets_a_timer_set_by_a_timer_fire_in_the_same_run() -> N
     assert clock.wall() == START + timedelta(days=1)
 
 
+def test_a_queue_refuses_what_is_not_a_clock() -> None:
+    with pytest.raises(TypeError, match=r"expected a kubeloop\.queue\.Clock"):
+        WorkQueue(clock=time.monotonic)  # type: ignore[arg-type]
+
+
 def test_the_real_clock_is_monotonic_and_aware() -> None:
     a = REAL_CLOCK.monotonic()
     assert REAL_CLOCK.monotonic() >= a
