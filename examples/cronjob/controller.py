@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from kubeloop import Context, Controller, Manager, Request, Result
+from kubeloop import Context, Controller, Manager, Request, Result, TerminalError
 from kubeloop.client import NotFound
 from kubeloop.resources import (
     CustomResource,
@@ -46,7 +46,7 @@ from kubeloop.resources import (
     parse_time,
 )
 
-from .schedule import Schedule
+from .schedule import Schedule, ScheduleError
 
 JOB = "batch/v1/Job"
 SCHEDULED_AT = "examples.kubeloop.dev/scheduled-at"  # annotation: the run a Job was started for
@@ -83,8 +83,15 @@ def scheduled_time(job: Mapping[str, Any]) -> datetime | None:
 
 
 def runs(cron: CronJob, last: datetime | None, now: datetime) -> tuple[datetime | None, datetime]:
-    """(the latest run missed since ``last`` or the creation, or None; the next run after ``now``)."""
-    schedule, spec = Schedule(cron.spec.schedule), cron.spec
+    """(the latest run missed since ``last`` or the creation, or None; the next run after ``now``).
+
+    A bad schedule or too many missed runs is a `TerminalError`: retrying cannot help, a new spec can.
+    """
+    spec = cron.spec
+    try:
+        schedule = Schedule(spec.schedule)
+    except ScheduleError as exc:
+        raise TerminalError(str(exc)) from None
     earliest = last or cron.metadata.creation_timestamp or now
     if spec.starting_deadline_seconds is not None:  # runs older than the deadline are not started
         earliest = max(earliest, now - timedelta(seconds=spec.starting_deadline_seconds))
@@ -93,7 +100,7 @@ def runs(cron: CronJob, last: datetime | None, now: datetime) -> tuple[datetime 
         if t > now:
             return missed, schedule.next_after(now)
         missed, t = t, schedule.next_after(t)
-    raise RuntimeError(f"more than {MAX_MISSED} missed runs: set or lower startingDeadlineSeconds, or check the clock")
+    raise TerminalError(f"more than {MAX_MISSED} missed runs: set or lower startingDeadlineSeconds, or check the clock")
 
 
 async def delete(ctx: Context, jobs: list[Any]) -> None:
