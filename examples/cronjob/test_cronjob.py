@@ -141,16 +141,23 @@ async def test_concurrency_policies(client: Client, namespace: str, clock: Virtu
 
 async def test_suspend_and_starting_deadline(client: Client, namespace: str, clock: VirtualClock,
                                              manager: Manager) -> None:
-    await create(client, namespace, suspend=True, starting_deadline_seconds=600)
-    await clock.run_for(timedelta(hours=3), manager)
+    created = await create(client, namespace, suspend=True, starting_deadline_seconds=600)
+    first = Schedule("@hourly").next_after(created)
+    await clock.run_until(first + timedelta(hours=2, minutes=30), manager)
     assert await jobs(client, namespace) == []  # suspended: nothing runs
-    # resumed 3 hours late: the missed runs are older than the 10 minute deadline, so none is started now
+    # resumed at half past: the missed runs are older than the 10 minute deadline, so none starts now
     await client.patch(CronJob.resource(), "backup", {"spec": {"suspend": False}}, namespace=namespace)
+
+    def resumed() -> bool:
+        cron = manager.controllers[0].primary_store().get("backup", namespace)
+        return cron is not None and cron["spec"]["suspend"] is False
+
+    await eventually(resumed, what="the controller to see the change")
     await manager.idle()
     assert await jobs(client, namespace) == []
-    await clock.run_for(timedelta(hours=1), manager)  # the next run is on time
-    [job] = await eventually(lambda: jobs(client, namespace), what="the next run")
-    assert parse_time(job["metadata"]["annotations"][SCHEDULED_AT]) <= clock.wall()
+    await clock.run_until(first + timedelta(hours=3), manager)  # the next run is on time
+    [job] = await jobs(client, namespace)
+    assert parse_time(job["metadata"]["annotations"][SCHEDULED_AT]) == first + timedelta(hours=3)
 
 
 # ---------------------------------------------------------------------- the cron line
