@@ -149,7 +149,7 @@ class VirtualClock:
         if not isinstance(when, datetime) or when.tzinfo is None:
             raise TypeError(f"run_until takes an aware datetime (e.g. clock.wall() + timedelta(hours=1)), not {when!r}")
         target = (when - self._start).total_seconds()
-        if target < self._now:
+        if target < self._now - _RESOLUTION:
             raise ValueError(f"a clock does not go back: {when.isoformat()} is before {self.wall().isoformat()}")
         fired = 0
         while True:

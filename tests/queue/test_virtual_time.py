@@ -75,6 +75,7 @@ async def test_run_until_lets_a_timer_set_by_a_timer_fire_in_the_same_run() -> N
     assert await clock.run_until(START + timedelta(days=1)) == 24
     assert fired == [3600.0 * i for i in range(1, 25)]
     assert clock.wall() == START + timedelta(days=1)
+    assert await clock.run_until(clock.wall()) == 0  # "now" is not the past, whatever the rounding
 
 
 def test_a_queue_refuses_what_is_not_a_clock() -> None:
