@@ -23,7 +23,7 @@ a fresh server as the `apiserver` fixture (a `TestCluster`), or the real cluster
 `APIServerProcess` runs that command as a child process (benchmarks) with the same fault API.
 `eventually()` waits for a condition and `install_crd()` installs a CRD and waits until it is served,
 for tests that run on the emulator and on a real cluster alike. `VirtualClock` is time a test moves
-by hand (`Manager(clock=...)`: a week of an hourly schedule in a second, docs/testing.md), and
+by hand (`Manager(clock=...)`: a week of an hourly schedule in seconds, docs/testing.md), and
 `OperatorRunner` runs an operator module as `kubeloop run` does, inside the test.
 """
 
