@@ -11,12 +11,14 @@
   the server call when nothing would change;
 - ``ctx.event(...)``: a Kubernetes Event about the primary (or another object);
 - ``ctx.log``: a logger whose every line carries the controller, cluster, namespace and name;
+- ``ctx.now()``: the time by the controller's clock (virtual in tests, `kubeloop.testing.VirtualClock`);
 - ``ctx.cache``: the `SharedCache`, for anything else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Protocol, Self, TypeVar, overload
 
 from kubeloop.cache import OWNER_INDEX, FrozenDict, SharedCache
@@ -28,6 +30,7 @@ from kubeloop.controller._scope import OverlayReader, RuntimeView
 from kubeloop.controller._status import status_apply_body, status_contains, status_patch_body
 from kubeloop.controller._targets import TargetKey
 from kubeloop.meta import resource_version_of, set_controller_reference, uid_of
+from kubeloop.queue import REAL_CLOCK, Clock
 
 
 class TypedResource(Protocol):
@@ -57,13 +60,23 @@ def _resource_name(resource: object) -> str:
 class Context:
     """What one reconcile of one request gets (see the module docstring). Built per reconcile."""
 
-    def __init__(self, runtime: RuntimeView, request: Request, client: Client, reconcile_id: str) -> None:
+    def __init__(self, runtime: RuntimeView, request: Request, client: Client, reconcile_id: str, *,
+                 clock: Clock = REAL_CLOCK) -> None:
         self._rt = runtime
         self.request = request
         self.client = client
         self.reconcile_id = reconcile_id
+        self._clock = clock
         self._log: RequestLogger | None = None
         self.targets_asked: set[TargetKey] = set()  # what this reconcile watched (see `watch_target`)
+
+    def now(self) -> datetime:
+        """The time now (aware, UTC) by the clock the controller schedules by.
+
+        Use it instead of ``datetime.now()``/``time.time()`` for anything compared with a
+        ``requeue_after``: under `kubeloop.testing.VirtualClock` both move together.
+        """
+        return self._clock.wall()
 
     @property
     def log(self) -> RequestLogger:

@@ -57,7 +57,7 @@ from kubeloop.controller._spec import (
     combine_predicates,
 )
 from kubeloop.metrics import ControllerMetrics
-from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, RateLimiter, WorkQueue
+from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, REAL_CLOCK, Clock, RateLimiter, WorkQueue
 
 __all__ = ["Controller", "ControllerError", "ReconcileFn"]
 
@@ -287,15 +287,17 @@ class Controller:
         await self._runtime.stop(drain_timeout)
 
     async def run(self, cache: SharedCache, *, clients: Mapping[str, Client] | None = None,
-                  fence: Callable[[], bool] | None = None) -> None:
+                  fence: Callable[[], bool] | None = None, clock: Clock = REAL_CLOCK) -> None:
         """Run until ``stop()`` (or cancellation): subscribe, wait for sync, reconcile.
 
         ``clients``: per-cluster clients for writes (default: the cache's own clients).
         ``fence``: asked before each reconcile starts; while False nothing starts (the Manager
         passes leader election's `LeaderElector.may_lead`, so a leader that stalled past its
         lease starts no reconcile when it resumes).
+        ``clock``: the time its queue schedules by and ``ctx.now()`` reads (the Manager passes its
+        own; `kubeloop.testing.VirtualClock` in tests).
         """
-        await self._runtime.run(self._spec, cache, clients, fence)
+        await self._runtime.run(self._spec, cache, clients, fence, clock)
 
     def __repr__(self) -> str:
         return (f"Controller({self.name}, for={self._spec.primary.resource}, sources={len(self._spec.sources)}, "

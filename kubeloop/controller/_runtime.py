@@ -31,7 +31,7 @@ from kubeloop.controller._spec import ControllerSpec, SourceSpec
 from kubeloop.controller._targets import Targets
 from kubeloop.meta import ADDED, DELETED, RESYNC, resource_version_of
 from kubeloop.metrics import ControllerMetrics
-from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, WorkQueue
+from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, REAL_CLOCK, Clock, QueueShutDown, WorkQueue
 
 _SYNC_WAIT = 10.0  # seconds a reconcile that read an unsynced cache waits for it before backing off
 _FENCE_POLL = 0.1  # seconds between checks of a fence that forbids work (the stop usually comes first)
@@ -55,9 +55,8 @@ class ControllerRuntime:
         self.spec = spec
         self.name = spec.name
         self.log = spec.log
-        self.queue: WorkQueue[Request] = WorkQueue(spec.name, rate_limiter=spec.rate_limiter,
-                                                   debounce=spec.debounce,
-                                                   debounce_max_wait=spec.debounce_max_wait)
+        self.clock: Clock = REAL_CLOCK
+        self.queue: WorkQueue[Request] = self._new_queue(spec)
         self.metrics = ControllerMetrics.for_controller(spec.name)
         self.ryw: ReadYourWrites | None = None
         if spec.read_your_writes:
@@ -82,6 +81,22 @@ class ControllerRuntime:
         self.synced = False  # every source finished its first list (map functions see full caches)
         self._deferred: list[tuple[SourceSpec, PrimaryKind, Event]] = []
 
+    def _new_queue(self, spec: ControllerSpec) -> WorkQueue[Request]:
+        return WorkQueue(spec.name, rate_limiter=spec.rate_limiter, debounce=spec.debounce,
+                         debounce_max_wait=spec.debounce_max_wait, clock=self.clock)
+
+    def _use_clock(self, spec: ControllerSpec, clock: Clock) -> None:
+        """Run on ``clock`` (the Manager's): a queue on another clock is replaced, keeping its keys."""
+        self.clock = clock
+        old = self.queue
+        if old.clock is clock and not old.shutting_down:
+            return
+        self.queue = self._new_queue(spec)  # a restart, or another clock
+        if not old.shutting_down:  # keys enqueued by hand before the first run are not lost
+            for key in old.core.queued_keys():
+                priority = old.core.priority_of(key)
+                self.queue.add(key, DEFAULT_PRIORITY if priority is None else priority)
+
     def _own_event(self) -> None:
         self.metrics.own_events_skipped += 1
 
@@ -100,7 +115,8 @@ class ControllerRuntime:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def _begin(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None) -> list[str]:
+    def _begin(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None,
+               clock: Clock) -> list[str]:
         """Check the configuration against ``cache`` and reset the state of a previous run."""
         if self.running:
             raise ControllerError(f"{self.name}: already running")
@@ -117,9 +133,7 @@ class ControllerRuntime:
         self.loop = asyncio.get_running_loop()
         self.done.clear()
         self.stopping.clear()
-        if self.queue.shutting_down:  # a restart: a fresh queue
-            self.queue = WorkQueue(self.name, rate_limiter=spec.rate_limiter, debounce=spec.debounce,
-                                   debounce_max_wait=spec.debounce_max_wait)
+        self._use_clock(spec, clock)
         recorder = EventRecorder(self.name, self.client) if spec.record_events else None
         self.sources = SourceSet(self.name)
         self.synced = False
@@ -133,13 +147,14 @@ class ControllerRuntime:
         return clusters
 
     async def run(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None,
-                  fence: Callable[[], bool] | None = None) -> None:
+                  fence: Callable[[], bool] | None = None, clock: Clock = REAL_CLOCK) -> None:
         """Run ``spec`` until `stop` (or cancellation): subscribe, wait for sync, reconcile.
 
         ``fence()`` is asked before each reconcile starts (leader election's `may_lead`): while
-        it is False no reconcile starts and the request stays queued.
+        it is False no reconcile starts and the request stays queued. ``clock``: the time the
+        queue schedules by and ``ctx.now()`` reads (`kubeloop.queue.Clock`).
         """
-        clusters = self._begin(spec, cache, clients)
+        clusters = self._begin(spec, cache, clients, clock)
         self.fence = fence
         try:
             await self._open_sources(cache, clusters)
@@ -381,7 +396,7 @@ class ControllerRuntime:
                 return
             if self.ryw is not None:
                 await self.ryw.wait(req)
-            ctx = Context(self.view, req, self.tracked_client(req.cluster), rid)
+            ctx = Context(self.view, req, self.tracked_client(req.cluster), rid, clock=self.clock)
             result = await self._reconcile(req, priority, ctx)
             if self.targets is not None:
                 self.targets.finish(req, ctx.targets_asked, success=result is not None)

@@ -53,6 +53,7 @@ from kubeloop.manager._lease import LeaderElection
 from kubeloop.manager._probes import ProbeServer
 from kubeloop.manager._signals import ShutdownSignals
 from kubeloop.meta import DEFAULT_CLUSTER
+from kubeloop.queue import REAL_CLOCK, Clock, check_clock
 
 __all__ = ["Manager", "ManagerError", "Runnable"]
 
@@ -129,6 +130,10 @@ class Manager:
     Endpoints: ``health_port`` serves ``/healthz`` and ``/readyz``, ``metrics_port`` serves
     ``/metrics`` (None: off; 0: a free port, see `health_url`/`metrics_url`; equal ports share one
     server), bound to ``bind_address``.
+
+    ``clock``: the time the controllers schedule by (their queues, ``requeue_after``, debounce,
+    backoff) and ``ctx.now()`` reads; `kubeloop.testing.VirtualClock` in tests. Leases, probes and
+    HTTP stay on real time.
     """
 
     def __init__(
@@ -147,6 +152,7 @@ class Manager:
         cache_grace_period: float = 30.0,
         cache_options: Mapping[str, Any] | None = None,
         readiness_log_interval: float = 1.0,
+        clock: Clock = REAL_CLOCK,
     ) -> None:
         self._owned: list[Client] = []
         if client is None:
@@ -166,6 +172,7 @@ class Manager:
         self.cache_grace_period = cache_grace_period
         self.cache_options = dict(cache_options or {})
         self.readiness_log_interval = readiness_log_interval
+        self.clock = check_clock(clock)
         self.cache: SharedCache | None = None
         self.elector: LeaderElector | None = None
         self._controllers: list[_ControllerEntry] = []
@@ -685,7 +692,8 @@ class Manager:
             for inf in e.needs:
                 await inf.wait_synced(e.controller.cache_sync_timeout)
             fence = self.elector.may_lead if e.leader_only and self.elector is not None else None
-            await e.controller.run(self.cache, clients=self._clients, fence=fence)  # type: ignore[arg-type]
+            await e.controller.run(self.cache, clients=self._clients, fence=fence,  # type: ignore[arg-type]
+                                   clock=self.clock)
 
         e.task = tg.create_task(self._guard(f"controller {e.controller.name}", run()),
                                 name=f"controller {e.controller.name}")

@@ -160,10 +160,6 @@ class WorkQueueCore(Generic[K]):
         e.state = _GONE  # its tokens in the bands and the heap go stale
         return True
 
-    def keys(self) -> list[K]:
-        """Every queued key (ready, waiting or due after its run)."""
-        return list(self._entries)
-
     def _new_entry(self, key: K, now: float, priority: int, ready_at: float) -> _Entry[K]:
         e = _Entry(key, priority, ready_at, now)
         self._entries[key] = e
@@ -405,6 +401,10 @@ class WorkQueueCore(Generic[K]):
     def processing_started(self) -> Iterable[float]:
         """When each in-flight key was handed out (for the unfinished-work metrics)."""
         return self._processing.values()
+
+    def queued_keys(self) -> list[K]:
+        """The queued keys (ready, waiting or blocked), in no particular order."""
+        return list(self._entries)
 
     def priority_of(self, key: K) -> int | None:
         """The priority of a queued key, or None if it is not queued."""
