@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-bare test-peers lint venv clean bench
+.PHONY: demo test test-bare test-peers test-soak lint venv clean bench
 
 $(BIN)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -36,6 +36,10 @@ test-bare: venv
 # `-m peers` on the command line overrides the default `-m 'not peers'` from pyproject's addopts.
 test-peers: venv
 	$(BIN)/pytest -m peers tests/benchmarks
+
+# the soak tests (minutes; KUBELOOP_SOAK_SECONDS sets how long): memory and tasks stay flat
+test-soak: venv
+	$(BIN)/pytest -m soak -s -o timeout=900 examples tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -342,6 +342,77 @@ CACHE_OBJECT_ERRORS = Counter(
 )
 
 
+# ---- shared caches and dynamic targets (docs/targets.md)
+
+
+class InformerCounts(Protocol):
+    """A `kubeloop.cache.SharedCache` as the cache collector sees it."""
+
+    def open_informers(self) -> dict[tuple[str, str], int]: ...
+
+
+class TargetCounts(Protocol):
+    """A controller's `kubeloop.controller._targets.Targets` as the target collector sees it."""
+
+    controller: str
+
+    def watched(self) -> int: ...
+
+    def open_caches(self) -> list[tuple[str, str]]: ...
+
+
+LIVE_CACHES: weakref.WeakSet[InformerCounts] = weakref.WeakSet()
+"""Every live shared cache (registered by the cache itself), read at scrape time."""
+LIVE_TARGETS: weakref.WeakSet[TargetCounts] = weakref.WeakSet()
+"""Every running controller's targets (registered by the controller), read at scrape time."""
+
+CACHES_COLLECTED = Counter(
+    "kubeloop_cache_informers_collected",
+    "Informers stopped because no one used them for the cache's grace period (their watch closed)",
+    ["cluster", "resource"],
+    registry=REGISTRY,
+)
+
+
+class CacheCollector:
+    """Open informers per cluster and resource; targets watched and target caches per controller."""
+
+    def describe(self) -> Iterator[Metric]:
+        """The families without samples."""
+        yield GaugeMetricFamily("kubeloop_cache_informers_open", "Informers running, per cluster and resource",
+                                labels=["cluster", "resource"])
+        yield GaugeMetricFamily("kubeloop_controller_targets_watched",
+                                "Distinct objects watched with ctx.watch_target, per controller", labels=["controller"])
+        yield GaugeMetricFamily("kubeloop_controller_target_caches",
+                                "Caches a controller holds for its targets, per cluster and resource",
+                                labels=["controller", "cluster", "resource"])
+
+    def collect(self) -> Iterator[Metric]:
+        """Sums over the live caches and controllers."""
+        informers, watched, caches = self.describe()
+        opened: dict[tuple[str, str], int] = {}
+        for cache in list(LIVE_CACHES):
+            for key, n in cache.open_informers().items():
+                opened[key] = opened.get(key, 0) + n
+        for (cluster, resource), n in sorted(opened.items()):
+            informers.add_metric([cluster, resource], n)  # type: ignore[attr-defined]
+        per_controller: dict[str, int] = {}
+        held: dict[tuple[str, str, str], int] = {}
+        for t in list(LIVE_TARGETS):
+            per_controller[t.controller] = per_controller.get(t.controller, 0) + t.watched()
+            for cluster, resource in t.open_caches():
+                k = (t.controller, cluster, resource)
+                held[k] = held.get(k, 0) + 1
+        for name, n in sorted(per_controller.items()):
+            watched.add_metric([name], n)  # type: ignore[attr-defined]
+        for labels, n in sorted(held.items()):
+            caches.add_metric(list(labels), n)  # type: ignore[attr-defined]
+        yield from (informers, watched, caches)
+
+
+REGISTRY.register(CacheCollector())
+
+
 # --------------------------------------------------------------------------- sharding
 #
 # The shard map is computed at scrape time (rendezvous over the cached keys), not on the

@@ -1,4 +1,4 @@
-"""ConfigMapGenerator: a custom resource that produces ConfigMaps.
+"""ConfigMapGenerator: a typed custom resource that produces ConfigMaps (kube-rs's configmapgen).
 
     apiVersion: examples.kubeloop.dev/v1
     kind: ConfigMapGenerator
@@ -9,73 +9,55 @@
 
 The controller applies one ConfigMap per name (server-side apply, owned by the generator, so the
 garbage collector deletes them with it), deletes the ConfigMaps it owns that are no longer listed,
-and writes ``status.generated``. Run it with ``kubeloop run examples/configmap_generator/controller.py``
-after ``kubectl apply -f examples/configmap_generator/crd.yaml``.
+and writes ``status.generated``. ``kubeloop manifests`` prints its CRD (derived from the classes
+below) and RBAC; ``kubeloop run examples/configmap_generator/controller.py`` runs it.
 
 This module uses the simplest convention of ``kubeloop run``: a module-level ``controllers`` list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+import contextlib
 
-from examples.crds import install, load_crd
-from kubeloop import Client, Context, Controller, Request, Result
+from pydantic import Field
+
+from kubeloop import Context, Controller, Request, Result
 from kubeloop.client import NotFound
 from kubeloop.controller import generation_changed
-
-GROUP = "examples.kubeloop.dev"
-GENERATOR = f"{GROUP}/v1/ConfigMapGenerator"
-CRD_FILE = Path(__file__).with_name("crd.yaml")
+from kubeloop.resources import CustomResource, Model
 
 
-def generated(gen: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The ConfigMaps a generator asks for."""
-    meta = gen["metadata"]
-    spec = gen.get("spec") or {}
-    data = dict(spec.get("data") or {})
-    return [{"apiVersion": "v1", "kind": "ConfigMap",
-             "metadata": {"name": name, "namespace": meta["namespace"],
-                          "labels": {"examples.kubeloop.dev/generator": meta["name"]}},
-             "data": data}
-            for name in dict.fromkeys(spec.get("names") or ())]
+class GeneratorSpec(Model):
+    names: set[str] = Field(description="One ConfigMap is generated per name.")
+    data: dict[str, str] = Field({}, description="The data every generated ConfigMap holds.")
+
+
+class GeneratorStatus(Model):
+    generated: list[str]
+    observed_generation: int | None = None
+
+
+class ConfigMapGenerator(CustomResource, group="examples.kubeloop.dev", version="v1", short_names=["cmg"]):
+    spec: GeneratorSpec
+    status: GeneratorStatus | None = None
 
 
 async def reconcile(req: Request, ctx: Context) -> Result | None:
-    gen = ctx.get()
+    gen = ctx.get(ConfigMapGenerator)
     if gen is None:
         return None  # deleted: the garbage collector removes the ConfigMaps it owned
-    wanted = generated(gen)
-    for cm in wanted:
-        await ctx.apply(cm, owner=gen)
-    names = {cm["metadata"]["name"] for cm in wanted}
-    for child in ctx.owned("v1/ConfigMap"):
-        name = child["metadata"]["name"]
-        if name not in names:
-            try:
+    for name in gen.spec.names:
+        await ctx.apply({"apiVersion": "v1", "kind": "ConfigMap", "data": gen.spec.data,
+                         "metadata": {"name": name, "labels": {"examples.kubeloop.dev/generator": req.name}}},
+                        owner=gen)
+    for child in ctx.owned("v1/ConfigMap"):  # prune what is no longer listed
+        if (name := child["metadata"]["name"]) not in gen.spec.names:
+            with contextlib.suppress(NotFound):
                 await ctx.client.delete("v1/ConfigMap", name, namespace=req.namespace)
-                ctx.log.info("deleted ConfigMap %s (no longer listed)", name)
-            except NotFound:
-                pass
-    await ctx.apply_status({"generated": sorted(names), "observedGeneration": gen["metadata"].get("generation")})
+    status = GeneratorStatus(generated=sorted(gen.spec.names), observed_generation=gen.metadata.generation)
+    await ctx.apply_status(status.model_dump(exclude_none=True))
     return None
 
 
-def make_controller(name: str = "configmap-generator") -> Controller:
-    """A fresh controller (a controller runs in one manager at a time)."""
-    return Controller(name, for_=GENERATOR, reconcile=reconcile, predicates=[generation_changed]).owns("v1/ConfigMap")
-
-
-controllers = [make_controller()]
-
-
-def crd() -> dict[str, Any]:
-    """The CustomResourceDefinition (crd.yaml)."""
-    return load_crd(CRD_FILE)
-
-
-async def install_crd(client: Client, *, timeout: float = 10.0) -> None:  # noqa: ASYNC109
-    """Create the CRD (if missing) and wait until the API serves ConfigMapGenerators."""
-    await install(client, crd(), GENERATOR, timeout)
+controllers = [Controller("configmap-generator", for_=ConfigMapGenerator.resource(), reconcile=reconcile,
+                          predicates=[generation_changed]).owns("v1/ConfigMap")]

@@ -2,52 +2,50 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from kubeloop import Client, Manager
 from kubeloop.client import NotFound
-from kubeloop.testing import TestCluster, eventually
+from kubeloop.resources import ObjectMeta, crd
+from kubeloop.testing import TestCluster, eventually, install_crd
 
-from .controller import GENERATOR, install_crd, make_controller
+from .controller import ConfigMapGenerator, GeneratorSpec, controllers
+
+GENERATOR = ConfigMapGenerator.resource()
 
 
 async def test_generates_updates_and_prunes_configmaps(client: Client, namespace: str, apiserver: TestCluster) -> None:
     ns = namespace
-    await install_crd(client)
+    await install_crd(client, crd(ConfigMapGenerator))
     manager = Manager(client)
-    manager.add(make_controller())
+    manager.add(*controllers)
     async with manager:
-        gen = await client.create({"apiVersion": "examples.kubeloop.dev/v1", "kind": "ConfigMapGenerator",
-                                   "metadata": {"name": "settings", "namespace": ns},
-                                   "spec": {"names": ["web", "worker"], "data": {"LOG_LEVEL": "info"}}})
+        settings = ConfigMapGenerator(metadata=ObjectMeta(name="settings"),
+                                      spec=GeneratorSpec(names={"web", "worker"}, data={"LOG_LEVEL": "info"}))
+        gen = await client.create(settings.to_object(), namespace=ns)
 
-        def names_with(level: str, expected: set[str]) -> Callable[[], Any]:
-            async def check() -> bool:
-                items = (await client.list("v1/ConfigMap", namespace=ns,
-                                           label_selector={"examples.kubeloop.dev/generator": "settings"})).items
-                return {cm["metadata"]["name"] for cm in items if cm.get("data") == {"LOG_LEVEL": level}} == expected \
-                    and len(items) == len(expected)
-            return check
+        async def generated(expected: dict[str, dict[str, str]]) -> bool:
+            """The ConfigMaps of the generator are ``expected`` (name -> data), and no others."""
+            items = (await client.list("v1/ConfigMap", namespace=ns,
+                                       label_selector={"examples.kubeloop.dev/generator": "settings"})).items
+            return {cm["metadata"]["name"]: cm.get("data") for cm in items} == expected
 
-        await eventually(names_with("info", {"web", "worker"}))
+        info, debug = {"LOG_LEVEL": "info"}, {"LOG_LEVEL": "debug"}
+        await eventually(lambda: generated({"web": info, "worker": info}))
         web = await client.get("v1/ConfigMap", "web", namespace=ns)
         owner = web["metadata"]["ownerReferences"][0]
         assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
             "ConfigMapGenerator", "settings", gen["metadata"]["uid"], True)
 
-        async def status() -> dict[str, Any] | None:
-            st = (await client.get(GENERATOR, "settings", namespace=ns)).get("status") or {}
-            return st if st.get("observedGeneration") == 2 else None
+        await client.patch(GENERATOR, "settings", {"spec": {"names": ["worker", "cron"], "data": debug}}, namespace=ns)
+        await eventually(lambda: generated({"worker": debug, "cron": debug}))  # "web" was pruned
 
-        gen = await client.get(GENERATOR, "settings", namespace=ns)
-        gen["spec"] = {"names": ["worker", "cron"], "data": {"LOG_LEVEL": "debug"}}
-        await client.replace(gen)
-        await eventually(names_with("debug", {"worker", "cron"}))  # "web" was pruned
-        assert (await eventually(status))["generated"] == ["cron", "worker"]
+        async def status() -> list[str] | None:
+            st = ConfigMapGenerator.from_object(await client.get(GENERATOR, "settings", namespace=ns)).status
+            return st.generated if st and st.observed_generation == 2 else None
+
+        assert await eventually(status) == ["cron", "worker"]
 
         await client.delete("v1/ConfigMap", "cron", namespace=ns)  # deleted by hand: generated again
-        await eventually(names_with("debug", {"worker", "cron"}))
+        await eventually(lambda: generated({"worker": debug, "cron": debug}))
 
         await client.delete(GENERATOR, "settings", namespace=ns)  # children go with it (garbage collector)
         if apiserver.server is not None and apiserver.server.bare:

@@ -1,90 +1,79 @@
-"""PodReport: which Pods of an app are Running, from a shared index instead of API calls.
+"""PodReport: which Pods of an app are Running, read from a shared value index instead of API calls.
 
 The recipe kopf users ask for in nolar/kopf#661 ("how do I look at other resources from a
-handler?"): keep the other kind in an informer with an index, and read the index.
+handler?"), with kopf's index semantics: keep the other kind in an informer whose index function
+returns ``{key: value}``, and look the values up by key.
 
     apiVersion: examples.kubeloop.dev/v1
     kind: PodReport
     metadata: {name: web, namespace: shop}
     spec: {app: web}          # status.running: names of the Running Pods labelled app=web
 
-- The Manager owns one Pod informer with the index ``running-by-app`` (``namespace/app`` ->
-  Running Pods). Any number of controllers can read it; it is the same watch a controller that
-  ``watches("v1/Pod", ...)`` with the same scope uses, so Pods are listed and watched once.
-- The PodReport controller indexes its own reports by ``namespace/app`` so that a Pod change
-  maps to the reports that care (``requests_from_index``), and reads the Running Pods from the
-  manager's index: a reconcile makes no API call except writing the status (and none when the
-  status is unchanged).
+- The Manager owns one Pod informer with the value index ``running`` (``namespace/app`` -> the
+  name of each Running Pod). Any number of controllers can read it; it is the same watch as the
+  controller's ``watches("v1/Pod", ...)``, so Pods are listed and watched once.
+- The PodReport controller indexes its reports by ``namespace/app`` so that a Pod change maps to
+  the reports that care (``requests_from_index``), and reads the Running Pods' names from the
+  Pod index: a reconcile makes no API call except writing the status (none when it is unchanged).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from examples.crds import install, load_crd
-from kubeloop import Client, Context, Controller, Manager, Request, Result
+from pydantic import Field
+
+from kubeloop import Context, Controller, Manager, Request, Result
+from kubeloop.cache import ValueIndex
 from kubeloop.manager import ManagedInformer
+from kubeloop.resources import CustomResource, Model
 
-GROUP = "examples.kubeloop.dev"
-REPORT = f"{GROUP}/v1/PodReport"
-CRD_FILE = Path(__file__).with_name("crd.yaml")
-RUNNING_BY_APP = "running-by-app"
-BY_APP = "by-app"
+RUNNING = "running"  # Pods: namespace/app -> the name of each Running Pod
+BY_APP = "by-app"  # PodReports: namespace/app -> the reports about that app
 
 
-def running_by_app(pod: Mapping[str, Any]) -> list[str]:
-    """Index function: ``namespace/app`` for a Running Pod labelled ``app``; nothing otherwise."""
-    meta = pod.get("metadata") or {}
+class PodReportSpec(Model):
+    app: str = Field(description="Report the Running Pods labelled app=<this> in the report's namespace.")
+
+
+class PodReportStatus(Model):
+    running: list[str]
+    running_count: int
+
+
+class PodReport(CustomResource, group="examples.kubeloop.dev", version="v1"):
+    spec: PodReportSpec
+    status: PodReportStatus | None = None
+
+
+def running_pod(pod: Mapping[str, Any]) -> dict[str, str] | None:
+    """``{namespace/app: name}`` for a Running Pod labelled ``app``; nothing for other Pods."""
+    meta = pod["metadata"]
     app = (meta.get("labels") or {}).get("app")
     if app and (pod.get("status") or {}).get("phase") == "Running" and not meta.get("deletionTimestamp"):
-        return [f"{meta.get('namespace')}/{app}"]
-    return []
-
-
-def report_app(report: Mapping[str, Any]) -> list[str]:
-    """Index function: ``namespace/app`` a PodReport is about."""
-    app = (report.get("spec") or {}).get("app")
-    return [f"{report['metadata'].get('namespace')}/{app}"] if app else []
-
-
-def make_controller(pods: ManagedInformer, name: str = "pod-report") -> Controller:
-    """The PodReport controller, reading Running Pods from ``pods`` (an informer with RUNNING_BY_APP)."""
-
-    async def reconcile(req: Request, ctx: Context) -> Result | None:
-        report = ctx.get()
-        if report is None:
-            return None
-        app = (report.get("spec") or {}).get("app", "")
-        running = sorted(p["metadata"]["name"]
-                         for p in pods.by_index(RUNNING_BY_APP, f"{req.namespace}/{app}", cluster=req.cluster))
-        await ctx.apply_status({"running": running, "runningCount": len(running)})
-        return None
-
-    def reports_for(pod: Mapping[str, Any]) -> list[Request]:
-        meta = pod.get("metadata") or {}
-        app = (meta.get("labels") or {}).get("app")
-        return controller.requests_from_index(BY_APP, f"{meta.get('namespace')}/{app}") if app else []
-
-    controller = (Controller(name, for_=REPORT, reconcile=reconcile)
-                  .index(BY_APP, report_app)
-                  .watches("v1/Pod", reports_for))
-    return controller
+        return {f"{meta['namespace']}/{app}": meta["name"]}
+    return None
 
 
 def setup(manager: Manager) -> ManagedInformer:
-    """``kubeloop run`` calls this: one shared Pod informer with the index, and the controller."""
-    pods = manager.informer("v1/Pod", indexes={RUNNING_BY_APP: running_by_app})
-    manager.add(make_controller(pods), needs=[pods])
-    return pods
+    """``kubeloop run`` calls this: the Pod informer with its index, and the controller reading it."""
+    pods = manager.informer("v1/Pod", indexes={RUNNING: ValueIndex(running_pod)})
 
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        report = ctx.get(PodReport)
+        if report is None:
+            return None
+        running = sorted(pods.values(RUNNING, f"{req.namespace}/{report.spec.app}", cluster=req.cluster))
+        await ctx.apply_status(PodReportStatus(running=running, running_count=len(running)).model_dump())
+        return None
 
-def crd() -> dict[str, Any]:
-    """The CustomResourceDefinition (crd.yaml)."""
-    return load_crd(CRD_FILE)
+    def reports_for(pod: Mapping[str, Any]) -> list[Request]:
+        app = (pod["metadata"].get("labels") or {}).get("app")
+        return controller.requests_from_index(BY_APP, f"{pod['metadata']['namespace']}/{app}") if app else []
 
-
-async def install_crd(client: Client, *, timeout: float = 10.0) -> None:  # noqa: ASYNC109
-    """Create the CRD (if missing) and wait until the API serves PodReports."""
-    await install(client, crd(), REPORT, timeout)
+    controller = (Controller("pod-report", for_=PodReport.resource(), reconcile=reconcile)
+                  .index(BY_APP, lambda r: f"{r['metadata']['namespace']}/{r['spec']['app']}")
+                  .watches("v1/Pod", reports_for))
+    manager.add(controller, needs=[pods])
+    return pods  # for tests and other controllers

@@ -7,7 +7,7 @@ The modules are private (``_name.py``); every public name is exported here.
 - `Informer` (_informer.py): watcher -> transform -> filter -> store -> subscribers.
 - `Subscription` / `Event` (_subscription.py, _events.py): per-subscriber bounded, ordered events.
 - `SharedCache` / `InformerHandle` (_shared.py, _handle.py): one informer per scope, shared and ref-counted.
-- `Reader` (_reader.py): the one read interface (get, list, keys, by_index, index_keys) of
+- `Reader` (_reader.py): the one read interface (get, list, keys, by_index, index_keys, values) of
   `Store`, `CacheReader`, `InformerHandle`, the manager's informers and ``ctx.reader()``.
 - `Scope` / `Selection` (_scope.py): what an informer keeps, the shared cache's key;
   `CacheReader` (_reader.py), transforms (_transform.py), `ClientSource` (_source.py).
@@ -53,6 +53,7 @@ from kubeloop.cache._transform import (
     drop_fields,
     strip_managed_fields,
 )
+from kubeloop.cache._values import ValueFunc, ValueIndex
 
 __all__ = [
     "DEFAULT_TRANSFORM",
@@ -88,6 +89,8 @@ __all__ = [
     "Subscription",
     "SubscriptionClosed",
     "Transform",
+    "ValueFunc",
+    "ValueIndex",
     "ZlibDictCodec",
     "compose",
     "drop_annotations",

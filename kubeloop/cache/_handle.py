@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kubeloop.cache._entry import Key
 from kubeloop.cache._frozen import FrozenDict
@@ -14,7 +14,7 @@ from kubeloop.cache._informer import Informer
 from kubeloop.cache._reader import CacheReader
 from kubeloop.cache._scope import Predicate, Scope
 from kubeloop.cache._subscription import Sink, Subscription
-from kubeloop.meta import FieldSelector, LabelSelector
+from kubeloop.meta import FieldSelectorLike, LabelSelectorLike
 
 if TYPE_CHECKING:
     from kubeloop.cache._shared import SharedCache
@@ -41,7 +41,7 @@ class _Entry:
 class InformerHandle:
     """A user's reference to a shared informer, for one (possibly narrower) scope.
 
-    Reads (`Reader`: `get`, `list`, `keys`, `by_index`, `index_keys`, also as `reader`), `subscribe()` and readiness behave as if the informer were
+    Reads (`Reader`: `get`, `list`, `keys`, `by_index`, `index_keys`, `values`, also as `reader`), `subscribe()` and readiness behave as if the informer were
     this scope's own. Call `release()` (or use ``async with``) when done.
     """
 
@@ -93,8 +93,8 @@ class InformerHandle:
         """The object, or None (`Reader`)."""
         return self.reader.get(name, namespace)
 
-    def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
-             field_selector: FieldSelector | str | None = None) -> _list[FrozenDict]:
+    def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+             field_selector: FieldSelectorLike | None = None) -> _list[FrozenDict]:
         """The objects in scope, optionally in one namespace and matching selectors (`Reader`)."""
         return self.reader.list(namespace, label_selector, field_selector)
 
@@ -109,6 +109,10 @@ class InformerHandle:
     def index_keys(self, index: str, key: str) -> set[Key]:
         """The (namespace, name) filed under ``key`` in ``index`` (`Reader`)."""
         return self.reader.index_keys(index, key)
+
+    def values(self, index: str, key: str) -> _list[Any]:
+        """The values the `ValueIndex` ``index`` gives for ``key`` (`Reader`)."""
+        return self.reader.values(index, key)
 
     # ---- readiness
     @property

@@ -325,7 +325,7 @@ class Informer:
         a no-op so several users of a shared informer may each declare what they need."""
         known = self._index_fns.get(name)
         if known is not None:
-            if known is fn:
+            if known == fn:  # the same function (or a `ValueIndex` of it)
                 return
             raise ValueError(f"{self.name}: index {name!r} already exists with another function")
         self.store.add_index(name, fn)

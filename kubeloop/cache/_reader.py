@@ -19,7 +19,8 @@ from kubeloop.cache._entry import Key
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._scope import Predicate, combine_fields, combine_labels
 from kubeloop.cache._store import Store
-from kubeloop.meta import FieldSelector, LabelSelector, as_field_selector, as_label_selector
+from kubeloop.cache._values import ValueIndex, value_index
+from kubeloop.meta import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
 
 __all__ = ["CacheReader", "Reader"]
 
@@ -31,19 +32,16 @@ class Reader(Protocol):
     """Read-only access to cached objects of one resource: read-only views, never API calls.
 
     ``keys`` and ``index_keys`` answer without decoding objects; ``list`` answers label selectors
-    and ``metadata.name``/``metadata.namespace`` field selectors without decoding non-matches.
+    and ``metadata.name``/``metadata.namespace`` field selectors without decoding non-matches;
+    ``values`` reads a `ValueIndex` (kopf's ``{key: value}`` indexes).
     """
 
     def get(self, name: str, namespace: str = "") -> FrozenDict | None:
         """The object, or None."""
         ...
 
-    def list(
-        self,
-        namespace: str | None = None,
-        label_selector: LabelSelector | str | None = None,
-        field_selector: FieldSelector | str | None = None,
-    ) -> _list[FrozenDict]:
+    def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+             field_selector: FieldSelectorLike | None = None) -> _list[FrozenDict]:
         """The objects (optionally in one namespace, matching the selectors)."""
         ...
 
@@ -59,13 +57,9 @@ class Reader(Protocol):
         """The (namespace, name) of the objects filed under ``key`` in ``index``."""
         ...
 
-
-def _lsel(s: LabelSelector | str | None) -> LabelSelector | None:
-    return as_label_selector(s) if isinstance(s, str) else s
-
-
-def _fsel(s: FieldSelector | str | None) -> FieldSelector | None:
-    return as_field_selector(s) if isinstance(s, str) else s
+    def values(self, index: str, key: str) -> _list[Any]:
+        """The values the `ValueIndex` ``index`` gives for ``key``, one per object filed under it."""
+        ...
 
 
 class _Fixed:
@@ -91,16 +85,17 @@ class CacheReader:
         resource: str = "",
         *,
         namespace: str | None = None,
-        label_selector: LabelSelector | None = None,
-        field_selector: FieldSelector | None = None,
+        label_selector: LabelSelectorLike | None = None,
+        field_selector: FieldSelectorLike | None = None,
         predicate: Predicate | None = None,
     ) -> None:
         self._src = _Fixed(source) if isinstance(source, Store) else source
         self.cluster = cluster
         self.resource = resource
         self._namespace = namespace
-        self._labels = label_selector if label_selector else None
-        self._fields = field_selector if field_selector else None
+        labels, fields = as_label_selector(label_selector), as_field_selector(field_selector)
+        self._labels = None if labels.empty else labels
+        self._fields = None if fields.empty else fields
         self._pred = predicate  # the full narrowing predicate (selectors and filter)
 
     @property
@@ -135,20 +130,16 @@ class CacheReader:
             return False, None
         return True, mine
 
-    def list(
-        self,
-        namespace: str | None = None,
-        label_selector: LabelSelector | str | None = None,
-        field_selector: FieldSelector | str | None = None,
-    ) -> _list[FrozenDict]:
+    def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+             field_selector: FieldSelectorLike | None = None) -> _list[FrozenDict]:
         """Objects in scope (optionally in one namespace / matching selectors)."""
         if self._pred is None:
             return self._store.list(namespace, label_selector, field_selector)
         ok, ns = self._ns(namespace)
         if not ok:
             return []
-        views = self._store.list(ns, combine_labels(self._labels, _lsel(label_selector)),
-                                 combine_fields(self._fields, _fsel(field_selector)))
+        views = self._store.list(ns, combine_labels(self._labels, as_label_selector(label_selector)),
+                                 combine_fields(self._fields, as_field_selector(field_selector)))
         pred = self._pred
         return [v for v in views if pred(v)]
 
@@ -171,6 +162,14 @@ class CacheReader:
         if self._pred is None:
             return self._store.index_keys(index, key)
         return {(v["metadata"].get("namespace") or "", v["metadata"]["name"]) for v in self.by_index(index, key)}
+
+    def values(self, index: str, key: str) -> _list[Any]:
+        """The values the `ValueIndex` ``index`` gives for ``key`` (objects in scope only)."""
+        return self.value_index(index).values(self.by_index(index, key), key)
+
+    def value_index(self, index: str) -> ValueIndex:
+        """The `ValueIndex` registered as ``index`` (TypeError for an index of keys only)."""
+        return value_index(index, self._store.index_function(index))
 
     def index_values(self, index: str) -> _list[str]:
         """Keys present in `index` (of the whole informer, for a narrowed reader)."""

@@ -199,7 +199,7 @@ class Scope:
             parts.append(f"fields={self.field_selector}")
         if self.metadata_only:
             parts.append("metadata-only")
-        if self.transform is not None:
+        if self.transform is not DEFAULT_TRANSFORM:
             parts.append(f"transform={_name(self.transform)}")
         if self.filter is not None:
             parts.append(f"filter={_name(self.filter)}")

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Unpack
@@ -47,6 +47,7 @@ from kubeloop.client import UnknownKind
 from kubeloop.client._client import Client
 from kubeloop.client._resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.meta import DEFAULT_CLUSTER
+from kubeloop.metrics import CACHES_COLLECTED, LIVE_CACHES
 from kubeloop.watch import WatchConfig, WatchState
 
 __all__ = ["SharedCache"]
@@ -96,6 +97,7 @@ class SharedCache:
         self._tg: asyncio.TaskGroup | None = None
         self._poller: asyncio.Task[None] | None = None
         self._closing = False
+        LIVE_CACHES.add(self)
 
     # ---- clusters
     @property
@@ -107,6 +109,19 @@ class SharedCache:
         if name in self._clients and self._clients[name] is not client:
             raise ValueError(f"cluster {name!r} is already known with another client")
         self._clients[name] = client
+
+    def has_cluster(self, name: str) -> bool:
+        """Whether ``name`` is a known cluster (False once `remove_cluster` removed it)."""
+        return name in self._clients
+
+    def remove_cluster(self, name: str) -> Client:
+        """Forget a cluster: stop its informers now (their watches close; handles still held read
+        an empty, stopped informer) and return its client (closing it is the caller's business)."""
+        client = self.client(name)
+        for entry in [e for e in self._entries.values() if e.scope.cluster == name]:
+            self._stop(entry)
+        del self._clients[name]
+        return client
 
     def client(self, cluster: str = DEFAULT_CLUSTER) -> Client:
         try:
@@ -209,10 +224,12 @@ class SharedCache:
         """Every live informer."""
         return [e.informer for e in self._entries.values()]
 
-    def not_ready(self) -> dict[str, str]:
-        """Scope description -> reason, for every informer in use that is not ready (for /readyz)."""
+    def not_ready(self, clusters: Iterable[str] | None = None) -> dict[str, str]:
+        """Scope description -> reason, for every informer in use (on ``clusters``, default all) that
+        is not ready (for /readyz)."""
+        wanted = None if clusters is None else set(clusters)
         return {str(e.scope): e.informer.reason for e in self._entries.values()
-                if e.refs > 0 and not e.informer.ready}
+                if e.refs > 0 and not e.informer.ready and (wanted is None or e.scope.cluster in wanted)}
 
     @property
     def ready(self) -> bool:
@@ -228,6 +245,14 @@ class SharedCache:
         failed = [str(r) for r in results if isinstance(r, BaseException)]
         if failed:
             raise InformerNotReady("; ".join(failed))
+
+    def open_informers(self) -> dict[tuple[str, str], int]:
+        """(cluster, resource) -> how many informers are running (what the metrics report)."""
+        out: dict[tuple[str, str], int] = {}
+        for e in _list(self._entries.values()):
+            key = (e.scope.cluster, e.scope.resource)
+            out[key] = out.get(key, 0) + 1
+        return out
 
     def stats(self) -> list[dict[str, Any]]:
         """One row per live informer: scope, users, objects, readiness, subscribers, events."""
@@ -362,6 +387,7 @@ class SharedCache:
         if entry.refs > 0:
             return
         log.debug("%s: unused for %.1fs, stopping", entry.scope, self.grace_period)
+        CACHES_COLLECTED.labels(entry.scope.cluster, entry.scope.resource).inc()
         self._stop(entry)
 
     def _stop(self, entry: _Entry) -> None:

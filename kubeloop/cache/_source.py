@@ -58,14 +58,8 @@ class ClientSource:
         if self.on_error is not None:
             self.on_error(verb, exc)
 
-    async def list_page(
-        self,
-        *,
-        limit: int | None,
-        continue_token: str | None,
-        resource_version: str | None,
-        resource_version_match: str | None,
-    ) -> ListPage:
+    async def list_page(self, *, limit: int | None, continue_token: str | None, resource_version: str | None,
+                        resource_version_match: str | None) -> ListPage:
         """One LIST page (items get `kind`/`apiVersion`, as watch events carry them)."""
         try:
             res = await self._resolve()
@@ -79,15 +73,9 @@ class ClientSource:
             self.on_success()
         return ListPage(page.items, page.resource_version, page.continue_token)
 
-    async def watch(
-        self,
-        *,
-        resource_version: str | None,
-        resource_version_match: str | None,
-        timeout_seconds: int,
-        allow_bookmarks: bool,
-        send_initial_events: bool,
-    ) -> AsyncGenerator[RawEvent, None]:
+    async def watch(self, *, resource_version: str | None, resource_version_match: str | None,
+                    timeout_seconds: int, allow_bookmarks: bool,
+                    send_initial_events: bool) -> AsyncGenerator[RawEvent, None]:
         """One WATCH: yields CONNECTED once the server said 200, then the events in batches."""
         try:
             res = await self._resolve()

@@ -53,7 +53,15 @@ from kubeloop.cache._index import (
     owner_uid_index,
     unpack,
 )
-from kubeloop.meta import ADDED, FieldSelector, LabelSelector, as_field_selector, as_label_selector, pack_rv
+from kubeloop.cache._values import value_index
+from kubeloop.meta import (
+    ADDED,
+    FieldSelectorLike,
+    LabelSelectorLike,
+    as_field_selector,
+    as_label_selector,
+    pack_rv,
+)
 
 __all__ = ["Change", "IndexFunctionError", "Key", "ReplaceResult", "Store"]
 
@@ -429,12 +437,8 @@ class Store:
         e = self._entry(namespace, name)
         return None if e is None else e.labels_dict()
 
-    def list(
-        self,
-        namespace: str | None = None,
-        label_selector: LabelSelector | str | None = None,
-        field_selector: FieldSelector | str | None = None,
-    ) -> _list[FrozenDict]:
+    def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+             field_selector: FieldSelectorLike | None = None) -> _list[FrozenDict]:
         """Objects (optionally in one namespace, matching the selectors), in store order.
 
         Label selectors and ``metadata.name`` / ``metadata.namespace`` field selectors are
@@ -442,23 +446,19 @@ class Store:
         """
         return [self._view(e) for e in self._select(namespace, label_selector, field_selector)]
 
-    def list_keys(
-        self,
-        namespace: str | None = None,
-        label_selector: LabelSelector | str | None = None,
-        field_selector: FieldSelector | str | None = None,
-    ) -> _list[Key]:
+    def list_keys(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+                  field_selector: FieldSelectorLike | None = None) -> _list[Key]:
         """Like :meth:`list` but only the keys (no decoding unless a field selector needs it)."""
         return [(e.namespace, e.name) for e in self._select(namespace, label_selector, field_selector)]
 
     def _select(
         self,
         namespace: str | None,
-        label_selector: LabelSelector | str | None,
-        field_selector: FieldSelector | str | None,
+        label_selector: LabelSelectorLike | None,
+        field_selector: FieldSelectorLike | None,
     ) -> Iterator[_Entry]:
-        lsel = as_label_selector(label_selector) if isinstance(label_selector, str) else label_selector
-        fsel = as_field_selector(field_selector) if isinstance(field_selector, str) else field_selector
+        lsel = None if label_selector is None else as_label_selector(label_selector)
+        fsel = None if field_selector is None else as_field_selector(field_selector)
         if lsel is not None and lsel.empty:
             lsel = None
         cheap: list[Any] = []
@@ -572,6 +572,19 @@ class Store:
             return (e.namespace,)
         pos = list(self._indexes).index(index)
         return unpack(e.ikeys[pos])
+
+    def index_function(self, index: str) -> IndexFunc | None:
+        """The function of ``index`` (None for the built-in NAMESPACE_INDEX); KeyError if unknown."""
+        if index == NAMESPACE_INDEX:
+            return None
+        ix = self._indexes.get(index)
+        if ix is None:
+            raise KeyError(f"no index named {index!r}")
+        return ix.fn
+
+    def values(self, index: str, key: str) -> _list[Any]:
+        """The values a `ValueIndex` gives for ``key``, one per object filed under it (see `_values`)."""
+        return value_index(index, self.index_function(index)).values(self.by_index(index, key), key)
 
     # ------------------------------------------------------------------ statistics
 

@@ -27,7 +27,7 @@ from kubeloop.client import Client, NotFound
 from kubeloop.controller import Context, Controller, Request, Result
 from kubeloop.manager import Manager
 from kubeloop.meta import ADDED, DELETED, MODIFIED
-from kubeloop.testing import APIServer
+from kubeloop.testing import APIServer, install_crd
 
 NS = "demo"
 APP = "shop"
@@ -146,9 +146,11 @@ def _writes(server: APIServer) -> int:
 
 
 async def _scenario(server: APIServer, client: Client, example: ModuleType, narrator: Narrator) -> None:
-    webapp = example.WEBAPP
-    await example.install_crd(client)
-    narrator.say(f"installed CRD {example.crd()['metadata']['name']}")
+    from kubeloop.resources import crd  # the example's typed WebApp has already imported pydantic
+
+    webapp, definition = example.WebApp.resource(), crd(example.WebApp)
+    await install_crd(client, definition)
+    narrator.say(f"installed CRD {definition['metadata']['name']}")
     await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
     controller = traced(example.make_controller(), narrator)
     manager = Manager(client, health_port=0, bind_address="127.0.0.1", metrics_port=0)

@@ -185,6 +185,37 @@ def _build_auth(user: _Entry, user_name: str, cluster: dict[str, Any], ca: bytes
     return StaticAuth(base)
 
 
+def _context(merged: MergedKubeconfig, context: str | None) -> tuple[str, dict[str, Any]]:
+    """The name and body of ``context`` (default: the current context)."""
+    ctx_name = context or merged.current_context
+    if not ctx_name:
+        raise ConfigError("no current-context is set and no context was given", source=merged.source)
+    ctx_entry = merged.contexts.get(ctx_name)
+    if ctx_entry is None:
+        available = ", ".join(sorted(merged.contexts)) or "none"
+        raise ConfigError(f"context {ctx_name!r} not found (available: {available})", source=merged.source)
+    if not ctx_entry.value.get("cluster"):
+        raise ConfigError(f"context {ctx_name!r} names no cluster", source=str(ctx_entry.file))
+    return ctx_name, ctx_entry.value
+
+
+def _cluster(merged: MergedKubeconfig, ctx_name: str, ctx: dict[str, Any]) -> tuple[str, _Entry]:
+    """The context's cluster entry, its server and proxy checked."""
+    cluster_name = str(ctx["cluster"])
+    entry = merged.clusters.get(cluster_name)
+    if entry is None:
+        raise ConfigError(f"cluster {cluster_name!r} of context {ctx_name!r} not found", source=merged.source)
+    server, proxy, where = entry.value.get("server"), entry.value.get("proxy-url"), str(entry.file)
+    if not server:
+        raise ConfigError(f"cluster {cluster_name!r} has no server", source=where)
+    if not str(server).startswith(("https://", "http://")):
+        raise ConfigError(f"cluster {cluster_name!r} server {str(server)!r} is not an http(s) URL", source=where)
+    if proxy and not str(proxy).startswith(("http://", "https://")):
+        raise ConfigError(f"cluster {cluster_name!r} proxy-url {proxy!r}: only http(s) proxies are supported",
+                          source=where)
+    return cluster_name, entry
+
+
 def load_kubeconfig(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -200,32 +231,10 @@ def load_kubeconfig(
     """
     merged = merge_kubeconfigs(kubeconfig_paths(path))
     source = merged.source
-    ctx_name = context or merged.current_context
-    if not ctx_name:
-        raise ConfigError("no current-context is set and no context was given", source=source)
-    ctx_entry = merged.contexts.get(ctx_name)
-    if ctx_entry is None:
-        available = ", ".join(sorted(merged.contexts)) or "none"
-        raise ConfigError(f"context {ctx_name!r} not found (available: {available})", source=source)
-    ctx = ctx_entry.value
-    cluster_name = ctx.get("cluster")
-    if not cluster_name:
-        raise ConfigError(f"context {ctx_name!r} names no cluster", source=str(ctx_entry.file))
-    cluster_entry = merged.clusters.get(str(cluster_name))
-    if cluster_entry is None:
-        raise ConfigError(f"cluster {cluster_name!r} of context {ctx_name!r} not found", source=source)
+    ctx_name, ctx = _context(merged, context)
+    cluster_name, cluster_entry = _cluster(merged, ctx_name, ctx)
     cluster = cluster_entry.value
-    server = cluster.get("server")
-    if not server:
-        raise ConfigError(f"cluster {cluster_name!r} has no server", source=str(cluster_entry.file))
-    server = str(server)
-    if not server.startswith(("https://", "http://")):
-        raise ConfigError(f"cluster {cluster_name!r} server {server!r} is not an http(s) URL",
-                          source=str(cluster_entry.file))
-    proxy = cluster.get("proxy-url")
-    if proxy and not str(proxy).startswith(("http://", "https://")):
-        raise ConfigError(f"cluster {cluster_name!r} proxy-url {proxy!r}: only http(s) proxies are supported",
-                          source=str(cluster_entry.file))
+    server = str(cluster["server"])
     ca = _file_or_data(cluster_entry, "certificate-authority", "certificate-authority-data",
                        f"cluster {cluster_name!r}")
     user_name = ctx.get("user")

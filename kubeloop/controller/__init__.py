@@ -6,7 +6,8 @@ returns a ``Result`` or raises (``TerminalError``: do not retry).
 Modules: ``_spec`` (the frozen `ControllerSpec`/`SourceSpec` the builder makes), ``_handlers``
 (event -> requests), ``_runtime`` (queue, sources, workers), ``_context`` (what a reconcile gets,
 through ``_scope``'s narrow `RuntimeView`), ``_readyourwrites`` (the write tracker and its client
-write hook), ``_apply``/``_status`` (no-op-skipping writes), plus the helpers below.
+write hook), ``_apply``/``_status`` (no-op-skipping writes), ``_targets`` (``ctx.watch_target``:
+dynamic targets, docs/targets.md), plus the helpers below.
 """
 
 from kubeloop.cache import CacheNotSynced  # what a reconcile may see; the cache raises it
@@ -44,6 +45,13 @@ from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._runtime import ControllerError, Gate
 from kubeloop.controller._scope import OverlayReader
 from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec, SuppressOwnWrites
+from kubeloop.controller._targets import (
+    ClusterUnreachable,
+    KindNotServed,
+    TargetError,
+    TargetNotSynced,
+    UnknownCluster,
+)
 from kubeloop.meta import (
     AlreadyOwnedError,
     controller_of,
@@ -54,6 +62,7 @@ from kubeloop.meta import (
 __all__ = [
     "AlreadyOwnedError",
     "CacheNotSynced",
+    "ClusterUnreachable",
     "Context",
     "Controller",
     "ControllerError",
@@ -64,6 +73,7 @@ __all__ = [
     "EventHandler",
     "EventRecorder",
     "Gate",
+    "KindNotServed",
     "MapFn",
     "OverlayReader",
     "Predicate",
@@ -74,7 +84,10 @@ __all__ = [
     "Result",
     "SourceSpec",
     "SuppressOwnWrites",
+    "TargetError",
+    "TargetNotSynced",
     "TerminalError",
+    "UnknownCluster",
     "add_finalizer",
     "always",
     "annotations_changed",

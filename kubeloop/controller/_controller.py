@@ -57,7 +57,7 @@ from kubeloop.controller._spec import (
     combine_predicates,
 )
 from kubeloop.metrics import ControllerMetrics
-from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, RateLimiter, WorkQueue
+from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, REAL_CLOCK, Clock, RateLimiter, WorkQueue
 
 __all__ = ["Controller", "ControllerError", "ReconcileFn"]
 
@@ -289,12 +289,18 @@ class Controller:
         await asyncio.sleep(0)  # let run() mark itself running
         return await self.wait_ready(timeout)
 
+    def forget_cluster(self, cluster: str) -> None:
+        """``cluster`` was removed from the cache: drop its queued requests, its sources and the
+        targets watched there (`kubeloop.manager.Manager.remove_cluster` calls this)."""
+        self._runtime.forget_cluster(cluster)
+
     async def stop(self, drain_timeout: float = 30.0) -> None:
         """Stop taking work, let in-flight reconciles finish (up to ``drain_timeout``), then return."""
         await self._runtime.stop(drain_timeout)
 
     async def run(self, cache: SharedCache, *, clients: Mapping[str, Client] | None = None,
-                  fence: Callable[[], bool] | None = None, gate: Gate | None = None) -> None:
+                  fence: Callable[[], bool] | None = None, clock: Clock = REAL_CLOCK,
+                  gate: Gate | None = None) -> None:
         """Run until ``stop()`` (or cancellation): subscribe, wait for sync, reconcile.
 
         ``clients``: per-cluster clients for writes (default: the cache's own clients).
@@ -302,8 +308,10 @@ class Controller:
         passes leader election's `LeaderElector.may_lead`, so a leader that stalled past its
         lease starts no reconcile when it resumes). ``gate``: asked next, whether this replica
         owns the request (sharding; see `kubeloop.controller._runtime.Gate`).
+        ``clock``: the time its queue schedules by and ``ctx.now()`` reads (the Manager passes its
+        own; `kubeloop.testing.VirtualClock` in tests).
         """
-        await self._runtime.run(self._spec, cache, clients, fence, gate)
+        await self._runtime.run(self._spec, cache, clients, fence, clock, gate)
 
     def __repr__(self) -> str:
         return (f"Controller({self.name}, for={self._spec.primary.resource}, sources={len(self._spec.sources)}, "

@@ -1,7 +1,7 @@
 """Kubernetes Events from controllers (events.k8s.io/v1), with repeats aggregated.
 
 ``ctx.event("Normal", "Created", "created ConfigMap x")`` never blocks a reconcile and never
-raises: the event is queued (bounded; overflow is counted and dropped) and posted by the
+fails on the server's account: the event is queued (bounded; overflow is counted and dropped) and posted by the
 recorder's task, which the controller runs in its own TaskGroup.
 
 Aggregation, as client-go's EventCorrelator / kube-rs' recorder with the events.k8s.io series:
@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubeloop.client import Client, KubeloopClientError, NotFound
-from kubeloop.meta import TokenBucket, format_micro_time
+from kubeloop.meta import TokenBucket, format_micro_time, object_reference
 from kubeloop.metrics import EVENTS_DROPPED
 
 log = logging.getLogger("kubeloop.controller.events")
@@ -44,16 +44,6 @@ EventKey = tuple[Any, ...]
 def micro_time(ts: float) -> str:
     """A MicroTime for a `time.time()` instant."""
     return format_micro_time(datetime.fromtimestamp(ts, tz=UTC))
-
-
-def object_reference(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """An ObjectReference to ``obj``."""
-    meta = obj.get("metadata") or {}
-    ref = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "name": meta.get("name")}
-    for src, dst in (("namespace", "namespace"), ("uid", "uid"), ("resourceVersion", "resourceVersion")):
-        if meta.get(src):
-            ref[dst] = meta[src]
-    return ref
 
 
 @dataclass(slots=True)
@@ -108,7 +98,11 @@ class EventRecorder:
 
     def record(self, cluster: str, regarding: Mapping[str, Any], *, type: str, reason: str, note: str,
                action: str, related: Mapping[str, Any] | None = None) -> None:
-        """Queue one event about ``regarding`` (never blocks, never raises)."""
+        """Queue one event about ``regarding`` (never blocks).
+
+        Raises only for a mistake in the call: a type other than Normal/Warning, or an object without
+        apiVersion, kind or name (`IncompleteObjectError`), which the server would reject later, unseen.
+        """
         if self._closed:
             return
         if type not in ("Normal", "Warning"):

@@ -29,9 +29,10 @@ from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._scope import RuntimeView
 from kubeloop.controller._sources import BoundSource, SourceSet
 from kubeloop.controller._spec import ControllerSpec, SourceSpec
+from kubeloop.controller._targets import Targets
 from kubeloop.meta import ADDED, DELETED, RESYNC, resource_version_of
 from kubeloop.metrics import ControllerMetrics
-from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, QueueShutDown, WorkQueue
+from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, REAL_CLOCK, Clock, QueueShutDown, WorkQueue
 
 _SYNC_WAIT = 10.0  # seconds a reconcile that read an unsynced cache waits for it before backing off
 _FENCE_POLL = 0.1  # seconds between checks of a fence that forbids work (the stop usually comes first)
@@ -66,9 +67,8 @@ class ControllerRuntime:
         self.spec = spec
         self.name = spec.name
         self.log = spec.log
-        self.queue: WorkQueue[Request] = WorkQueue(spec.name, rate_limiter=spec.rate_limiter,
-                                                   debounce=spec.debounce,
-                                                   debounce_max_wait=spec.debounce_max_wait)
+        self.clock: Clock = REAL_CLOCK
+        self.queue: WorkQueue[Request] = self._new_queue(spec)
         self.metrics = ControllerMetrics.for_controller(spec.name)
         self.ryw: ReadYourWrites | None = None
         if spec.read_your_writes:
@@ -77,6 +77,7 @@ class ControllerRuntime:
         self.applied = AppliedMemory()
         self.sources = SourceSet(spec.name)
         self.view: RuntimeView | None = None
+        self.targets: Targets | None = None
         self.clients: dict[str, Client] = {}
         self.tracked: dict[str, Client] = {}
         self.ready = asyncio.Event()
@@ -93,6 +94,22 @@ class ControllerRuntime:
         self.in_flight: set[Request] = set()  # requests whose reconcile has started and not ended
         self.synced = False  # every source finished its first list (map functions see full caches)
         self._deferred: list[tuple[SourceSpec, PrimaryKind, Event]] = []
+
+    def _new_queue(self, spec: ControllerSpec) -> WorkQueue[Request]:
+        return WorkQueue(spec.name, rate_limiter=spec.rate_limiter, debounce=spec.debounce,
+                         debounce_max_wait=spec.debounce_max_wait, clock=self.clock)
+
+    def _use_clock(self, spec: ControllerSpec, clock: Clock) -> None:
+        """Run on ``clock`` (the Manager's): a queue on another clock is replaced, keeping its keys."""
+        self.clock = clock
+        old = self.queue
+        if old.clock is clock and not old.shutting_down:
+            return
+        self.queue = self._new_queue(spec)  # a restart, or another clock
+        if not old.shutting_down:  # keys enqueued by hand before the first run are not lost
+            for key in old.core.queued_keys():
+                priority = old.core.priority_of(key)
+                self.queue.add(key, DEFAULT_PRIORITY if priority is None else priority)
 
     def _own_event(self) -> None:
         self.metrics.own_events_skipped += 1
@@ -112,7 +129,8 @@ class ControllerRuntime:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def _begin(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None) -> list[str]:
+    def _begin(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None,
+               clock: Clock) -> list[str]:
         """Check the configuration against ``cache`` and reset the state of a previous run."""
         if self.running:
             raise ControllerError(f"{self.name}: already running")
@@ -129,29 +147,30 @@ class ControllerRuntime:
         self.loop = asyncio.get_running_loop()
         self.done.clear()
         self.stopping.clear()
-        if self.queue.shutting_down:  # a restart: a fresh queue
-            self.queue = WorkQueue(self.name, rate_limiter=spec.rate_limiter, debounce=spec.debounce,
-                                   debounce_max_wait=spec.debounce_max_wait)
+        self._use_clock(spec, clock)
         recorder = EventRecorder(self.name, self.client) if spec.record_events else None
         self.sources = SourceSet(self.name)
         self.synced = False
         self._deferred = []
         if self.ryw is not None:
             self.ryw.bind(self.sources)
+        self.targets = Targets(self.name, cache, lambda req: self.queue.add(req))
         self.view = RuntimeView(self.name, spec.field_manager, spec.primary.resource, self.log, cache, self.sources,
-                                self.ryw, self.applied, self.metrics, recorder)
+                                self.ryw, self.applied, self.metrics, recorder, self.targets)
         self.metrics.max_concurrent = spec.max_concurrent_reconciles
         return clusters
 
     async def run(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None,
-                  fence: Callable[[], bool] | None = None, gate: Gate | None = None) -> None:
+                  fence: Callable[[], bool] | None = None, clock: Clock = REAL_CLOCK,
+                  gate: Gate | None = None) -> None:
         """Run ``spec`` until `stop` (or cancellation): subscribe, wait for sync, reconcile.
 
         ``fence()`` is asked before each reconcile starts (leader election's `may_lead`): while
         it is False no reconcile starts and the request stays queued. ``gate.owns(request)`` is
-        asked next (sharding): a request it refuses is dropped (see `Gate`).
+        asked next (sharding): a request it refuses is dropped (see `Gate`). ``clock``: the time
+        the queue schedules by and ``ctx.now()`` reads (`kubeloop.queue.Clock`).
         """
-        clusters = self._begin(spec, cache, clients)
+        clusters = self._begin(spec, cache, clients, clock)
         self.fence = fence
         self.gate = gate
         try:
@@ -169,6 +188,8 @@ class ControllerRuntime:
             self.ready.clear()
             self.queue.shutdown()
             self.sources.close(release=True)
+            if self.targets is not None:
+                self.targets.close()
             self.running = False
             self.loop = None
             self.done.set()
@@ -189,6 +210,8 @@ class ControllerRuntime:
                 tg.create_task(self._pump(src), name=f"{self.name} source {src.spec.describe()}")
             if recorder is not None:
                 tg.create_task(recorder.run(), name=f"{self.name} events")
+            if self.targets is not None:
+                tg.create_task(self.targets.run(), name=f"{self.name} targets")
             await self._wait_synced()
             self._replay_deferred()
             workers = [tg.create_task(self._worker(), name=f"{self.name} worker {i}")
@@ -205,8 +228,19 @@ class ControllerRuntime:
             for w in workers:
                 w.cancel()
             self.sources.close()
+            if self.targets is not None:
+                self.targets.close()
             if recorder is not None:
                 recorder.close()
+
+    def forget_cluster(self, cluster: str) -> None:
+        """``cluster`` is removed: drop its queued requests, its sources and its targets."""
+        self.queue.discard_if(lambda req: req.cluster == cluster)
+        self.sources.drop_cluster(cluster)
+        if self.targets is not None:
+            self.targets.drop_cluster(cluster)
+        self.clients.pop(cluster, None)
+        self.tracked.pop(cluster, None)
 
     # ------------------------------------------------------------------ sources
 
@@ -272,7 +306,7 @@ class ControllerRuntime:
             try:
                 ev = await sub.get()
             except SubscriptionClosed:
-                if not self.stopping.is_set():
+                if not self.stopping.is_set() and not src.dropped:
                     self.log.warning("controller %s: the informer of %s stopped; its changes no longer reconcile",
                                      self.name, src.spec.describe())
                 return
@@ -381,11 +415,16 @@ class ControllerRuntime:
         rid = next_reconcile_id()
         token = current_request.set((self.name, req, rid))
         try:
+            assert self.view is not None
+            if not self.view.cache.has_cluster(req.cluster):  # removed while queued or running
+                self.queue.forget(req)
+                return
             if self.ryw is not None:
                 await self.ryw.wait(req)
-            assert self.view is not None
-            ctx = Context(self.view, req, self.tracked_client(req.cluster), rid)
+            ctx = Context(self.view, req, self.tracked_client(req.cluster), rid, clock=self.clock)
             result = await self._reconcile(req, priority, ctx)
+            if self.targets is not None:
+                self.targets.finish(req, ctx.targets_asked, success=result is not None)
             if result is not None:
                 self._requeue(req, priority, result)
         finally:

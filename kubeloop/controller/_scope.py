@@ -26,7 +26,8 @@ from kubeloop.controller._apply import AppliedMemory
 from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites
 from kubeloop.controller._sources import SourceSet
-from kubeloop.meta import FieldSelector, LabelSelector
+from kubeloop.controller._targets import Targets
+from kubeloop.meta import FieldSelectorLike, LabelSelector, LabelSelectorLike, as_label_selector
 from kubeloop.metrics import ControllerMetrics
 
 _list = list
@@ -109,13 +110,13 @@ class OverlayReader:
                     out.append(_view(shown))  # type: ignore[arg-type]
         return out
 
-    def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
-             field_selector: FieldSelector | str | None = None) -> _list[FrozenDict]:
+    def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+             field_selector: FieldSelectorLike | None = None) -> _list[FrozenDict]:
         """Objects in scope (optionally in one namespace / matching selectors), own writes included."""
         cached = self._reader.list(namespace, label_selector, field_selector)
         if self._ryw is None:
             return cached
-        labels = LabelSelector.parse(label_selector) if isinstance(label_selector, str) else label_selector
+        labels = None if label_selector is None else as_label_selector(label_selector)
 
         def wanted(obj: Mapping[str, Any]) -> bool:
             if namespace is not None and ((obj.get("metadata") or {}).get("namespace") or "") != namespace:
@@ -144,6 +145,10 @@ class OverlayReader:
             return self._reader.index_keys(index, key)
         return {(v["metadata"].get("namespace") or "", v["metadata"]["name"]) for v in self.by_index(index, key)}
 
+    def values(self, index: str, key: str) -> _list[Any]:
+        """The values the `ValueIndex` ``index`` gives for ``key``, own writes included."""
+        return self._reader.value_index(index).values(self.by_index(index, key), key)
+
 
 @dataclass(frozen=True, eq=False)
 class RuntimeView:
@@ -159,6 +164,7 @@ class RuntimeView:
     applied: AppliedMemory
     metrics: ControllerMetrics
     recorder: EventRecorder | None
+    targets: Targets | None = None
 
     def reader(self, cluster: str, resource: str) -> OverlayReader:
         """The cache of ``resource`` (as named in ``for_``/``owns``/``watches``) on ``cluster``."""
@@ -166,6 +172,10 @@ class RuntimeView:
         scope = src.handle.scope
         return OverlayReader(src.store, self.ryw, cluster, src.group, src.kind, scope.namespace,
                              None if scope.label_selector.empty else scope.label_selector)
+
+    def metadata_only(self, cluster: str, resource: str) -> bool:
+        """Whether the cache of ``resource`` on ``cluster`` holds PartialObjectMetadata only."""
+        return self.sources.source(cluster, resource).handle.scope.metadata_only
 
     def read(self, key: ObjectKey) -> Mapping[str, Any] | None:
         """The cached object of ``key``, with the controller's own newer writes overlaid."""

@@ -28,6 +28,7 @@ class BoundSource:
     kind: str
     primary: PrimaryKind
     sub: Subscription | None = None
+    dropped: bool = False  # its cluster was removed (`SourceSet.drop_cluster`)
 
     @property
     def store(self) -> CacheReader:
@@ -90,6 +91,20 @@ class SourceSet:
                 continue
             return True
         return False
+
+    def drop_cluster(self, cluster: str) -> None:
+        """Close and forget the sources bound to ``cluster`` (the cluster was removed)."""
+        gone = [s for s in self.sources if s.cluster == cluster]
+        if not gone:
+            return
+        for src in gone:
+            src.dropped = True
+            if src.sub is not None:
+                src.sub.close()
+            src.handle.release()
+        self.sources = [s for s in self.sources if s.cluster != cluster]
+        self._by_resource = {k: v for k, v in self._by_resource.items() if k[0] != cluster}
+        self._by_gk = {k: v for k, v in self._by_gk.items() if k[0] != cluster}
 
     def close(self, release: bool = False) -> None:
         """Close the subscriptions; with ``release`` also give the informers back and forget the sources."""

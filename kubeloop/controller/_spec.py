@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from kubeloop.cache import DEFAULT_TRANSFORM, Filter, IndexFunc, Transform
+from kubeloop.cache import DEFAULT_TRANSFORM, Filter, IndexFunc, Scope, Selection, Transform
 from kubeloop.client import ResourceRef
 from kubeloop.controller._handlers import EnqueueForObject, EventHandler
 from kubeloop.controller._predicates import Predicate, PredicateFn, as_predicate
@@ -100,17 +100,11 @@ class SourceSpec:
         }
 
     def describe(self) -> str:
-        """One line for logs."""
-        bits = [self.role, self.resource]
-        if self.cluster:
-            bits.append(f"cluster={self.cluster}")
-        if self.namespace:
-            bits.append(f"namespace={self.namespace}")
-        if self.label_selector:
-            bits.append(f"labels={self.label_selector}")
-        if self.metadata_only:
-            bits.append("metadata-only")
-        return " ".join(bits)
+        """One line for logs: the role, then the scope as the cache describes it (``*``: every cluster)."""
+        selection = Selection(self.namespace, self.label_selector, self.field_selector, self.metadata_only,
+                              self.transform)
+        scope = Scope.of(self.cluster or "*", self.resource, selection, filter=self.filter)
+        return f"{self.role} {scope.describe()}"
 
 
 def _check_reconcile(reconcile: object) -> None:

@@ -10,10 +10,12 @@ The modules are private (``_name.py``); every public name is exported here.
 - `ProbeServer` (_probes.py): ``/healthz``, ``/readyz``, ``/metrics``.
 - `ShutdownSignals` (_signals.py): first SIGTERM/SIGINT graceful, the second exits at once.
 - `ManagedInformer` (_informers.py): a manager-owned informer for cross-resource lookups.
+- `ClustersFromSecrets` (_clusters.py): the manager's clusters kept in sync with kubeconfig Secrets.
 """
 
 from typing import TYPE_CHECKING
 
+from kubeloop.manager._clusters import ClustersFromSecrets
 from kubeloop.manager._informers import ManagedInformer
 from kubeloop.manager._leader import LeaderElector
 from kubeloop.manager._lease import LeaderElection, LeaseRecord
@@ -24,6 +26,7 @@ from kubeloop.manager._sharding import Sharding
 from kubeloop.manager._signals import ShutdownSignals
 
 __all__ = [
+    "ClustersFromSecrets",
     "LeaderElection",
     "LeaderElector",
     "LeaseRecord",

@@ -5,6 +5,9 @@ controllers (cross-resource lookups, indexes read from several controllers).
     ...
     pods = running.by_index("running-by-app", f"{ns}/{app}")   # in reconcile: no API call
 
+    ips = manager.informer("v1/Pod", indexes={"ip-by-app": ValueIndex(lambda p: {app_of(p): ip_of(p)})})
+    ips.values("ip-by-app", app)                                 # one value per Pod (kubeloop.cache.ValueIndex)
+
 A read before the informer's first list completed raises `kubeloop.cache.CacheNotSynced`
 instead of answering from a partial cache; a reconcile that raises it waits for the sync and runs
 again, so ``needs=`` is only an optimisation (workers start after those informers synced).
@@ -15,6 +18,7 @@ It is the same informer any controller watching the same scope uses (one watch p
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from kubeloop.cache import (
     CacheNotSynced,
@@ -27,7 +31,7 @@ from kubeloop.cache import (
     Selection,
     SharedCache,
 )
-from kubeloop.meta import DEFAULT_CLUSTER, FieldSelector, LabelSelector
+from kubeloop.meta import DEFAULT_CLUSTER, FieldSelectorLike, LabelSelectorLike
 
 __all__ = ["ManagedInformer"]
 
@@ -59,6 +63,12 @@ class ManagedInformer:
             handle.release()
         self._handles.clear()
 
+    def drop_cluster(self, cluster: str) -> None:
+        """Give back the informer on ``cluster`` (the cluster was removed)."""
+        handle = self._handles.pop(cluster, None)
+        if handle is not None:
+            handle.release()
+
     def handle(self, cluster: str | None = None) -> InformerHandle:
         """The informer handle on ``cluster`` (default: the only one, or ``default``)."""
         if not self._handles:
@@ -85,8 +95,8 @@ class ManagedInformer:
         """The cached object, or None."""
         return self.reader(cluster).get(name, namespace)
 
-    def list(self, namespace: str | None = None, label_selector: LabelSelector | str | None = None,
-             field_selector: FieldSelector | str | None = None, *, cluster: str | None = None) -> _list[FrozenDict]:
+    def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
+             field_selector: FieldSelectorLike | None = None, *, cluster: str | None = None) -> _list[FrozenDict]:
         """The cached objects, optionally in one namespace and matching selectors."""
         return self.reader(cluster).list(namespace, label_selector, field_selector)
 
@@ -101,6 +111,10 @@ class ManagedInformer:
     def index_keys(self, index: str, key: str, *, cluster: str | None = None) -> set[Key]:
         """The (namespace, name) of the cached objects filed under ``key`` in ``index``."""
         return self.reader(cluster).index_keys(index, key)
+
+    def values(self, index: str, key: str, *, cluster: str | None = None) -> _list[Any]:
+        """The values the `ValueIndex` ``index`` gives for ``key``, one per cached object filed under it."""
+        return self.reader(cluster).values(index, key)
 
     @property
     def synced(self) -> bool:

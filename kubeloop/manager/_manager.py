@@ -7,11 +7,18 @@ metrics and graceful shutdown (controller-runtime's Manager).
     manager.add(reports, needs=[manager.informer("v1/Pod", indexes={...})])
     await manager.run(handle_signals=True)                          # until SIGTERM/SIGINT
 
-Start-up: probes and metrics server -> clusters reachable (bounded retry) -> one `SharedCache` ->
+Start-up: probes and metrics server -> the default cluster reachable (bounded retry; other clusters
+are probed in the background) -> one `SharedCache` ->
 every informer any controller (or `informer()`) needs starts at once, on every replica (warm
 standby) -> controllers that do not need leadership start -> leader election -> leader-only
 controllers start on the leader. Each controller starts its workers once *its* caches synced: a
 slow or forbidden informer delays only the controllers that use it. Equal scopes share one watch.
+
+Clusters: ``default`` (the ``client`` or the kubeconfig) is needed: unreachable at start, the
+manager fails. Other clusters may come and go (`add_cluster`/`remove_cluster` while running,
+`ClustersFromSecrets`): one that is unreachable only delays what uses it (its informers report why
+in `cluster_readiness`), never the whole manager. Controllers run on the clusters known when they
+start; clusters added later serve ``ctx.watch_target`` (docs/targets.md).
 
 Leadership lost: leader-only controllers stop at once (in-flight reconciles are cancelled), the
 caches stay warm and the manager campaigns again. Shutdown (`stop()`, or the first SIGTERM/SIGINT
@@ -38,7 +45,7 @@ from typing import Any, Unpack
 
 from kubeloop.cache import Filter, IndexFunc, InformerHandle, Selection, SelectionKeywords, SharedCache
 from kubeloop.client import ApiError, Client, KubeloopClientError, Unauthorized
-from kubeloop.config import load_config
+from kubeloop.config import ClusterConfig, load_config
 from kubeloop.controller import Controller, Request
 from kubeloop.manager._informers import ManagedInformer
 from kubeloop.manager._leader import LeaderElector
@@ -48,6 +55,7 @@ from kubeloop.manager._probes import ProbeServer
 from kubeloop.manager._sharding import Sharding, key_of
 from kubeloop.manager._signals import ShutdownSignals
 from kubeloop.meta import DEFAULT_CLUSTER
+from kubeloop.queue import REAL_CLOCK, Clock, check_clock
 
 __all__ = ["Manager", "ManagerError", "Runnable"]
 
@@ -113,7 +121,8 @@ class Manager:
 
     Clusters: ``client`` (the ``default`` cluster), or, without one, the cluster found by
     `kubeloop.config.load_config` (``kubeconfig``, ``context``, ``namespace``: explicit path, then
-    ``KUBECONFIG``, in-cluster, ``~/.kube/config``); `add_cluster` adds more before start.
+    ``KUBECONFIG``, in-cluster, ``~/.kube/config``); `add_cluster`/`remove_cluster` add and remove
+    more, before start or while running (docs/targets.md).
 
     Leader election: ``leader_election`` is a `LeaderElection` value (the Lease's name, namespace,
     identity, timings; one value instead of six keyword arguments, validated where it is built).
@@ -127,6 +136,10 @@ class Manager:
     Endpoints: ``health_port`` serves ``/healthz`` and ``/readyz``, ``metrics_port`` serves
     ``/metrics`` (None: off; 0: a free port, see `health_url`/`metrics_url`; equal ports share one
     server), bound to ``bind_address``.
+
+    ``clock``: the time the controllers schedule by (their queues, ``requeue_after``, debounce,
+    backoff) and ``ctx.now()`` reads; `kubeloop.testing.VirtualClock` in tests. Leases, probes and
+    HTTP stay on real time.
     """
 
     def __init__(
@@ -145,6 +158,7 @@ class Manager:
         cache_grace_period: float = 30.0,
         cache_options: Mapping[str, Any] | None = None,
         readiness_log_interval: float = 1.0,
+        clock: Clock = REAL_CLOCK,
         sharding: Sharding | None = None,
     ) -> None:
         self._owned: list[Client] = []
@@ -172,6 +186,7 @@ class Manager:
         self.cache_grace_period = cache_grace_period
         self.cache_options = dict(cache_options or {})
         self.readiness_log_interval = readiness_log_interval
+        self.clock = check_clock(clock)
         self.cache: SharedCache | None = None
         self.elector: LeaderElector | None = None
         self._controllers: list[_ControllerEntry] = []
@@ -191,6 +206,8 @@ class Manager:
         self._task: asyncio.Task[None] | None = None
         self._aux: dict[str, asyncio.Task[None]] = {}
         self._started_at = 0.0
+        self._unreachable: dict[str, str] = {}  # remote cluster -> why it could not be reached yet
+        self._static_clusters: set[str] = {DEFAULT_CLUSTER}  # what controllers/informers started on
 
     # ------------------------------------------------------------------ building
 
@@ -210,12 +227,82 @@ class Manager:
         """The default namespace (``--namespace``, else the kubeconfig context's or the pod's)."""
         return self._namespace or self._clients[DEFAULT_CLUSTER].default_namespace
 
-    def add_cluster(self, name: str, client: Client) -> None:
-        """Add another cluster (before start). Controllers run on every cluster unless they name theirs."""
-        self._require_new("add a cluster")
+    def add_cluster(self, name: str, client: Client | ClusterConfig | None = None, *, kubeconfig: str | None = None,
+                    context: str | None = None) -> Client:
+        """Add a cluster, before start or while running; returns its client.
+
+        ``client``: a `Client` (yours: `remove_cluster` leaves it open), or a `ClusterConfig` or
+        ``kubeconfig`` path (+ ``context``) the manager makes a client of (and closes on removal).
+        Added before start, controllers run on it unless they name their clusters; added while
+        running, it serves ``ctx.watch_target`` (and controllers started later). Its reachability is
+        checked in the background: unreachable, it is reported by `cluster_readiness`, not fatal.
+        """
+        if self._state in ("stopping", "stopped"):
+            raise RuntimeError(f"cannot add a cluster: the manager is already {self._state}")
+        if not name or not isinstance(name, str):
+            raise ValueError(f"a cluster needs a non-empty name, not {name!r}")
         if name in self._clients:
             raise ValueError(f"cluster {name!r} already added")
+        if client is None:
+            if kubeconfig is None:
+                raise TypeError("add_cluster needs a client, a ClusterConfig or a kubeconfig path")
+            client = load_config(kubeconfig, context=context)
+        if isinstance(client, ClusterConfig):
+            client = Client(client)
+            self._owned.append(client)
+        elif not isinstance(client, Client):
+            raise TypeError(f"add_cluster takes a kubeloop.Client or a ClusterConfig, not {type(client).__name__}")
         self._clients[name] = client
+        if self.cache is not None and self._tg is not None:
+            self.cache.add_cluster(name, client)
+            self._probe_cluster(self._tg, name, client)
+            log.info("cluster %r added (%s)", name, client.config.server)
+        return client
+
+    async def remove_cluster(self, name: str) -> None:
+        """Remove a cluster while running (or before start): its informers stop (their watches
+        close), the controllers drop its queued requests, sources and targets (parents that watched a
+        target there are reconciled again), and its client is closed if the manager made it."""
+        client = self._detach(name)
+        if client is not None:
+            await client.close()
+
+    async def replace_cluster(self, name: str, client: Client | ClusterConfig) -> Client:
+        """Swap a cluster's client (new credentials, new server): `remove_cluster` then `add_cluster`,
+        with no moment in between where the name is unknown. Its target caches are rebuilt on demand."""
+        old = self._detach(name)
+        try:
+            return self.add_cluster(name, client)
+        finally:
+            if old is not None:
+                await old.close()
+
+    def _detach(self, name: str) -> Client | None:
+        """Forget cluster ``name`` everywhere now; returns its client if the manager must close it."""
+        if name == DEFAULT_CLUSTER:
+            raise ValueError("the default cluster cannot be removed")
+        try:
+            client = self._clients.pop(name)
+        except KeyError:
+            raise KeyError(f"unknown cluster {name!r} (known: {', '.join(self._clients)})") from None
+        for e in self._controllers:
+            e.controller.forget_cluster(name)
+        for inf in self._informers:
+            inf.drop_cluster(name)
+        for handle in [h for h in self._warm if h.cluster == name]:
+            handle.release()
+            self._warm.remove(handle)
+        probe = self._aux.pop(f"cluster {name}", None)
+        if probe is not None:
+            probe.cancel()
+        self._unreachable.pop(name, None)
+        if self.cache is not None and name in self.cache.clusters:
+            self.cache.remove_cluster(name)
+        log.info("cluster %r removed", name)
+        if client in self._owned:
+            self._owned.remove(client)
+            return client
+        return None
 
     def add(self, controller: Controller, *, leader_election: bool = True,
             needs: Iterable[ManagedInformer] = ()) -> Controller:
@@ -323,17 +410,37 @@ class Manager:
                     return
                 await asyncio.sleep(min(settle, 0.01) if settle > 0 else 0)
 
+    def _informer_reasons(self, clusters: Iterable[str]) -> list[str]:
+        cache = self.cache
+        if cache is None:
+            return []
+        reasons = []
+        for scope, reason in cache.not_ready(clusters).items():
+            if reason.startswith("forbidden"):
+                reason = f"{reason}; {permission_hint(scope)}"
+            reasons.append(f"informer {scope}: {reason}")
+        return reasons
+
+    def cluster_readiness(self) -> dict[str, list[str]]:
+        """Per cluster added besides the ones controllers started on: why it is not ready (empty:
+        ready). Such a cluster (targets, `ClustersFromSecrets`) never makes the manager unready."""
+        out: dict[str, list[str]] = {}
+        for name in self._clients:
+            if name in self._static_clusters:
+                continue
+            reasons = [f"unreachable: {self._unreachable[name]}"] if name in self._unreachable else []
+            out[name] = reasons + self._informer_reasons([name])
+        return out
+
     def readiness(self) -> list[str]:
-        """Why the manager is not ready (an empty list: ready). What ``/readyz`` answers."""
+        """Why the manager is not ready (an empty list: ready). What ``/readyz`` answers.
+
+        Counts the informers of the clusters controllers started on; the other clusters' are in
+        `cluster_readiness` (one unreachable remote cluster must not take the manager out of service).
+        """
         if self._state != "running":
             return [f"manager is {self._state}"]
-        reasons: list[str] = []
-        cache = self.cache
-        if cache is not None:
-            for scope, reason in cache.not_ready().items():
-                if reason.startswith("forbidden"):
-                    reason = f"{reason}; {permission_hint(scope)}"
-                reasons.append(f"informer {scope}: {reason}")
+        reasons = self._informer_reasons(self._static_clusters)
         leading = self.is_leader
         for e in self._controllers:
             if (not e.leader_only or leading) and not e.controller.ready:
@@ -461,10 +568,9 @@ class Manager:
                 await self._probes.start()
             except OSError as exc:
                 raise ManagerError(str(exc.strerror or exc)) from None
-            for name, client in self._clients.items():
-                await self._check_cluster(name, client)
-                if self._stop_requested.is_set():
-                    return  # stopped (a signal) while waiting for an unreachable cluster
+            await self._check_cluster(DEFAULT_CLUSTER, self._clients[DEFAULT_CLUSTER])
+            if self._stop_requested.is_set():
+                return  # stopped (a signal) while waiting for an unreachable cluster
             async with SharedCache(self._clients, grace_period=self.cache_grace_period,
                                    **self.cache_options) as cache:
                 self.cache = cache
@@ -492,10 +598,11 @@ class Manager:
         if self._failure:
             raise ManagerError(self._failure)
 
-    async def _check_cluster(self, name: str, client: Client) -> None:
-        """Reach the cluster (GET /version) with a bounded retry; one-line error naming the URL."""
+    async def _check_cluster(self, name: str, client: Client, *, forever: bool = False) -> None:
+        """Reach the cluster (GET /version) with a bounded retry (``forever``: until it answers,
+        noting why not in `cluster_readiness`); one-line error naming the URL."""
         url = client.config.server
-        deadline = time.monotonic() + self.connect_timeout
+        deadline = float("inf") if forever else time.monotonic() + self.connect_timeout
         attempt = 0
         while True:
             attempt += 1
@@ -511,6 +618,12 @@ class Manager:
             except (KubeloopClientError, OSError) as exc:
                 err = exc
             left = deadline - time.monotonic()
+            if forever:
+                self._unreachable[name] = f"{url}: {err}"
+                if attempt == 1:
+                    log.warning("cluster %r at %s not reachable (%s); what uses it waits", name, url, err)
+                await asyncio.sleep(min(30.0, 0.5 * 2 ** min(attempt, 6)))
+                continue
             if left <= 0:
                 raise ManagerError(f"cannot reach cluster {name!r} at {url} (gave up after {attempt} attempts "
                                    f"in {self.connect_timeout:g}s): {err}") from None
@@ -520,7 +633,34 @@ class Manager:
             if self._stop_requested.is_set():
                 return
 
+    def _probe_cluster(self, tg: asyncio.TaskGroup, name: str, client: Client) -> None:
+        """Check a remote cluster in the background: unreachable, it is reported, never fatal."""
+        if f"cluster {name}" in self._aux:
+            return
+        async def probe() -> None:
+            try:
+                await self._check_cluster(name, client, forever=True)
+            except ManagerError as exc:  # rejected credentials: reported, and the informers say so too
+                self._unreachable[name] = str(exc)
+                log.error("%s", exc)
+            else:
+                self._unreachable.pop(name, None)
+            finally:
+                self._aux.pop(f"cluster {name}", None)
+
+        self._unreachable[name] = "not checked yet"
+        self._aux[f"cluster {name}"] = tg.create_task(probe(), name=f"cluster {name}: reachability")
+
     async def _launch(self, tg: asyncio.TaskGroup, cache: SharedCache) -> None:
+        for name, client in self._clients.items():
+            if name != DEFAULT_CLUSTER:
+                self._probe_cluster(tg, name, client)
+        self._static_clusters = {DEFAULT_CLUSTER}
+        for inf in self._informers:
+            self._static_clusters.update([inf.cluster] if inf.cluster else cache.clusters)
+        for e in self._controllers:
+            self._static_clusters.update(e.controller.clusters if e.controller.clusters is not None
+                                         else cache.clusters)
         # every informer anyone needs starts now, on every replica: warm standby
         for inf in self._informers:
             await inf.open(cache)
@@ -574,7 +714,8 @@ class Manager:
                 await inf.wait_synced(e.controller.cache_sync_timeout)
             fence = self.elector.may_lead if e.leader_only and self.elector is not None else None
             gate = self.shard_member if e.leader_only else None
-            await e.controller.run(self.cache, clients=self._clients, fence=fence, gate=gate)  # type: ignore[arg-type]
+            await e.controller.run(self.cache, clients=self._clients, fence=fence,  # type: ignore[arg-type]
+                                   clock=self.clock, gate=gate)
 
         e.task = tg.create_task(self._guard(f"controller {e.controller.name}", run()),
                                 name=f"controller {e.controller.name}")
@@ -697,6 +838,8 @@ class Manager:
             if self.leader_election is not None and self.leader_election.release_on_cancel:
                 await self.elector.release()
         await self._cancel(self._aux.pop("readiness", None))
+        for key in [k for k in self._aux if k.startswith("cluster ")]:
+            await self._cancel(self._aux.pop(key, None))
         for inf in self._informers:
             inf.close()
         for handle in self._warm:

@@ -1,7 +1,8 @@
 """kubeloop.queue: the controller work queue.
 
 :class:`WorkQueue` is what controllers use (asyncio); :class:`WorkQueueCore` is its
-sans-IO state machine (time passed in), usable and testable on its own.
+sans-IO state machine (time passed in), usable and testable on its own. :class:`Clock` is the
+time a queue schedules by (`REAL_CLOCK` by default; `kubeloop.testing.VirtualClock` in tests).
 
 A worker loop::
 
@@ -28,6 +29,7 @@ A worker loop::
     await queue.shutdown_and_drain(timeout=30)               # orderly stop
 """
 
+from kubeloop.queue._clock import REAL_CLOCK, Clock, RealClock, Timer, check_clock
 from kubeloop.queue._core import DEFAULT_PRIORITY, DEFAULT_STARVATION_EVERY, LOW_PRIORITY, WorkQueueCore
 from kubeloop.queue._errors import QueueShutDown
 from kubeloop.queue._rate_limit import (
@@ -43,12 +45,17 @@ __all__ = [
     "DEFAULT_PRIORITY",
     "DEFAULT_STARVATION_EVERY",
     "LOW_PRIORITY",
+    "REAL_CLOCK",
     "BucketRateLimiter",
+    "Clock",
     "ItemExponentialBackoff",
     "MaxOf",
     "QueueShutDown",
     "RateLimiter",
+    "RealClock",
+    "Timer",
     "WorkQueue",
     "WorkQueueCore",
+    "check_clock",
     "default_rate_limiter",
 ]

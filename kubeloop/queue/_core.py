@@ -146,6 +146,20 @@ class WorkQueueCore(Generic[K]):
         """How many rate-limited requeues of ``key`` since it was last forgotten."""
         return self._limiter.num_requeues(key)
 
+    def discard(self, key: K) -> bool:
+        """Drop ``key`` if it is queued (ready, waiting, or due after its run) and forget its backoff;
+        a run in progress is not affected. True if it was queued."""
+        self._limiter.forget(key)
+        e = self._entries.pop(key, None)
+        if e is None:
+            return False
+        if e.state == _READY:
+            self._ready_count -= 1
+        elif e.state == _WAITING:
+            self._waiting_count -= 1
+        e.state = _GONE  # its tokens in the bands and the heap go stale
+        return True
+
     def _new_entry(self, key: K, now: float, priority: int, ready_at: float) -> _Entry[K]:
         e = _Entry(key, priority, ready_at, now)
         self._entries[key] = e
@@ -387,6 +401,10 @@ class WorkQueueCore(Generic[K]):
     def processing_started(self) -> Iterable[float]:
         """When each in-flight key was handed out (for the unfinished-work metrics)."""
         return self._processing.values()
+
+    def queued_keys(self) -> list[K]:
+        """The queued keys (ready, waiting or blocked), in no particular order."""
+        return list(self._entries)
 
     def priority_of(self, key: K) -> int | None:
         """The priority of a queued key, or None if it is not queued."""

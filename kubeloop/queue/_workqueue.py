@@ -3,18 +3,19 @@
 Adds are synchronous (callable from informer callbacks on the event loop
 thread); ``await get()`` returns at once when a key is ready and otherwise
 parks on a future that is woken by an add, a ``done`` or the single timer armed
-for the earliest delayed key. No polling, no busy waiting.
+for the earliest delayed key. No polling, no busy waiting. Time (ready times, backoff, debounce, the
+timer) comes from the queue's `~kubeloop.queue.Clock`: real by default, virtual in tests.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from kubeloop.metrics import WORKQUEUE_COLLECTOR, WorkQueueSnapshot
+from kubeloop.queue._clock import REAL_CLOCK, Clock, Timer, check_clock
 from kubeloop.queue._core import DEFAULT_PRIORITY, DEFAULT_STARVATION_EVERY, WorkQueueCore
 from kubeloop.queue._errors import QueueShutDown
 from kubeloop.queue._rate_limit import RateLimiter
@@ -28,6 +29,7 @@ class WorkQueue(Generic[K]):
 
     ``name`` turns on the ``workqueue_*`` metrics (labels ``name`` and
     ``controller``) in :data:`kubeloop.metrics.REGISTRY`; ``name=None`` costs nothing.
+    ``clock``: where delays are measured and timers armed (default: real time).
     Not thread-safe: use it from its event loop's thread only.
     """
 
@@ -39,10 +41,11 @@ class WorkQueue(Generic[K]):
         debounce: float = 0.0,
         debounce_max_wait: float | None = None,
         starvation_every: int = DEFAULT_STARVATION_EVERY,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = REAL_CLOCK,
     ) -> None:
         self.name = name
-        self._clock = clock
+        self.clock = check_clock(clock)
+        self._clock = clock.monotonic
         self._stats = QueueStats() if name is not None else None
         self._core: WorkQueueCore[K] = WorkQueueCore(
             rate_limiter=rate_limiter,
@@ -54,7 +57,7 @@ class WorkQueue(Generic[K]):
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
         self._timer_at = float("inf")
         if name is not None:
             WORKQUEUE_COLLECTOR.register(self)
@@ -92,6 +95,11 @@ class WorkQueue(Generic[K]):
     def num_requeues(self, key: K) -> int:
         """Rate-limited requeues of ``key`` since it was last forgotten."""
         return self._core.num_requeues(key)
+
+    def discard_if(self, pred: Callable[[K], bool]) -> int:
+        """Drop every queued key ``pred`` accepts (e.g. the requests of a removed cluster); returns how many."""
+        core = self._core
+        return sum(core.discard(key) for key in core.queued_keys() if pred(key))
 
     # ------------------------------------------------------------------ get / done
 
@@ -171,7 +179,7 @@ class WorkQueue(Generic[K]):
                 return
             self._timer.cancel()
         self._timer_at = deadline
-        self._timer = self._loop.call_later(max(0.0, deadline - self._clock()), self._on_timer)
+        self._timer = self.clock.call_at(deadline, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None

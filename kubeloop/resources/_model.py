@@ -298,6 +298,14 @@ def _declare(cls: type, parent: ResourceInfo | None, kwargs: dict[str, Any]) -> 
     merged.setdefault("singular", kind.lower())
     merged.setdefault("list_kind", f"{kind}List")
     info = ResourceInfo(**merged)
+    problems = _problems(info)
+    if problems:
+        raise TypeError(f"{cls.__name__}: " + "; ".join(problems))
+    return info
+
+
+def _problems(info: ResourceInfo) -> list[str]:
+    """What the API server would reject in ``info`` (names, scope, printer columns, scale paths)."""
     problems = []
     if not _DNS_SUBDOMAIN.match(info.group):
         problems.append(f"group {info.group!r} must be a DNS subdomain with a dot, like 'example.com'")
@@ -330,9 +338,7 @@ def _declare(cls: type, parent: ResourceInfo | None, kwargs: dict[str, Any]) -> 
             if sc.label_selector_path and not sc.label_selector_path.startswith((".spec.", ".status.")):
                 problems.append(f"scale label_selector_path {sc.label_selector_path!r} must be under .spec or "
                                 ".status")
-    if problems:
-        raise TypeError(f"{cls.__name__}: " + "; ".join(problems))
-    return info
+    return problems
 
 
 def _plain(value: Any) -> Any:

@@ -22,7 +22,9 @@ a fresh server as the `apiserver` fixture (a `TestCluster`), or the real cluster
 `KUBELOOP_TEST_KUBECONFIG`, with a `client` on it and a fresh `namespace`; `kubeloop apiserver` runs the same server from the command line, and
 `APIServerProcess` runs that command as a child process (benchmarks) with the same fault API.
 `eventually()` waits for a condition and `install_crd()` installs a CRD and waits until it is served,
-for tests that run on the emulator and on a real cluster alike.
+for tests that run on the emulator and on a real cluster alike. `VirtualClock` is time a test moves
+by hand (`Manager(clock=...)`: a week of an hourly schedule in seconds, docs/testing.md), and
+`OperatorRunner` runs an operator module as `kubeloop run` does, inside the test.
 """
 
 from __future__ import annotations
@@ -31,13 +33,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._clock import VirtualClock
     from ._cluster import TestCluster
     from ._kit import eventually, install_crd
     from ._process import APIServerProcess
+    from ._runner import OperatorRunner
     from .apiserver.server import APIServer
 
-__all__ = ["INSTALL_HINT", "APIServer", "APIServerProcess", "TestCluster", "eventually", "install_crd",
-           "missing_dependencies"]
+__all__ = ["INSTALL_HINT", "APIServer", "APIServerProcess", "OperatorRunner", "TestCluster", "VirtualClock",
+           "eventually", "install_crd", "missing_dependencies"]
 
 #: what to install for the emulator and the fixtures (they are an extra, not a runtime dependency)
 INSTALL_HINT = "pip install 'kubeloop[testing]'"
@@ -54,7 +58,8 @@ def missing_dependencies() -> list[str]:
 # imported on first use: pytest loads the plugin (a submodule) in every run, and an unrelated run
 # should not pay for importing the emulator
 _LAZY = {"APIServer": ".apiserver.server", "TestCluster": "._cluster", "APIServerProcess": "._process",
-         "eventually": "._kit", "install_crd": "._kit"}
+         "eventually": "._kit", "install_crd": "._kit", "VirtualClock": "._clock",
+         "OperatorRunner": "._runner"}
 
 
 def __getattr__(name: str) -> Any:

@@ -12,13 +12,23 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from kubeloop.client import AlreadyExists, Client, UnknownResource
 
 T = TypeVar("T")
 
 __all__ = ["eventually", "install_crd"]
+
+
+@overload
+async def eventually(check: Callable[[], Awaitable[T]], timeout: float = 5.0, *,  # noqa: ASYNC109
+                     interval: float = 0.02, what: str = "condition") -> T: ...
+
+
+@overload
+async def eventually(check: Callable[[], T], timeout: float = 5.0, *,  # noqa: ASYNC109
+                     interval: float = 0.02, what: str = "condition") -> T: ...
 
 
 async def eventually(check: Callable[[], Awaitable[T] | T], timeout: float = 5.0, *,  # noqa: ASYNC109

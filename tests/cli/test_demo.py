@@ -37,16 +37,14 @@ async def test_demo_fails_when_the_controller_misbehaves(capsys: Any, monkeypatc
     class Broken:
         """The example, but its controller never writes the status."""
 
-        WEBAPP = real.WEBAPP
-        crd = staticmethod(real.crd)
-        install_crd = staticmethod(real.install_crd)
+        WebApp = real.WebApp
 
         @staticmethod
         def make_controller() -> Any:
             c = real.make_controller()
 
             async def no_status(req: Any, ctx: Any) -> None:
-                app = ctx.get()
+                app = ctx.get(real.WebApp)
                 if app is not None:
                     cm, dep = real.children(app)
                     await ctx.apply(cm, owner=app)

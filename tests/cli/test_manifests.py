@@ -81,7 +81,7 @@ async def apply_all(client: Client, docs: list[dict[str, Any]]) -> Callable[[], 
     async with asyncio.timeout(10):
         while True:
             try:
-                await client.resolve(webapp.WEBAPP)
+                await client.resolve(webapp.WebApp.resource())
                 break
             except UnknownResource:
                 await asyncio.sleep(0.02)
@@ -144,7 +144,7 @@ async def test_derived_rbac_suffices_for_the_webapp_operator(
                                 "spec": {"image": "nginx:1.27", "replicas": 2, "message": "welcome"}})
 
             async def converged() -> bool:
-                app = await admin.get(webapp.WEBAPP, "shop", namespace=namespace)
+                app = await admin.get(webapp.WebApp.resource(), "shop", namespace=namespace)
                 return (app.get("status") or {}).get("observedGeneration") == 1
 
             await eventually(converged, timeout=10)

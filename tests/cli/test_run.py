@@ -109,13 +109,15 @@ async def test_json_logs_shared_port_and_default_lease_name(apiserver: Any) -> N
 
     import aiohttp
 
-    from examples.configmap_generator.controller import install_crd
+    from examples.configmap_generator.controller import ConfigMapGenerator
     from kubeloop.client import Client
     from kubeloop.config import load_kubeconfig
     from kubeloop.manager._lease import LEASE
+    from kubeloop.resources import crd
+    from kubeloop.testing import install_crd
 
     async with Client(load_kubeconfig(apiserver.kubeconfig)) as client:
-        await install_crd(client)
+        await install_crd(client, crd(ConfigMapGenerator))
     port = closed_port()
     proc = await asyncio.create_subprocess_exec(
         KUBELOOP, "run", "examples/configmap_generator/controller.py", "--kubeconfig", apiserver.kubeconfig,

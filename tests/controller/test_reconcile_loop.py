@@ -17,6 +17,8 @@ from prometheus_client import generate_latest
 from kubeloop.cache import SharedCache
 from kubeloop.client import Client
 from kubeloop.controller import Context, Controller, ControllerError, Request, Result, TerminalError
+from kubeloop.controller._events import EventRecorder
+from kubeloop.meta import IncompleteObjectError
 from kubeloop.metrics import REGISTRY
 
 from ..builders import MINE, cm, label
@@ -203,6 +205,15 @@ async def test_events_are_posted_and_repeats_aggregated(client: Client, cache: S
     assert event["regarding"]["name"] == "ev" and event["regarding"]["kind"] == "ConfigMap"
 
 
+def test_an_event_about_an_object_without_a_kind_is_a_typed_error_at_the_call(client: Client) -> None:
+    """A hand-built object without ``kind`` would be rejected by the server later, unseen: say so at once."""
+    recorder = EventRecorder("events-test", lambda cluster: client)
+    with pytest.raises(IncompleteObjectError, match="missing kind"):
+        recorder.record("default", {"apiVersion": "v1", "metadata": {"name": "x", "namespace": "a"}},
+                        type="Normal", reason="Synced", note="n", action="Sync")
+    assert recorder.dropped == 0 and recorder.posted == 0
+
+
 async def test_stop_drains_in_flight_reconciles(client: Client, cache: SharedCache, ns: str) -> None:
     finished: list[str] = []
     started = asyncio.Event()
@@ -276,7 +287,7 @@ async def test_every_client_write_path_is_read_back_at_once(client: Client, cach
         assert isinstance(ctx.client, Client)  # a real client: its write hook feeds read your writes
         configmaps = ctx.reader("v1/ConfigMap")
         assert {m for m in dir(configmaps) if not m.startswith("_")} == {"get", "list", "keys", "by_index",
-                                                                         "index_keys"}  # the reader protocol
+                                                                         "index_keys", "values"}  # the protocol
         child = {**cm("child", {"k": "v"}), "metadata": {"name": "child", "labels": {"ryw-test": "yes"}}}
         await ctx.client.request_json("POST", f"/api/v1/namespaces/{ns}/configmaps", body=child)
         seen["created"] = configmaps.get("child", ns)  # before any watch event could arrive

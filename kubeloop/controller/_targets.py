@@ -1,0 +1,353 @@
+"""Dynamic targets: ``await ctx.watch_target(resource, name, namespace=..., cluster=...)``.
+
+A parent (the object being reconciled) names, at run time, objects of any kind in any cluster
+that it depends on: its *targets*. The call returns the target from a cache and guarantees that
+a later change of it re-reconciles the parent. The data path::
+
+    target event (informer of {cluster, kind}) -> TargetIndex: target -> parents
+        -> the parents' Requests -> the controller's one work queue
+
+- `TargetIndex` (sans-IO) is the bookkeeping: which parent watches which targets, which
+  targets each {cluster, kind} cache still serves. Interest is per parent, and what the last
+  *successful* reconcile asked for replaces what the parent watched before (a failed reconcile
+  only adds: it may have stopped before asking for everything it needs). A deleted parent's
+  reconcile asks for nothing, so it releases everything it watched.
+- `Targets` (one per running controller) is the thin async shell: it resolves the kind through
+  that cluster's discovery, takes a handle on the `SharedCache` informer of {cluster, kind}
+  (created on first use, shared with every other controller and parent), subscribes to it, and
+  gives the handle back when no parent of the controller watches a target there any more. The
+  `SharedCache` stops the informer (closing its watch) once nobody holds it for its grace period.
+
+Why one cache per {cluster, kind}, all namespaces: one watch serves every target of that kind
+in that cluster, whatever namespaces parents point into, and a new namespace costs nothing; the
+price is list/watch permission at the cluster scope (a namespaced cache per target namespace
+would need only namespaced RBAC but one watch per namespace). Cluster-wide is what the Go
+implementations of this pattern do, and what the RBAC of a fleet controller grants anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from kubeloop.cache import (
+    Event,
+    FrozenDict,
+    InformerHandle,
+    InformerNotReady,
+    SharedCache,
+    Subscription,
+    SubscriptionClosed,
+)
+from kubeloop.client import ApiResource, ClientConnectionError, UnknownResource
+from kubeloop.controller._request import Request
+from kubeloop.meta import RESYNC
+from kubeloop.metrics import LIVE_TARGETS
+
+__all__ = [
+    "ClusterUnreachable",
+    "KindNotServed",
+    "TargetError",
+    "TargetIndex",
+    "TargetNotSynced",
+    "Targets",
+    "UnknownCluster",
+]
+
+log = logging.getLogger("kubeloop.controller")
+
+TARGET_SYNC_TIMEOUT = 10.0
+"""Seconds the first reconcile asking for a target in a new cache waits for that cache's first list."""
+
+CacheKey = tuple[str, str]
+"""(cluster, ``group/version/plural``): one target cache."""
+TargetKey = tuple[str, str, str, str]
+"""(cluster, ``group/version/plural``, namespace, name): one target ("" namespace: cluster-scoped)."""
+
+
+class TargetError(Exception):
+    """``watch_target`` could not watch the target; the reconcile fails and is retried with backoff."""
+
+
+class UnknownCluster(TargetError, LookupError):
+    """The target's cluster is not (or no longer) known to the cache."""
+
+
+class KindNotServed(TargetError, LookupError):
+    """The target's kind is not served by that cluster's API (CRD not installed, or a typo)."""
+
+
+class ClusterUnreachable(TargetError, ConnectionError):
+    """The target's cluster did not answer (discovery of the kind failed to connect)."""
+
+
+class TargetNotSynced(TargetError, TimeoutError):
+    """The target's cache did not finish its first list in time (cluster unreachable, forbidden, ...)."""
+
+
+def resource_key(api: ApiResource) -> str:
+    """``group/version/plural`` (core group as ``core``), as the cache and the emulator's stats name it."""
+    return f"{api.group or 'core'}/{api.version}/{api.plural}"
+
+
+class TargetIndex:
+    """Which parents watch which targets (sans-IO): the index target events are looked up in."""
+
+    def __init__(self) -> None:
+        self._parents: dict[TargetKey, set[Request]] = {}
+        self._targets: dict[Request, set[TargetKey]] = {}
+        self._per_cache: dict[CacheKey, int] = {}  # targets (with at least one parent) in each cache
+
+    def __len__(self) -> int:
+        """The number of distinct targets watched."""
+        return len(self._parents)
+
+    def parents(self, target: TargetKey) -> Iterable[Request]:
+        """The parents watching ``target`` (a copy: safe to iterate while the index changes)."""
+        return tuple(self._parents.get(target, ()))
+
+    def parents_in(self, cache: CacheKey) -> set[Request]:
+        """The parents watching any target in ``cache``."""
+        return {p for t, ps in self._parents.items() if (t[0], t[1]) == cache for p in ps}
+
+    def targets(self, parent: Request) -> frozenset[TargetKey]:
+        """What ``parent`` watches."""
+        return frozenset(self._targets.get(parent, ()))
+
+    def caches(self) -> dict[CacheKey, int]:
+        """Each cache in use and how many targets it serves."""
+        return dict(self._per_cache)
+
+    def add(self, parent: Request, target: TargetKey) -> None:
+        """``parent`` watches ``target`` from now on."""
+        mine = self._targets.setdefault(parent, set())
+        if target in mine:
+            return
+        mine.add(target)
+        parents = self._parents.get(target)
+        if parents is None:
+            parents = self._parents[target] = set()
+            cache: CacheKey = (target[0], target[1])
+            self._per_cache[cache] = self._per_cache.get(cache, 0) + 1
+        parents.add(parent)
+
+    def replace(self, parent: Request, targets: Iterable[TargetKey]) -> list[CacheKey]:
+        """``parent`` watches exactly ``targets`` now; returns the caches no target needs any more."""
+        wanted = set(targets)
+        for t in wanted:
+            self.add(parent, t)
+        old = self._targets.get(parent)
+        if old is None:
+            return []
+        unused: list[CacheKey] = []
+        for t in old - wanted:
+            self._unlink(parent, t, unused)
+        old &= wanted
+        if not old:
+            del self._targets[parent]
+        return unused
+
+    def drop_cluster(self, cluster: str) -> tuple[list[CacheKey], set[Request]]:
+        """Forget every target in ``cluster`` and every parent in it. Returns the caches now unused
+        and the parents elsewhere that watched a target there (to reconcile again: it is gone)."""
+        unused: list[CacheKey] = []
+        for parent in [p for p in self._targets if p.cluster == cluster]:
+            unused += self.replace(parent, ())
+        orphaned: set[Request] = set()
+        for target in [t for t in self._parents if t[0] == cluster]:
+            for parent in self._parents[target].copy():
+                orphaned.add(parent)
+                self._targets[parent].discard(target)
+                if not self._targets[parent]:
+                    del self._targets[parent]
+                self._unlink(parent, target, unused, owned=False)
+        return unused, orphaned
+
+    def _unlink(self, parent: Request, target: TargetKey, unused: list[CacheKey], owned: bool = True) -> None:
+        if owned:
+            self._targets[parent].discard(target)
+        parents = self._parents.get(target)
+        if parents is None:
+            return
+        parents.discard(parent)
+        if parents:
+            return
+        del self._parents[target]
+        cache: CacheKey = (target[0], target[1])
+        left = self._per_cache[cache] - 1
+        if left:
+            self._per_cache[cache] = left
+        else:
+            del self._per_cache[cache]
+            unused.append(cache)
+
+
+@dataclass(eq=False)
+class _TargetCache:
+    handle: InformerHandle
+    sub: Subscription
+    pump: asyncio.Task[None] | None = None
+
+
+class Targets:
+    """The dynamic targets of one running controller (see the module docstring).
+
+    ``enqueue(request)`` puts a parent's request on the controller's work queue. `run` (a task of
+    the controller's) owns the tasks that deliver what a subscription queued (its first list,
+    and the live events behind it); live events otherwise reach the index at once (a sink).
+    """
+
+    def __init__(self, controller: str, cache: SharedCache, enqueue: Callable[[Request], None], *,
+                 sync_timeout: float = TARGET_SYNC_TIMEOUT) -> None:
+        self.controller = controller
+        self.cache = cache
+        self.index = TargetIndex()
+        self.sync_timeout = sync_timeout
+        self._enqueue = enqueue
+        self._caches: dict[CacheKey, _TargetCache] = {}
+        self._tg: asyncio.TaskGroup | None = None
+        self._closed = asyncio.Event()
+        self.caches_opened = 0
+        self.caches_released = 0
+        LIVE_TARGETS.add(self)
+
+    async def run(self) -> None:
+        """Deliver the target caches' queued events until `close`."""
+        self._closed.clear()
+        try:
+            async with asyncio.TaskGroup() as tg:
+                self._tg = tg
+                await self._closed.wait()
+        finally:
+            self._tg = None
+            self.close()
+
+    def watched(self) -> int:
+        """How many distinct targets the controller's parents watch."""
+        return len(self.index)
+
+    def open_caches(self) -> list[CacheKey]:
+        """The {cluster, resource} caches this controller holds for its targets."""
+        return list(self._caches)
+
+    async def watch(self, parent: Request, asked: set[TargetKey], resource: str, name: str,
+                    namespace: str | None, cluster: str | None) -> FrozenDict | None:
+        """Watch a target for ``parent`` (recorded in ``asked``) and return it from the cache."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"watch_target needs a non-empty object name, not {name!r}")
+        cluster = cluster or parent.cluster
+        try:
+            client = self.cache.client(cluster)
+        except KeyError:
+            raise UnknownCluster(f"cannot watch {resource} {name!r}: unknown cluster {cluster!r} "
+                                 f"(known: {', '.join(self.cache.clusters) or 'none'})") from None
+        try:
+            api = await client.resolve(resource)
+        except UnknownResource as exc:
+            raise KindNotServed(f"cannot watch {resource} {name!r} on cluster {cluster!r}: {exc}") from exc
+        except ClientConnectionError as exc:
+            raise ClusterUnreachable(f"cannot watch {resource} {name!r}: cluster {cluster!r} at "
+                                     f"{client.config.server} does not answer: {exc}") from exc
+        if api.namespaced:
+            ns = namespace if namespace is not None else parent.namespace
+            if not ns:
+                raise ValueError(f"{resource} is namespaced: watch_target({resource!r}, {name!r}) needs a namespace")
+        elif namespace:
+            raise ValueError(f"{resource} is cluster-scoped: watch_target({resource!r}, {name!r}) takes no namespace")
+        else:
+            ns = ""
+        key: CacheKey = (cluster, resource_key(api))
+        tc = await self._open(key, api)
+        target: TargetKey = (*key, ns, name)
+        self.index.add(parent, target)
+        asked.add(target)
+        if not tc.handle.synced:
+            try:
+                await tc.handle.wait_synced(self.sync_timeout)
+            except InformerNotReady as exc:
+                raise TargetNotSynced(f"the cache of {key[1]} on cluster {cluster!r} did not sync within "
+                                      f"{self.sync_timeout:g}s: {exc}") from exc
+        return tc.handle.get(name, ns)
+
+    def finish(self, parent: Request, asked: set[TargetKey], success: bool) -> None:
+        """A reconcile of ``parent`` ended: after a success, what it asked for is what it watches."""
+        if not success:
+            return  # what it asked for is watched already (`watch`); what it did not ask for is kept
+        if not asked and not self.index.targets(parent):
+            return
+        for key in self.index.replace(parent, asked):
+            self._close(key)
+
+    def drop_cluster(self, cluster: str) -> None:
+        """Forget ``cluster``: its targets, its parents, and the caches held there. Parents elsewhere
+        that watched a target there are reconciled again (their target is gone)."""
+        unused, orphaned = self.index.drop_cluster(cluster)
+        for key in unused:
+            self._close(key)
+        for key in [k for k in self._caches if k[0] == cluster]:
+            self._close(key)
+        for parent in orphaned:
+            self._enqueue(parent)
+
+    def close(self) -> None:
+        """Release every cache (the controller stops)."""
+        for key in list(self._caches):
+            self._close(key)
+        self.index = TargetIndex()
+        self._closed.set()
+
+    async def _open(self, key: CacheKey, api: ApiResource) -> _TargetCache:
+        tc = self._caches.get(key)
+        if tc is not None:
+            return tc
+        if self._tg is None:
+            raise TargetError(f"{self.controller} is not running (or stopping): no new target cache")
+        handle = await self.cache.informer_for(key[0], api)
+        tc = self._caches.get(key)
+        if tc is not None:  # another reconcile opened it while we waited
+            handle.release()
+            return tc
+
+        def on_event(ev: Event) -> None:
+            self._on_event(key, handle, ev)
+
+        sub = handle.subscribe(replay=False, name=f"{self.controller}:targets:{key[1]}", sink=on_event)
+        tc = self._caches[key] = _TargetCache(handle, sub)
+        tc.pump = self._tg.create_task(self._pump(key, tc), name=f"{self.controller} targets {key[1]}@{key[0]}")
+        self.caches_opened += 1
+        log.debug("%s: watching targets of %s on cluster %r", self.controller, key[1], key[0])
+        return tc
+
+    async def _pump(self, key: CacheKey, tc: _TargetCache) -> None:
+        sub, handle = tc.sub, tc.handle
+        while True:
+            try:
+                ev = await sub.get()
+            except SubscriptionClosed:
+                if self._caches.get(key) is tc:  # the informer stopped under us: reopen on next use
+                    log.warning("%s: the cache of %s on cluster %r stopped; its parents are reconciled again",
+                                self.controller, key[1], key[0])
+                    self._close(key)
+                    for parent in self.index.parents_in(key):
+                        self._enqueue(parent)
+                return
+            self._on_event(key, handle, ev)
+            while (ev := sub.get_nowait()) is not None:  # type: ignore[assignment]
+                self._on_event(key, handle, ev)
+
+    def _on_event(self, key: CacheKey, handle: InformerHandle, ev: Event) -> None:
+        if ev.type == RESYNC or (ev.initial and not handle.synced):
+            return  # the first list: whoever asked waits for it and reads the full cache
+        for parent in self.index.parents((key[0], key[1], ev.namespace, ev.name)):
+            self._enqueue(parent)
+
+    def _close(self, key: CacheKey) -> None:
+        tc = self._caches.pop(key, None)
+        if tc is None:
+            return
+        tc.sub.close()  # its pump returns
+        tc.handle.release()
+        self.caches_released += 1
+        log.debug("%s: no target of %s on cluster %r is watched any more", self.controller, key[1], key[0])

@@ -1,0 +1,167 @@
+"""``ctx.watch_target``: the sans-IO `TargetIndex`, and the data path through real watches
+(target event -> index -> the parent's request) on the emulator or a real cluster."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+from typing import Any
+
+import pytest
+
+from kubeloop.cache import SharedCache
+from kubeloop.client import ApiError, Client
+from kubeloop.controller import Context, Controller, KindNotServed, Request, Result, UnknownCluster
+from kubeloop.controller._targets import TargetIndex
+from kubeloop.metrics import REGISTRY
+from kubeloop.testing import install_crd
+from tests.client.crds import widget_crd
+
+from .helpers import eventually, running
+
+
+def metric(name: str, **labels: str) -> float:
+    """One sample of kubeloop's registry (0 when absent)."""
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+# ---------------------------------------------------------------- TargetIndex (no I/O)
+
+A, B = Request("hub", "ns", "a"), Request("hub", "ns", "b")
+S1 = ("east", "core/v1/secrets", "ns", "one")
+S2 = ("east", "core/v1/secrets", "ns", "two")
+W1 = ("west", "apps/v1/deployments", "ns", "web")
+
+
+def test_index_maps_targets_to_parents_and_counts_caches() -> None:
+    idx = TargetIndex()
+    idx.add(A, S1)
+    idx.add(B, S1)
+    idx.add(A, W1)
+    assert set(idx.parents(S1)) == {A, B} and set(idx.parents(W1)) == {A}
+    assert idx.caches() == {("east", "core/v1/secrets"): 1, ("west", "apps/v1/deployments"): 1}
+    assert len(idx) == 2
+    assert idx.parents_in(("east", "core/v1/secrets")) == {A, B} and idx.parents_in(("west", "x")) == set()
+
+
+def test_index_replace_releases_what_is_no_longer_asked_for() -> None:
+    idx = TargetIndex()
+    idx.replace(A, [S1, W1])
+    idx.replace(B, [S1])
+    assert idx.replace(A, [S1, S2]) == [("west", "apps/v1/deployments")]  # W1 dropped: its cache is unused
+    assert idx.targets(A) == {S1, S2}
+    assert idx.replace(A, []) == []  # S1 is still B's
+    assert idx.parents(S2) == () and set(idx.parents(S1)) == {B}
+    assert idx.replace(B, []) == [("east", "core/v1/secrets")]
+    assert len(idx) == 0 and idx.caches() == {} and idx.targets(A) == frozenset()
+
+
+def test_index_drop_cluster() -> None:
+    idx = TargetIndex()
+    west_parent = Request("west", "ns", "p")
+    idx.replace(A, [S1, W1])
+    idx.replace(west_parent, [S2])
+    unused, orphaned = idx.drop_cluster("west")
+    assert unused == [("west", "apps/v1/deployments")] and orphaned == {A}
+    assert idx.targets(A) == {S1} and idx.targets(west_parent) == frozenset()  # west's parents are gone too
+    assert idx.parents(S2) == ()
+    unused, orphaned = idx.drop_cluster("east")
+    assert unused == [("east", "core/v1/secrets")] and orphaned == {A}
+    assert len(idx) == 0 and idx.caches() == {}
+
+
+# ---------------------------------------------------------------- through real watches
+
+
+def _parent(name: str, target: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"parent": "yes"}},
+            "data": {"target": target}}
+
+
+def _secret(name: str, value: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"v": value}}
+
+
+async def test_watch_target_reconciles_the_parent_on_change_and_releases(client: Client, namespace: str,
+                                                                         cache: SharedCache) -> None:
+    seen: dict[str, Any] = {}
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        parent = ctx.get()
+        if parent is None:
+            return None  # asks for nothing: releases what it watched
+        target = await ctx.watch_target("v1/Secret", parent["data"]["target"])
+        seen[req.name] = None if target is None else dict(target.get("data") or {})
+        return None
+
+    ctl = Controller("targets-test", for_="v1/ConfigMap", namespace=namespace, label_selector="parent=yes",
+                     reconcile=reconcile)
+    async with running(ctl, cache):
+        targets = ctl._runtime.targets
+        assert targets is not None
+        await client.create(_parent("p", "s1"), namespace=namespace)
+        await client.create(_parent("q", "s1"), namespace=namespace)
+        await eventually(lambda: seen.get("p", 0) is None and seen.get("q", 0) is None)  # not there yet
+        await client.create(_secret("s1", "one"), namespace=namespace)  # created: both parents run again
+        await eventually(lambda: seen.get("p") == seen.get("q") == {"v": "b25l"})
+        assert targets.open_caches() == [("default", "core/v1/secrets")]  # one cache for both
+        secrets_cache = {"cluster": "default", "resource": "core/v1/secrets"}
+        assert metric("kubeloop_controller_targets_watched", controller="targets-test") == 1
+        assert metric("kubeloop_controller_target_caches", controller="targets-test", **secrets_cache) == 1
+        assert metric("kubeloop_cache_informers_open", **secrets_cache) >= 1
+        collected = metric("kubeloop_cache_informers_collected_total", **secrets_cache)
+
+        # p points elsewhere: s1 is then only q's
+        p = await client.get("v1/ConfigMap", "p", namespace=namespace)
+        p["data"]["target"] = "s2"
+        await client.replace(p)
+        await eventually(lambda: targets.index.targets(Request("default", namespace, "p"))
+                         == {("default", "core/v1/secrets", namespace, "s2")})
+        await client.patch("v1/Secret", "s1", {"stringData": {"v": "two"}}, namespace=namespace)
+        await eventually(lambda: seen.get("q") == {"v": "dHdv"})
+
+        # deleting the parents releases their targets, then the cache
+        await client.delete("v1/ConfigMap", "p", namespace=namespace)
+        await client.delete("v1/ConfigMap", "q", namespace=namespace)
+        await eventually(lambda: len(targets.index) == 0 and targets.open_caches() == [])
+        assert metric("kubeloop_controller_targets_watched", controller="targets-test") == 0
+        # nobody else in this process reads Secrets: the informer is collected after the grace period
+        await eventually(lambda: metric("kubeloop_cache_informers_collected_total", **secrets_cache) > collected)
+        assert metric("kubeloop_cache_informers_open", **secrets_cache) == 0
+
+
+async def test_unknown_kind_and_cluster_are_retried_then_work(client: Client, namespace: str, cache: SharedCache,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    group = f"kl{secrets.token_hex(3)}.example.com"
+    errors: list[BaseException] = []
+    seen: list[Any] = []
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        try:
+            if req.name == "nowhere":
+                await ctx.watch_target("v1/Secret", "x", cluster="nowhere")
+            seen.append(await ctx.watch_target(f"{group}/v1/Widget", "w1"))
+        except (KindNotServed, UnknownCluster) as exc:
+            errors.append(exc)
+            raise
+        return None
+
+    ctl = Controller("targets-later", for_="v1/ConfigMap", namespace=namespace, label_selector="parent=yes",
+                     reconcile=reconcile)
+    try:
+        with caplog.at_level(logging.WARNING, "kubeloop"):
+            async with running(ctl, cache):
+                await client.create(_parent("nowhere", "-"), namespace=namespace)
+                await client.create(_parent("p", "-"), namespace=namespace)
+                await eventually(lambda: any(isinstance(e, KindNotServed) for e in errors)
+                                 and any(isinstance(e, UnknownCluster) for e in errors))
+                await install_crd(client, widget_crd(group))  # the kind is served from now on
+                await eventually(lambda: seen and seen[-1] is None, timeout=15)  # asked, and watched
+                await client.create({"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w1"},
+                                     "spec": {"size": 1}}, namespace=namespace)
+                await eventually(lambda: seen and seen[-1] is not None)
+        assert any("KindNotServed" in r.getMessage() and group in r.getMessage() for r in caplog.records)
+        assert any("unknown cluster 'nowhere'" in r.getMessage() for r in caplog.records)
+    finally:
+        with contextlib.suppress(ApiError):
+            await client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")
