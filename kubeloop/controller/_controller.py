@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from kubeloop.cache import DEFAULT_TRANSFORM, CacheReader, Filter, IndexFunc, SharedCache, Transform
@@ -277,6 +277,19 @@ class Controller:
         await asyncio.sleep(0)  # let run() mark itself running
         return await self.wait_ready(timeout)
 
+    def engage_cluster(self, cluster: str) -> None:
+        """``cluster`` was added to the cache while this controller runs: if it runs there (no
+        ``clusters`` list, or one naming it, or a source pinned to it), open its sources there in the
+        background; their requests flow into the one queue once they synced. Never blocks, and a
+        cluster that does not answer delays nothing else (`unsynced_clusters` names it).
+        `kubeloop.manager.Manager.add_cluster` and ``replace_cluster`` call this."""
+        self._runtime.engage(cluster)
+
+    @property
+    def unsynced_clusters(self) -> list[str]:
+        """Clusters it runs on whose sources have not all synced yet (their events wait for them)."""
+        return self._runtime.unsynced_clusters
+
     def forget_cluster(self, cluster: str) -> None:
         """``cluster`` was removed from the cache: drop its queued requests, its sources and the
         targets watched there (`kubeloop.manager.Manager.remove_cluster` calls this)."""
@@ -287,7 +300,8 @@ class Controller:
         await self._runtime.stop(drain_timeout)
 
     async def run(self, cache: SharedCache, *, clients: Mapping[str, Client] | None = None,
-                  fence: Callable[[], bool] | None = None, clock: Clock = REAL_CLOCK) -> None:
+                  fence: Callable[[], bool] | None = None, clock: Clock = REAL_CLOCK,
+                  startup_clusters: Collection[str] | None = None) -> None:
         """Run until ``stop()`` (or cancellation): subscribe, wait for sync, reconcile.
 
         ``clients``: per-cluster clients for writes (default: the cache's own clients).
@@ -296,8 +310,13 @@ class Controller:
         lease starts no reconcile when it resumes).
         ``clock``: the time its queue schedules by and ``ctx.now()`` reads (the Manager passes its
         own; `kubeloop.testing.VirtualClock` in tests).
+        ``startup_clusters``: the clusters whose sources must sync before the workers start (bounded
+        by ``cache_sync_timeout``, as controller-runtime); the other clusters it runs on, and those
+        added later (`engage_cluster`), are engaged in the background, and a listed cluster not added
+        yet is engaged when it is. None (the default): every cluster it runs on must be known and
+        sync first. The Manager passes the clusters known when it started.
         """
-        await self._runtime.run(self._spec, cache, clients, fence, clock)
+        await self._runtime.run(self._spec, cache, clients, fence, clock, startup_clusters)
 
     def __repr__(self) -> str:
         return (f"Controller({self.name}, for={self._spec.primary.resource}, sources={len(self._spec.sources)}, "

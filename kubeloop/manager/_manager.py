@@ -17,8 +17,8 @@ slow or forbidden informer delays only the controllers that use it. Equal scopes
 Clusters: ``default`` (the ``client`` or the kubeconfig) is needed: unreachable at start, the
 manager fails. Other clusters may come and go (`add_cluster`/`remove_cluster` while running,
 `ClustersFromSecrets`): one that is unreachable only delays what uses it (its informers report why
-in `cluster_readiness`), never the whole manager. Controllers run on the clusters known when they
-start; clusters added later serve ``ctx.watch_target`` (docs/targets.md).
+in `cluster_readiness`), never the whole manager. Controllers run on every cluster (or those they
+list), also on clusters added while they run: they engage them in the background (docs/targets.md).
 
 Leadership lost: leader-only controllers stop at once (in-flight reconciles are cancelled), the
 caches stay warm and the manager campaigns again. Shutdown (`stop()`, or the first SIGTERM/SIGINT
@@ -219,9 +219,10 @@ class Manager:
 
         ``client``: a `Client` (yours: `remove_cluster` leaves it open), or a `ClusterConfig` or
         ``kubeconfig`` path (+ ``context``) the manager makes a client of (and closes on removal).
-        Added before start, controllers run on it unless they name their clusters; added while
-        running, it serves ``ctx.watch_target`` (and controllers started later). Its reachability is
-        checked in the background: unreachable, it is reported by `cluster_readiness`, not fatal.
+        Controllers run on it unless their ``clusters`` list leaves it out; added while running,
+        the running ones engage it: their sources there start in the background and feed their one
+        queue once synced. Its reachability is checked in the background: unreachable, it is
+        reported by `cluster_readiness`, never fatal, and delays nothing on the other clusters.
         """
         if self._state in ("stopping", "stopped"):
             raise RuntimeError(f"cannot add a cluster: the manager is already {self._state}")
@@ -243,6 +244,8 @@ class Manager:
             self.cache.add_cluster(name, client)
             self._probe_cluster(self._tg, name, client)
             log.info("cluster %r added (%s)", name, client.config.server)
+            for e in self._controllers:
+                e.controller.engage_cluster(name)  # those running there open their sources (in the background)
         return client
 
     async def remove_cluster(self, name: str) -> None:
@@ -255,7 +258,8 @@ class Manager:
 
     async def replace_cluster(self, name: str, client: Client | ClusterConfig) -> Client:
         """Swap a cluster's client (new credentials, new server): `remove_cluster` then `add_cluster`,
-        with no moment in between where the name is unknown. Its target caches are rebuilt on demand."""
+        with no moment in between where the name is unknown. The controllers reopen their sources on
+        the new client (engaged as a new cluster); its target caches are rebuilt on demand."""
         old = self._detach(name)
         try:
             return self.add_cluster(name, client)
@@ -415,7 +419,13 @@ class Manager:
             if name in self._static_clusters:
                 continue
             reasons = [f"unreachable: {self._unreachable[name]}"] if name in self._unreachable else []
+            reasons += [f"controller {c.name}: its sources here have not synced yet (its other clusters "
+                        "are not affected)" for c in self.controllers if name in c.unsynced_clusters]
             out[name] = reasons + self._informer_reasons([name])
+        for c in self.controllers:
+            for name in c.clusters or ():
+                if name not in self._clients:
+                    out.setdefault(name, []).append(f"not added yet: controller {c.name} runs on it once it is")
         return out
 
     def readiness(self) -> list[str]:
@@ -636,21 +646,23 @@ class Manager:
         for name, client in self._clients.items():
             if name != DEFAULT_CLUSTER:
                 self._probe_cluster(tg, name, client)
+        known = cache.clusters
         self._static_clusters = {DEFAULT_CLUSTER}
         for inf in self._informers:
-            self._static_clusters.update([inf.cluster] if inf.cluster else cache.clusters)
+            self._static_clusters.update([inf.cluster] if inf.cluster else known)
         for e in self._controllers:
-            self._static_clusters.update(e.controller.clusters if e.controller.clusters is not None
-                                         else cache.clusters)
-        # every informer anyone needs starts now, on every replica: warm standby
+            self._static_clusters.update(c for c in e.controller.clusters or known if c in known)
+        # every informer anyone needs starts now, on every replica: warm standby (a cluster a
+        # controller names that is not added yet is engaged when it is)
         for inf in self._informers:
             await inf.open(cache)
         for e in self._controllers:
             c = e.controller
-            clusters = c.clusters if c.clusters is not None else cache.clusters
+            clusters = c.clusters if c.clusters is not None else known
             for spec in c.sources:
                 for cluster in [spec.cluster] if spec.cluster else clusters:
-                    self._warm.append(await cache.informer_for(cluster, spec.resource, **spec.informer_args()))
+                    if cluster in known:
+                        self._warm.append(await cache.informer_for(cluster, spec.resource, **spec.informer_args()))
         for e in self._controllers:
             if not e.leader_only:
                 self._start_controller(tg, e)
@@ -692,8 +704,9 @@ class Manager:
             for inf in e.needs:
                 await inf.wait_synced(e.controller.cache_sync_timeout)
             fence = self.elector.may_lead if e.leader_only and self.elector is not None else None
+            # the clusters known at start sync before its workers start; later ones are engaged
             await e.controller.run(self.cache, clients=self._clients, fence=fence,  # type: ignore[arg-type]
-                                   clock=self.clock)
+                                   clock=self.clock, startup_clusters=self._static_clusters)
 
         e.task = tg.create_task(self._guard(f"controller {e.controller.name}", run()),
                                 name=f"controller {e.controller.name}")
