@@ -74,7 +74,10 @@ class Controller:
     ``suppress_own_writes`` which own writes' events are dropped (see `SuppressOwnWrites`); ``clusters`` restricts the clusters it runs on
     (default: every cluster of the cache); ``field_manager`` for apply (default: the name);
     ``writes``: other kinds the reconcile writes through ``ctx.client`` (``["v1/Secret"]``), for the
-    RBAC rules ``kubeloop manifests`` derives (docs/manifests.md).
+    RBAC rules ``kubeloop manifests`` derives (docs/manifests.md); ``targets``: the kinds the
+    reconcile reads with ``ctx.watch_target`` (``["helm.toolkit.fluxcd.io/v2/HelmRelease"]``), so
+    their read rules are derived too; once declared, reading another kind is a `TargetNotDeclared`
+    error (None, the default: any kind, no rule derived).
     """
 
     def __init__(
@@ -103,7 +106,10 @@ class Controller:
         record_events: bool = True,
         logger: logging.Logger | None = None,
         writes: Sequence[str] = (),
+        targets: Sequence[str] | None = None,
     ) -> None:
+        if isinstance(targets, str) or isinstance(writes, str):
+            raise TypeError(f"writes= and targets= take a list of kinds such as [{targets or writes!r}], not a string")
         primary = SourceSpec(for_, EnqueueForObject(), namespace=namespace, label_selector=label_selector,
                              field_selector=field_selector, transform=transform, filter=filter,
                              predicate=combine_predicates(predicates))
@@ -114,7 +120,7 @@ class Controller:
             clusters=tuple(clusters) if clusters is not None else None, field_manager=field_manager or name,
             read_your_writes=read_your_writes, read_your_writes_timeout=read_your_writes_timeout,
             suppress_own_writes=suppress_own_writes, cache_sync_timeout=cache_sync_timeout, record_events=record_events,
-            logger=logger, writes=tuple(writes)))
+            logger=logger, writes=tuple(writes), targets=tuple(targets) if targets is not None else None))
 
     def _init(self, spec: ControllerSpec) -> None:
         self._spec = spec

@@ -168,7 +168,7 @@ class ControllerRuntime:
         self._primary_kind = None
         if self.ryw is not None:
             self.ryw.bind(self.sources)
-        self.targets = Targets(self.name, cache, lambda req: self.queue.add(req))
+        self.targets = Targets(self.name, cache, lambda req: self.queue.add(req), declared=spec.targets)
         self.view = RuntimeView(self.name, spec.field_manager, spec.primary.resource, self.log, cache, self.sources,
                                 self.ryw, self.applied, self.metrics, recorder, self.targets)
         self.metrics.max_concurrent = spec.max_concurrent_reconciles

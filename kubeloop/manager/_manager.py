@@ -349,6 +349,12 @@ class Manager:
     def runnables(self) -> list[str]:
         return [r.name for r in self._runnables]
 
+    @property
+    def runnable_reads(self) -> list[tuple[str, str | None]]:
+        """(resource, namespace or None) the runnables list and watch, from each one's ``reads``
+        attribute (`ClustersFromSecrets` declares its Secrets): what `kubeloop manifests` grants them."""
+        return [(str(r), ns) for e in self._runnables for r, ns in getattr(e.fn, "reads", ())]
+
     def _require_new(self, what: str) -> None:
         if self._state != "new":
             raise RuntimeError(f"cannot {what}: the manager is already {self._state}")
