@@ -246,7 +246,24 @@ class Manager:
             log.info("cluster %r added (%s)", name, client.config.server)
             for e in self._controllers:
                 e.controller.engage_cluster(name)  # those running there open their sources (in the background)
+            self._aux[f"warm {name}"] = self._tg.create_task(self._warm_cluster(name), name=f"cluster {name}: warm")
         return client
+
+    async def _warm_cluster(self, name: str) -> None:
+        """Keep the informers every controller needs on a cluster added at run time, on every replica
+        (warm standby: a leader-only controller that starts later finds them synced)."""
+        assert self.cache is not None
+        try:
+            for e in self._controllers:
+                c = e.controller
+                for spec in c.sources:
+                    if spec.cluster == name or (spec.cluster is None and (c.clusters is None or name in c.clusters)):
+                        self._warm.append(await self.cache.informer_for(name, spec.resource, **spec.informer_args()))
+        except Exception as exc:  # the controllers' own engagement retries and reports
+            log.warning("cluster %r: cannot keep its informers warm: %s", name, exc)
+        finally:
+            if self._aux.get(f"warm {name}") is asyncio.current_task():
+                del self._aux[f"warm {name}"]
 
     async def remove_cluster(self, name: str) -> None:
         """Remove a cluster while running (or before start): its informers stop (their watches
@@ -282,9 +299,9 @@ class Manager:
         for handle in [h for h in self._warm if h.cluster == name]:
             handle.release()
             self._warm.remove(handle)
-        probe = self._aux.pop(f"cluster {name}", None)
-        if probe is not None:
-            probe.cancel()
+        for task in (self._aux.pop(f"cluster {name}", None), self._aux.pop(f"warm {name}", None)):
+            if task is not None:
+                task.cancel()  # a warm-up in flight takes no more handles
         self._unreachable.pop(name, None)
         if self.cache is not None and name in self.cache.clusters:
             self.cache.remove_cluster(name)
@@ -803,7 +820,7 @@ class Manager:
             if self.leader_election is not None and self.leader_election.release_on_cancel:
                 await self.elector.release()
         await self._cancel(self._aux.pop("readiness", None))
-        for key in [k for k in self._aux if k.startswith("cluster ")]:
+        for key in [k for k in self._aux if k.startswith(("cluster ", "warm "))]:
             await self._cancel(self._aux.pop(key, None))
         for inf in self._informers:
             inf.close()

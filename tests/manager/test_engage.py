@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from kubeloop import Client, Context, Controller, Manager, Request, Result
+from kubeloop import Client, Context, Controller, LeaderElection, Manager, Request, Result
 from kubeloop.config import ClusterConfig, load_kubeconfig
 from kubeloop.controller import ReconcileFn
 from kubeloop.testing import APIServer, eventually
@@ -142,3 +142,20 @@ async def test_replace_cluster_reopens_the_sources_on_the_new_client(client: Cli
         await put_configmap(new_config, ns, "later")
         await eventually(lambda: Request("edge", ns, "later") in seen)
         await manager.remove_cluster("edge")
+
+
+async def test_a_standby_keeps_the_informers_of_a_cluster_added_later_warm(client: Client, ns: str) -> None:
+    """A replica that does not lead runs no leader-only controller, yet opens its informers on a
+    cluster added at run time (warm standby), as it does for the clusters known at start."""
+    await client.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "engage-lock"},
+                         "spec": {"holderIdentity": "someone-else", "leaseDurationSeconds": 3600,
+                                  "renewTime": "2026-01-01T00:00:00.000000Z"}}, namespace=ns)
+    manager = Manager(client, cache_grace_period=0.2, leader_election=LeaderElection("engage-lock", namespace=ns))
+    ctl = manager.add(Controller("cm", for_="v1/ConfigMap", namespace=ns, reconcile=recorder([])))
+    async with manager, remote(ns) as (west, config):
+        assert await manager.wait_ready(10), manager.readiness()
+        assert not manager.is_leader and not ctl.ready
+        manager.add_cluster("west", config)
+        await eventually(lambda: west.stats()["open_watches"].get(CONFIGMAPS) == 1, what="a warm informer on west")
+        await manager.remove_cluster("west")
+        await eventually(lambda: not west.stats()["open_watches"], what="west's watches closed")
