@@ -85,6 +85,7 @@ class ControllerRuntime:
         # cluster engagement (see `engage`): events of a cluster whose sources have not synced yet
         # are held, so map functions and reconciles see full caches of it
         self._held: dict[str, HeldEvents] = {}
+        self._held_requests: dict[str, dict[Request, int]] = {}  # requests of such a cluster, from elsewhere
         self._engaging: dict[str, asyncio.Task[None]] = {}
         self._later: list[str] = []  # clusters to engage once the run's task group exists
         self._epochs: dict[str, int] = {}  # bumped when a cluster is forgotten: in-flight opens abort
@@ -163,6 +164,7 @@ class ControllerRuntime:
         recorder = EventRecorder(self.name, self.client) if spec.record_events else None
         self.sources = SourceSet(self.name)
         self._held = {c: {} for c in now}
+        self._held_requests = {}
         self._engaging = {}
         self._later = [c for c in clusters if c not in now]
         self._primary_kind = None
@@ -200,6 +202,7 @@ class ControllerRuntime:
         finally:
             self._tg = None
             self._held = {}
+            self._held_requests = {}
             self._later = []
             self.ready.clear()
             self.queue.shutdown()
@@ -232,7 +235,8 @@ class ControllerRuntime:
                 tg.create_task(self.targets.run(), name=f"{self.name} targets")
             later, self._later = self._later, []
             for cluster in later:
-                self._spawn_engage(cluster)
+                if not any(s.cluster == cluster for s in startup):  # not reopened at start meanwhile
+                    self._spawn_engage(cluster)
             await self._wait_synced(startup)
             for cluster in {s.cluster for s in startup}:
                 self._release_held(cluster)
@@ -264,6 +268,7 @@ class ControllerRuntime:
         if task is not None:
             task.cancel()
         self._held.pop(cluster, None)
+        self._held_requests.pop(cluster, None)
         if cluster in self._later:
             self._later.remove(cluster)
         self.queue.discard_if(lambda req: req.cluster == cluster)
@@ -317,6 +322,8 @@ class ControllerRuntime:
         delay = 0.5
         try:
             while True:
+                if not cache.has_cluster(cluster):
+                    return
                 try:
                     bound = await self._open_on(cache, cluster)
                     break
@@ -351,6 +358,8 @@ class ControllerRuntime:
         held = self._held.pop(cluster, None)
         for spec, primary, ev in (held or {}).values():
             self.dispatch(spec, primary, ev)
+        for req, priority in self._held_requests.pop(cluster, {}).items():
+            self.queue.add(req, priority)
 
     # ------------------------------------------------------------------ sources
 
@@ -522,6 +531,9 @@ class ControllerRuntime:
         return client
 
     async def _process(self, req: Request, priority: int) -> None:
+        if req.cluster in self._held:  # its cluster is being engaged: it runs once its caches there synced
+            self._held_requests.setdefault(req.cluster, {})[req] = priority
+            return
         m = self.metrics
         m.active_workers += 1
         started = time.perf_counter()

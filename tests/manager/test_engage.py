@@ -115,13 +115,16 @@ async def test_an_unreachable_new_cluster_delays_nothing_else(client: Client, ns
         await eventually(lambda: ctl.unsynced_clusters == ["late"])
         await eventually(lambda: any("controller cm: its sources here have not synced" in r
                                      for r in manager.cluster_readiness()["late"]))
+        ctl.enqueue(Request("late", ns, "early"))  # e.g. from a map function: waits for late's caches
         await client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "home"}}, namespace=ns)
         await eventually(lambda: Request("default", ns, "home") in seen)
         assert manager.ready, manager.readiness()
+        assert Request("late", ns, "early") not in seen
 
         async with remote(ns, port=port) as (_late, config):  # the cluster answers now
             await put_configmap(config, ns, "far")
             await eventually(lambda: Request("late", ns, "far") in seen, timeout=30, what="engaged once it answers")
+            await eventually(lambda: Request("late", ns, "early") in seen, what="the held request ran")
             assert ctl.unsynced_clusters == []
             await manager.remove_cluster("late")
 
