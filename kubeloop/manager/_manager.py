@@ -435,8 +435,10 @@ class Manager:
         return reasons
 
     def cluster_readiness(self) -> dict[str, list[str]]:
-        """Per cluster added besides the ones controllers started on: why it is not ready (empty:
-        ready). Such a cluster (targets, `ClustersFromSecrets`) never makes the manager unready."""
+        """Per cluster besides those the controllers started on (added at run time, e.g. by
+        `ClustersFromSecrets`, or used by targets only): why it is not ready (empty: ready), including
+        controllers still engaging it; and each cluster a controller's ``clusters`` names that is not
+        added yet. Such a cluster never makes the manager unready."""
         out: dict[str, list[str]] = {}
         for name in self._clients:
             if name in self._static_clusters:
