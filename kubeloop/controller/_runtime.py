@@ -343,6 +343,8 @@ class ControllerRuntime:
                     await asyncio.gather(*(s.handle.wait_synced(timeout) for s in bound))
                     break
                 except TimeoutError as exc:  # InformerNotReady: not fatal here; keep waiting
+                    if any(s.handle.informer.stopped for s in bound) or not cache.has_cluster(cluster):
+                        return  # removed, or the cache is closing
                     self.log.warning("controller %s: its sources on cluster %r have not synced after %.0fs (%s); "
                                      "its other clusters are not affected", self.name, cluster, timeout, exc)
             self._release_held(cluster)
