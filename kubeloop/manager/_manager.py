@@ -250,10 +250,13 @@ class Manager:
         return client
 
     async def _warm_cluster(self, name: str) -> None:
-        """Keep the informers every controller needs on a cluster added at run time, on every replica
-        (warm standby: a leader-only controller that starts later finds them synced)."""
+        """Open the informers of `informer()` (those on every cluster) and keep those every controller
+        needs on a cluster added at run time, on every replica (warm standby: a leader-only
+        controller that starts later finds them synced)."""
         assert self.cache is not None
         try:
+            for inf in self._informers:
+                await inf.open_cluster(self.cache, name)
             for e in self._controllers:
                 c = e.controller
                 for spec in c.sources:

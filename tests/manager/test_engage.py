@@ -61,6 +61,7 @@ async def test_running_controllers_engage_a_cluster_added_later(client: Client, 
     manager.add(Controller("everywhere", for_="v1/ConfigMap", namespace=ns, reconcile=recorder(everywhere)))
     manager.add(Controller("home-only", for_="v1/Secret", namespace=ns, clusters=["default"],
                            reconcile=recorder(pinned)))
+    shared = manager.informer("v1/ConfigMap", namespace=ns)  # every cluster, those added later included
     with caplog.at_level(logging.WARNING):
         async with manager, remote(ns) as (west, config):
             assert await manager.wait_ready(10), manager.readiness()
@@ -69,6 +70,7 @@ async def test_running_controllers_engage_a_cluster_added_later(client: Client, 
             await eventually(lambda: Request("west", ns, "before") in everywhere, what="existing object reconciled")
             await put_configmap(config, ns, "after")
             await eventually(lambda: Request("west", ns, "after") in everywhere, what="new object reconciled")
+            assert shared.get("after", ns, cluster="west") is not None
             watches = west.stats()["open_watches"]
             assert watches.get(CONFIGMAPS) == 1 and SECRETS not in watches  # home-only stays home
             assert manager.cluster_readiness()["west"] == [] and manager.ready
