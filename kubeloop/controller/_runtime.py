@@ -2,7 +2,7 @@
 
 `ControllerRuntime` owns everything that changes while a controller runs (the queue, the bound
 sources, the workers, read your writes, metrics); it reads the frozen `ControllerSpec` and hands
-each reconcile a `Context` over a `RuntimeView`, never itself. Its ~600 lines are that one object's
+each reconcile a `Context` over a `RuntimeView`, never itself. Its ~650 lines are that one object's
 life cycle (start, clusters engaged and forgotten while it runs, dispatch, workers, results, drain);
 what can stand apart already does (`_sources`, `_handlers`, `_readyourwrites`, `_context`).
 """
