@@ -93,6 +93,7 @@ async def operator_of(module: ModuleType, target: str, namespace: str, lease: tu
             raise LoadError(f"{target}: setup(manager) contacted the cluster, which manifests never does ({exc}); "
                             "move that work into a runnable (manager.add_runnable)") from None
         informers = tuple((inf.resource, inf.selection.namespace) for inf in manager.informers)
+        informers += tuple(manager.runnable_reads)
         return Operator(tuple(c.spec for c in manager.controllers), informers, lease)
     finally:
         await client.close()
@@ -208,5 +209,6 @@ def _referenced(op: Any) -> list[str]:
     out: list[str] = []
     for spec in op.controllers:
         out += [s.resource for s in spec.sources] + list(spec.writes)
+        out += [t for t in spec.targets or () if t.rpartition("/")[2][:1].isupper()]  # plurals need nothing
     out += [r for r, _ in op.informers]
     return out

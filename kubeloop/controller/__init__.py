@@ -49,6 +49,7 @@ from kubeloop.controller._targets import (
     ClusterUnreachable,
     KindNotServed,
     TargetError,
+    TargetNotDeclared,
     TargetNotSynced,
     UnknownCluster,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "SourceSpec",
     "SuppressOwnWrites",
     "TargetError",
+    "TargetNotDeclared",
     "TargetNotSynced",
     "TerminalError",
     "UnknownCluster",

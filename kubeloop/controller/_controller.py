@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from kubeloop.cache import DEFAULT_TRANSFORM, CacheReader, Filter, IndexFunc, SharedCache, Transform
@@ -74,7 +74,10 @@ class Controller:
     ``suppress_own_writes`` which own writes' events are dropped (see `SuppressOwnWrites`); ``clusters`` restricts the clusters it runs on
     (default: every cluster of the cache); ``field_manager`` for apply (default: the name);
     ``writes``: other kinds the reconcile writes through ``ctx.client`` (``["v1/Secret"]``), for the
-    RBAC rules ``kubeloop manifests`` derives (docs/manifests.md).
+    RBAC rules ``kubeloop manifests`` derives (docs/manifests.md); ``targets``: the kinds the
+    reconcile reads with ``ctx.watch_target`` (``["helm.toolkit.fluxcd.io/v2/HelmRelease"]``), so
+    their read rules are derived too; once declared, reading another kind is a `TargetNotDeclared`
+    error (None, the default: any kind, no rule derived).
     """
 
     def __init__(
@@ -103,7 +106,10 @@ class Controller:
         record_events: bool = True,
         logger: logging.Logger | None = None,
         writes: Sequence[str] = (),
+        targets: Sequence[str] | None = None,
     ) -> None:
+        if isinstance(targets, str) or isinstance(writes, str):
+            raise TypeError(f"writes= and targets= take a list of kinds such as [{targets or writes!r}], not a string")
         primary = SourceSpec(for_, EnqueueForObject(), namespace=namespace, label_selector=label_selector,
                              field_selector=field_selector, transform=transform, filter=filter,
                              predicate=combine_predicates(predicates))
@@ -114,7 +120,7 @@ class Controller:
             clusters=tuple(clusters) if clusters is not None else None, field_manager=field_manager or name,
             read_your_writes=read_your_writes, read_your_writes_timeout=read_your_writes_timeout,
             suppress_own_writes=suppress_own_writes, cache_sync_timeout=cache_sync_timeout, record_events=record_events,
-            logger=logger, writes=tuple(writes)))
+            logger=logger, writes=tuple(writes), targets=tuple(targets) if targets is not None else None))
 
     def _init(self, spec: ControllerSpec) -> None:
         self._spec = spec
@@ -289,6 +295,19 @@ class Controller:
         await asyncio.sleep(0)  # let run() mark itself running
         return await self.wait_ready(timeout)
 
+    def engage_cluster(self, cluster: str) -> None:
+        """``cluster`` was added to the cache while this controller runs: if it runs there (no
+        ``clusters`` list, or one naming it, or a source pinned to it), open its sources there in the
+        background; their requests flow into the one queue once they synced. Never blocks, and a
+        cluster that does not answer delays nothing else (`unsynced_clusters` names it).
+        `kubeloop.manager.Manager.add_cluster` and ``replace_cluster`` call this."""
+        self._runtime.engage(cluster)
+
+    @property
+    def unsynced_clusters(self) -> list[str]:
+        """Clusters it runs on whose sources have not all synced yet (their events wait for them)."""
+        return self._runtime.unsynced_clusters
+
     def forget_cluster(self, cluster: str) -> None:
         """``cluster`` was removed from the cache: drop its queued requests, its sources and the
         targets watched there (`kubeloop.manager.Manager.remove_cluster` calls this)."""
@@ -300,7 +319,8 @@ class Controller:
 
     async def run(self, cache: SharedCache, *, clients: Mapping[str, Client] | None = None,
                   fence: Callable[[], bool] | None = None, clock: Clock = REAL_CLOCK,
-                  gate: Gate | None = None) -> None:
+                  gate: Gate | None = None,
+                  startup_clusters: Collection[str] | None = None) -> None:
         """Run until ``stop()`` (or cancellation): subscribe, wait for sync, reconcile.
 
         ``clients``: per-cluster clients for writes (default: the cache's own clients).
@@ -310,8 +330,13 @@ class Controller:
         owns the request (sharding; see `kubeloop.controller._runtime.Gate`).
         ``clock``: the time its queue schedules by and ``ctx.now()`` reads (the Manager passes its
         own; `kubeloop.testing.VirtualClock` in tests).
+        ``startup_clusters``: the clusters whose sources must sync before the workers start (bounded
+        by ``cache_sync_timeout``, as controller-runtime); the other clusters it runs on, and those
+        added later (`engage_cluster`), are engaged in the background, and a listed cluster not added
+        yet is engaged when it is. None (the default): every cluster it runs on must be known and
+        sync first. The Manager passes the clusters known when it started.
         """
-        await self._runtime.run(self._spec, cache, clients, fence, clock, gate)
+        await self._runtime.run(self._spec, cache, clients, fence, clock, gate, startup_clusters)
 
     def __repr__(self) -> str:
         return (f"Controller({self.name}, for={self._spec.primary.resource}, sources={len(self._spec.sources)}, "

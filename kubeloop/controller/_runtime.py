@@ -2,9 +2,9 @@
 
 `ControllerRuntime` owns everything that changes while a controller runs (the queue, the bound
 sources, the workers, read your writes, metrics); it reads the frozen `ControllerSpec` and hands
-each reconcile a `Context` over a `RuntimeView`, never itself. Its ~470 lines are that one object's
-life cycle (start, dispatch, workers, results, drain); what can stand apart already does
-(`_sources`, `_handlers`, `_readyourwrites`, `_context`).
+each reconcile a `Context` over a `RuntimeView`, never itself. Its ~650 lines are that one object's
+life cycle (start, clusters engaged and forgotten while it runs, dispatch, workers, results, drain);
+what can stand apart already does (`_sources`, `_handlers`, `_readyourwrites`, `_context`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Protocol
 
 from kubeloop.cache import CacheNotSynced, Event, SharedCache, SubscriptionClosed
@@ -37,6 +37,10 @@ from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, REAL_CLOCK, Clock, Qu
 _SYNC_WAIT = 10.0  # seconds a reconcile that read an unsynced cache waits for it before backing off
 _FENCE_POLL = 0.1  # seconds between checks of a fence that forbids work (the stop usually comes first)
 _ERRORS_REMEMBERED = 1000  # distinct reconcile errors whose repeats are counted (oldest forgotten)
+_ENGAGE_RETRY_MAX = 30.0  # seconds between attempts to resolve the kinds of a cluster being engaged
+
+HeldEvents = dict[tuple[int, str, str], tuple[SourceSpec, PrimaryKind, Event]]
+"""Events of one cluster held until its sources synced: the latest per (source, namespace, name)."""
 
 
 class Gate(Protocol):
@@ -94,6 +98,16 @@ class ControllerRuntime:
         self.in_flight: set[Request] = set()  # requests whose reconcile has started and not ended
         self.synced = False  # every source finished its first list (map functions see full caches)
         self._deferred: list[tuple[SourceSpec, PrimaryKind, Event]] = []
+        # cluster engagement (see `engage`): events of a cluster whose sources have not synced yet
+        # are held, so map functions and reconciles see full caches of it
+        self._held: dict[str, HeldEvents] = {}
+        self._held_requests: dict[str, dict[Request, int]] = {}  # requests of such a cluster, from elsewhere
+        self._engaging: dict[str, asyncio.Task[None]] = {}
+        self._later: list[str] = []  # clusters to engage once the run's task group exists
+        self._epochs: dict[str, int] = {}  # bumped when a cluster is forgotten: in-flight opens abort
+        self._primary_kind: PrimaryKind | None = None
+        self._given_clients: Mapping[str, Client] = {}
+        self._tg: asyncio.TaskGroup | None = None
 
     def _new_queue(self, spec: ControllerSpec) -> WorkQueue[Request]:
         return WorkQueue(spec.name, rate_limiter=spec.rate_limiter, debounce=spec.debounce,
@@ -130,18 +144,33 @@ class ControllerRuntime:
     # ------------------------------------------------------------------ lifecycle
 
     def _begin(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None,
-               clock: Clock) -> list[str]:
-        """Check the configuration against ``cache`` and reset the state of a previous run."""
+               clock: Clock, startup: Collection[str] | None) -> list[str]:
+        """Check the configuration against ``cache``, reset the state of a previous run and return
+        the clusters to open now (the others it runs on are queued for `engage`)."""
         if self.running:
             raise ControllerError(f"{self.name}: already running")
-        clusters = list(spec.clusters) if spec.clusters is not None else cache.clusters
-        if not clusters:
+        known = cache.clusters
+        if spec.clusters is None:
+            clusters = known
+        elif startup is None:
+            clusters = list(spec.clusters)  # on its own, every cluster it names must be known
+        else:
+            clusters = [c for c in spec.clusters if c in known]
+            missing = [c for c in spec.clusters if c not in known]
+            if missing:
+                self.log.warning("controller %s: cluster(s) %s not added yet; it runs there once they are",
+                                 self.name, ", ".join(repr(c) for c in missing))
+        clusters += [s.cluster for s in spec.sources
+                     if s.cluster and s.cluster not in clusters and (startup is None or s.cluster in known)]
+        if not clusters and startup is None:
             raise ControllerError(f"{self.name}: the cache has no cluster to run on")
+        now = clusters if startup is None else [c for c in clusters if c in startup]
         try:
             self.clients = {c: (clients or {}).get(c) or cache.client(c) for c in clusters}
             self.tracked = {}
         except KeyError as exc:
             raise ControllerError(f"{self.name}: {exc.args[0]}") from None
+        self._given_clients = clients or {}
         self.spec = spec
         self.running = True
         self.loop = asyncio.get_running_loop()
@@ -150,27 +179,31 @@ class ControllerRuntime:
         self._use_clock(spec, clock)
         recorder = EventRecorder(self.name, self.client) if spec.record_events else None
         self.sources = SourceSet(self.name)
-        self.synced = False
-        self._deferred = []
+        self._held = {c: {} for c in now}
+        self._held_requests = {}
+        self._engaging = {}
+        self._later = [c for c in clusters if c not in now]
+        self._primary_kind = None
         if self.ryw is not None:
             self.ryw.bind(self.sources)
-        self.targets = Targets(self.name, cache, lambda req: self.queue.add(req))
+        self.targets = Targets(self.name, cache, lambda req: self.queue.add(req), declared=spec.targets)
         self.view = RuntimeView(self.name, spec.field_manager, spec.primary.resource, self.log, cache, self.sources,
                                 self.ryw, self.applied, self.metrics, recorder, self.targets)
         self.metrics.max_concurrent = spec.max_concurrent_reconciles
-        return clusters
+        return now
 
     async def run(self, spec: ControllerSpec, cache: SharedCache, clients: Mapping[str, Client] | None,
                   fence: Callable[[], bool] | None = None, clock: Clock = REAL_CLOCK,
-                  gate: Gate | None = None) -> None:
+                  gate: Gate | None = None, startup: Collection[str] | None = None) -> None:
         """Run ``spec`` until `stop` (or cancellation): subscribe, wait for sync, reconcile.
 
         ``fence()`` is asked before each reconcile starts (leader election's `may_lead`): while
         it is False no reconcile starts and the request stays queued. ``gate.owns(request)`` is
         asked next (sharding): a request it refuses is dropped (see `Gate`). ``clock``: the time
-        the queue schedules by and ``ctx.now()`` reads (`kubeloop.queue.Clock`).
+        the queue schedules by and ``ctx.now()`` reads (`kubeloop.queue.Clock`). ``startup``: see
+        `Controller.run`.
         """
-        clusters = self._begin(spec, cache, clients, clock)
+        clusters = self._begin(spec, cache, clients, clock, startup)
         self.fence = fence
         self.gate = gate
         try:
@@ -185,6 +218,10 @@ class ControllerRuntime:
                 raise first from None  # one readable error, not a group
             raise
         finally:
+            self._tg = None
+            self._held = {}
+            self._held_requests = {}
+            self._later = []
             self.ready.clear()
             self.queue.shutdown()
             self.sources.close(release=True)
@@ -205,15 +242,22 @@ class ControllerRuntime:
     async def _run_sources_and_workers(self) -> None:
         assert self.view is not None
         recorder = self.view.recorder
+        startup = list(self.sources)
         async with asyncio.TaskGroup() as tg:
-            for src in self.sources:
+            self._tg = tg
+            for src in startup:
                 tg.create_task(self._pump(src), name=f"{self.name} source {src.spec.describe()}")
             if recorder is not None:
                 tg.create_task(recorder.run(), name=f"{self.name} events")
             if self.targets is not None:
                 tg.create_task(self.targets.run(), name=f"{self.name} targets")
-            await self._wait_synced()
-            self._replay_deferred()
+            later, self._later = self._later, []
+            for cluster in later:
+                if not any(s.cluster == cluster for s in startup):  # not reopened at start meanwhile
+                    self._spawn_engage(cluster)
+            await self._wait_synced(startup)
+            for cluster in {s.cluster for s in startup}:
+                self._release_held(cluster)
             workers = [tg.create_task(self._worker(), name=f"{self.name} worker {i}")
                        for i in range(self.spec.max_concurrent_reconciles)]
             self.ready.set()
@@ -227,6 +271,8 @@ class ControllerRuntime:
                                  self.name, self.drain_timeout)
             for w in workers:
                 w.cancel()
+            for task in self._engaging.values():
+                task.cancel()
             self.sources.close()
             if self.targets is not None:
                 self.targets.close()
@@ -235,12 +281,105 @@ class ControllerRuntime:
 
     def forget_cluster(self, cluster: str) -> None:
         """``cluster`` is removed: drop its queued requests, its sources and its targets."""
+        self._epochs[cluster] = self._epochs.get(cluster, 0) + 1
+        task = self._engaging.pop(cluster, None)
+        if task is not None:
+            task.cancel()
+        self._held.pop(cluster, None)
+        self._held_requests.pop(cluster, None)
+        if cluster in self._later:
+            self._later.remove(cluster)
         self.queue.discard_if(lambda req: req.cluster == cluster)
         self.sources.drop_cluster(cluster)
         if self.targets is not None:
             self.targets.drop_cluster(cluster)
         self.clients.pop(cluster, None)
         self.tracked.pop(cluster, None)
+
+    # ------------------------------------------------------------------ clusters engaged at run time
+
+    def runs_on(self, cluster: str) -> bool:
+        """Whether ``cluster`` is one this controller watches (all, its ``clusters``, or a source's)."""
+        return bool(self._sources_on(cluster))
+
+    def _sources_on(self, cluster: str) -> list[SourceSpec]:
+        spec = self.spec
+        everywhere = spec.clusters is None or cluster in spec.clusters
+        return [s for s in spec.sources if s.cluster == cluster or (s.cluster is None and everywhere)]
+
+    def engage(self, cluster: str) -> None:
+        """Start this controller's sources on ``cluster`` (added, or replaced, while it runs), in the
+        background: its events are held until they all synced, then flow into the one queue. A
+        cluster that does not answer never blocks the others (`unsynced_clusters` names it)."""
+        if not self.running or self.stopping.is_set() or not self.runs_on(cluster):
+            return
+        if cluster in self._engaging or cluster in self._later or any(s.cluster == cluster for s in self.sources):
+            return  # already on it
+        if self.view is not None and cluster not in self.clients:
+            self.clients[cluster] = self._given_clients.get(cluster) or self.view.cache.client(cluster)
+        if self._tg is None:
+            self._later.append(cluster)  # still opening the start-up sources
+        else:
+            self._spawn_engage(cluster)
+
+    @property
+    def unsynced_clusters(self) -> list[str]:
+        """Clusters it runs on whose sources have not all synced yet (their events wait)."""
+        return sorted({*self._held, *self._later})
+
+    def _spawn_engage(self, cluster: str) -> None:
+        assert self._tg is not None
+        self._held.setdefault(cluster, {})
+        self._engaging[cluster] = self._tg.create_task(self._engage(cluster), name=f"{self.name} engage {cluster}")
+
+    async def _engage(self, cluster: str) -> None:
+        """Open the sources on ``cluster`` (resolving kinds until the cluster answers), pump them, wait
+        for them to sync (no time limit: the informers say why not), then release the held events."""
+        assert self.view is not None and self._tg is not None
+        cache = self.view.cache
+        delay = 0.5
+        try:
+            while True:
+                if not cache.has_cluster(cluster):
+                    return
+                try:
+                    bound = await self._open_on(cache, cluster)
+                    break
+                except Exception as exc:  # discovery down: retry until the cluster answers (or is removed)
+                    log = self.log.warning if delay == 0.5 else self.log.debug
+                    log("controller %s: cannot open its sources on cluster %r yet (%s); retrying", self.name,
+                        cluster, exc)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, _ENGAGE_RETRY_MAX)
+            if bound is None:
+                return  # the cluster was removed meanwhile
+            for src in bound:
+                self._tg.create_task(self._pump(src), name=f"{self.name} source {cluster} {src.spec.describe()}")
+            timeout = self.spec.cache_sync_timeout
+            while True:
+                try:
+                    await asyncio.gather(*(s.handle.wait_synced(timeout) for s in bound))
+                    break
+                except TimeoutError as exc:  # InformerNotReady: not fatal here; keep waiting
+                    if any(s.handle.informer.stopped for s in bound) or not cache.has_cluster(cluster):
+                        return  # removed, or the cache is closing
+                    self.log.warning("controller %s: its sources on cluster %r have not synced after %.0fs (%s); "
+                                     "its other clusters are not affected", self.name, cluster, timeout, exc)
+            self._release_held(cluster)
+            self.log.info("controller %s: cluster %r engaged (%d sources synced)", self.name, cluster, len(bound))
+        except Exception:  # a bug of ours: never take the controller down for one cluster
+            self.log.exception("controller %s: engaging cluster %r failed", self.name, cluster)
+        finally:
+            if self._engaging.get(cluster) is asyncio.current_task():
+                del self._engaging[cluster]
+
+    def _release_held(self, cluster: str) -> None:
+        """``cluster``'s sources synced: dispatch the events held meanwhile (map functions now see full caches)."""
+        held = self._held.pop(cluster, None)
+        for spec, primary, ev in (held or {}).values():
+            self.dispatch(spec, primary, ev)
+        for req, priority in self._held_requests.pop(cluster, {}).items():
+            self.queue.add(req, priority)
 
     # ------------------------------------------------------------------ sources
 
@@ -267,36 +406,47 @@ class ControllerRuntime:
                                   "name the kind as 'group/version/Kind' to start before its CRD exists") from exc
 
     async def _open_sources(self, cache: SharedCache, clusters: list[str]) -> None:
-        spec = self.spec
-        primary: PrimaryKind | None = None
-        for source in spec.sources:
-            for cluster in ([source.cluster] if source.cluster else clusters):
-                kind = await self._resolve(cluster, source.resource)
-                primary = primary or kind  # the primary's sources come first
-                handle = await cache.informer_for(cluster, source.resource, **source.informer_args())
-                if source is spec.primary:
-                    for index_name, fn in spec.indexes:
-                        handle.add_index(index_name, fn)
-                src = BoundSource(source, cluster, handle, kind.group, kind.kind, primary)
-                # live changes go straight to the work queue (no task switch); the pump delivers the
-                # initial list and what queues behind it
-                src.sub = handle.subscribe(name=f"{self.name}:{source.role}:{source.resource}",
-                                           sink=functools.partial(self.on_event, src))
-                self.sources.add(src)
+        for cluster in clusters:
+            await self._open_on(cache, cluster)
 
-    async def _wait_synced(self) -> None:
+    async def _open_on(self, cache: SharedCache, cluster: str) -> list[BoundSource] | None:
+        """Bind this controller's sources on ``cluster`` (the primary's first); None if the cluster
+        was removed meanwhile. Kinds are resolved first, so a failure leaves nothing half-open."""
+        spec = self.spec
+        epoch = self._epochs.get(cluster, 0)
+        sources = self._sources_on(cluster)
+        if self._primary_kind is None:
+            self._primary_kind = await self._resolve(cluster, spec.primary.resource)
+        kinds = [await self._resolve(cluster, source.resource) for source in sources]
+        bound: list[BoundSource] = []
+        for source, kind in zip(sources, kinds, strict=True):
+            if self._epochs.get(cluster, 0) != epoch or not cache.has_cluster(cluster):
+                break
+            handle = await cache.informer_for(cluster, source.resource, **source.informer_args())
+            if self._epochs.get(cluster, 0) != epoch:
+                handle.release()
+                break
+            if source is spec.primary:
+                for index_name, fn in spec.indexes:
+                    handle.add_index(index_name, fn)
+            src = BoundSource(source, cluster, handle, kind.group, kind.kind, self._primary_kind)
+            # live changes go straight to the work queue (no task switch); the pump delivers the
+            # initial list and what queues behind it
+            src.sub = handle.subscribe(name=f"{self.name}:{source.role}:{source.resource}",
+                                       sink=functools.partial(self.on_event, src))
+            self.sources.add(src)
+            bound.append(src)
+        else:
+            return bound
+        self.sources.drop(bound)  # removed while opening: give back what this call took
+        return None
+
+    async def _wait_synced(self, sources: list[BoundSource]) -> None:
         timeout = self.spec.cache_sync_timeout
         try:
-            await asyncio.gather(*(s.handle.wait_synced(timeout) for s in self.sources))
+            await asyncio.gather(*(s.handle.wait_synced(timeout) for s in sources))
         except TimeoutError as exc:  # InformerNotReady is a TimeoutError
             raise ControllerError(f"{self.name}: caches did not sync within {timeout}s: {exc}") from exc
-
-    def _replay_deferred(self) -> None:
-        """The caches are full: map the ``watches`` events that arrived while they were listing."""
-        self.synced = True
-        deferred, self._deferred = self._deferred, []
-        for spec, primary, ev in deferred:
-            self.dispatch(spec, primary, ev)
 
     async def _pump(self, src: BoundSource) -> None:
         sub = src.sub
@@ -331,12 +481,13 @@ class ControllerRuntime:
     def dispatch(self, spec: SourceSpec, primary: PrimaryKind, ev: Event) -> None:
         """Filter ``ev`` through the source's predicate and queue the requests its handler names.
 
-        A ``watches`` event that arrives before every source synced waits until they have: its map
-        function typically reads the primary's cache or an index (``requests_from_index``), and a
-        partial one would silently map it to nothing.
+        An event of a cluster whose sources have not all synced is held until they have (the
+        latest per object): a map function typically reads the primary's cache or an index
+        (``requests_from_index``), and a partial one would silently map it to nothing.
         """
-        if not self.synced and spec.role == "watches":
-            self._deferred.append((spec, primary, ev))
+        held = self._held.get(ev.cluster)
+        if held is not None:
+            held[(id(spec), ev.namespace, ev.name)] = (spec, primary, ev)
             return
         pred = spec.predicate
         t = ev.type
@@ -408,6 +559,9 @@ class ControllerRuntime:
         return client
 
     async def _process(self, req: Request, priority: int) -> None:
+        if req.cluster in self._held:  # its cluster is being engaged: it runs once its caches there synced
+            self._held_requests.setdefault(req.cluster, {})[req] = priority
+            return
         m = self.metrics
         m.active_workers += 1
         started = time.perf_counter()

@@ -94,7 +94,10 @@ class SourceSet:
 
     def drop_cluster(self, cluster: str) -> None:
         """Close and forget the sources bound to ``cluster`` (the cluster was removed)."""
-        gone = [s for s in self.sources if s.cluster == cluster]
+        self.drop([s for s in self.sources if s.cluster == cluster])
+
+    def drop(self, gone: list[BoundSource]) -> None:
+        """Close and forget these sources (their handles are given back)."""
         if not gone:
             return
         for src in gone:
@@ -102,9 +105,12 @@ class SourceSet:
             if src.sub is not None:
                 src.sub.close()
             src.handle.release()
-        self.sources = [s for s in self.sources if s.cluster != cluster]
-        self._by_resource = {k: v for k, v in self._by_resource.items() if k[0] != cluster}
-        self._by_gk = {k: v for k, v in self._by_gk.items() if k[0] != cluster}
+        kept = [s for s in self.sources if s not in gone]
+        self.sources = []
+        self._by_resource = {}
+        self._by_gk = {}
+        for src in kept:
+            self.add(src)
 
     def close(self, release: bool = False) -> None:
         """Close the subscriptions; with ``release`` also give the informers back and forget the sources."""

@@ -137,10 +137,15 @@ class ControllerSpec:
     writes: tuple[str, ...] = ()
     """Kinds the reconcile writes through ``ctx.client`` besides the primary's status and its owned
     children (read by ``kubeloop manifests`` for the RBAC rules: create, update, patch, delete)."""
+    targets: tuple[str, ...] | None = None
+    """Kinds the reconcile reads with ``ctx.watch_target`` (``group/version/Kind`` or a plural), or
+    None: any kind, and no rule derived. Declared, they are the only ones it may read (another is a
+    `TargetNotDeclared` error, found by the first test that asks for it) and ``kubeloop manifests``
+    grants get, list, watch on each at the cluster scope (a target cache watches all namespaces)."""
 
     def __post_init__(self) -> None:
         name = self.name
-        for w in self.writes:
+        for w in (*self.writes, *(self.targets or ())):
             ResourceRef.parse(w)
         if not name or not name.replace("-", "_").replace(".", "_").isidentifier():
             raise ValueError(f"controller name {name!r} must be non-empty letters, digits, '-', '_' or '.'")

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from kubeloop.cache import (
@@ -41,7 +41,7 @@ from kubeloop.cache import (
     Subscription,
     SubscriptionClosed,
 )
-from kubeloop.client import ApiResource, ClientConnectionError, UnknownResource
+from kubeloop.client import ApiResource, ClientConnectionError, ResourceRef, UnknownResource
 from kubeloop.controller._request import Request
 from kubeloop.meta import RESYNC
 from kubeloop.metrics import LIVE_TARGETS
@@ -51,6 +51,7 @@ __all__ = [
     "KindNotServed",
     "TargetError",
     "TargetIndex",
+    "TargetNotDeclared",
     "TargetNotSynced",
     "Targets",
     "UnknownCluster",
@@ -81,6 +82,11 @@ class KindNotServed(TargetError, LookupError):
 
 class ClusterUnreachable(TargetError, ConnectionError):
     """The target's cluster did not answer (discovery of the kind failed to connect)."""
+
+
+class TargetNotDeclared(TargetError, LookupError):
+    """The controller declares its targets' kinds (``Controller(targets=[...])``) and this one is not
+    among them: the RBAC rules derived from that list would not let it read the kind."""
 
 
 class TargetNotSynced(TargetError, TimeoutError):
@@ -200,8 +206,11 @@ class Targets:
     """
 
     def __init__(self, controller: str, cache: SharedCache, enqueue: Callable[[Request], None], *,
-                 sync_timeout: float = TARGET_SYNC_TIMEOUT) -> None:
+                 sync_timeout: float = TARGET_SYNC_TIMEOUT, declared: Collection[str] | None = None) -> None:
         self.controller = controller
+        self.declared = None if declared is None else tuple(declared)
+        refs = [ResourceRef.parse(d) for d in self.declared or ()]
+        self._declared = {(r.group, r.name) for r in refs}  # (group, Kind or plural): versions do not matter
         self.cache = cache
         self.index = TargetIndex()
         self.sync_timeout = sync_timeout
@@ -250,6 +259,10 @@ class Targets:
         except ClientConnectionError as exc:
             raise ClusterUnreachable(f"cannot watch {resource} {name!r}: cluster {cluster!r} at "
                                      f"{client.config.server} does not answer: {exc}") from exc
+        if self.declared is not None and not self._declared & {(api.group, api.kind), (api.group, api.plural)}:
+            raise TargetNotDeclared(f"cannot watch {resource} {name!r}: controller {self.controller!r} declares "
+                                    f"targets={list(self.declared)!r} without it; add it there (the RBAC rules "
+                                    "`kubeloop manifests` derives come from that list)")
         if api.namespaced:
             ns = namespace if namespace is not None else parent.namespace
             if not ns:

@@ -22,6 +22,8 @@ pod (``certificate-authority``, ``client-certificate``, ``client-key``, ``tokenF
 write that Secret could otherwise run code or read files in the operator. Such a Secret, or one that
 does not parse, is logged and skipped (its cluster, if it had one, stays as it was).
 It runs on every replica (add it without ``leader_election``): every replica needs the clusters.
+It needs get, list and watch on Secrets in ``namespace`` (its ``reads``, which ``kubeloop manifests``
+turns into a Role there, or a ClusterRole rule for all namespaces).
 """
 
 from __future__ import annotations
@@ -120,6 +122,8 @@ class ClustersFromSecrets:
         self.selector = selector
         self.key = key
         self.__name__ = "clusters from secrets"
+        # what it lists and watches: `kubeloop manifests` grants it (a Role when namespaced)
+        self.reads: tuple[tuple[str, str | None], ...] = (("v1/Secret", namespace),)
         self._digests: dict[str, str] = {}  # cluster -> digest of its kubeconfig (the clusters we added)
         self.problems: dict[str, str] = {}  # Secret (namespace/name) -> why it is skipped
 

@@ -53,10 +53,17 @@ class ManagedInformer:
     async def open(self, cache: SharedCache) -> None:
         """Acquire the informer(s) and register the indexes (the Manager calls this at start)."""
         for cluster in [self.cluster] if self.cluster else cache.clusters:
-            handle = await cache.informer_for(cluster, self.resource, self.selection, filter=self.filter)
-            for name, fn in self.indexes.items():
-                handle.add_index(name, fn)
-            self._handles[cluster] = handle
+            await self.open_cluster(cache, cluster)
+
+    async def open_cluster(self, cache: SharedCache, cluster: str) -> None:
+        """Acquire the informer on ``cluster`` if it is one of this informer's (the Manager calls this
+        for a cluster added at run time too: "every cluster" includes it)."""
+        if cluster in self._handles or (self.cluster is not None and cluster != self.cluster):
+            return
+        handle = await cache.informer_for(cluster, self.resource, self.selection, filter=self.filter)
+        for name, fn in self.indexes.items():
+            handle.add_index(name, fn)
+        self._handles[cluster] = handle
 
     def close(self) -> None:
         for handle in self._handles.values():

@@ -17,8 +17,8 @@ slow or forbidden informer delays only the controllers that use it. Equal scopes
 Clusters: ``default`` (the ``client`` or the kubeconfig) is needed: unreachable at start, the
 manager fails. Other clusters may come and go (`add_cluster`/`remove_cluster` while running,
 `ClustersFromSecrets`): one that is unreachable only delays what uses it (its informers report why
-in `cluster_readiness`), never the whole manager. Controllers run on the clusters known when they
-start; clusters added later serve ``ctx.watch_target`` (docs/targets.md).
+in `cluster_readiness`), never the whole manager. Controllers run on every cluster (or those they
+list), also on clusters added while they run: they engage them in the background (docs/targets.md).
 
 Leadership lost: leader-only controllers stop at once (in-flight reconciles are cancelled), the
 caches stay warm and the manager campaigns again. Shutdown (`stop()`, or the first SIGTERM/SIGINT
@@ -233,9 +233,10 @@ class Manager:
 
         ``client``: a `Client` (yours: `remove_cluster` leaves it open), or a `ClusterConfig` or
         ``kubeconfig`` path (+ ``context``) the manager makes a client of (and closes on removal).
-        Added before start, controllers run on it unless they name their clusters; added while
-        running, it serves ``ctx.watch_target`` (and controllers started later). Its reachability is
-        checked in the background: unreachable, it is reported by `cluster_readiness`, not fatal.
+        Controllers run on it unless their ``clusters`` list leaves it out; added while running,
+        the running ones engage it: their sources there start in the background and feed their one
+        queue once synced. Its reachability is checked in the background: unreachable, it is
+        reported by `cluster_readiness`, never fatal, and delays nothing on the other clusters.
         """
         if self._state in ("stopping", "stopped"):
             raise RuntimeError(f"cannot add a cluster: the manager is already {self._state}")
@@ -257,7 +258,29 @@ class Manager:
             self.cache.add_cluster(name, client)
             self._probe_cluster(self._tg, name, client)
             log.info("cluster %r added (%s)", name, client.config.server)
+            for e in self._controllers:
+                e.controller.engage_cluster(name)  # those running there open their sources (in the background)
+            self._aux[f"warm {name}"] = self._tg.create_task(self._warm_cluster(name), name=f"cluster {name}: warm")
         return client
+
+    async def _warm_cluster(self, name: str) -> None:
+        """Open the informers of `informer()` (those on every cluster) and keep those every controller
+        needs on a cluster added at run time, on every replica (warm standby: a leader-only
+        controller that starts later finds them synced)."""
+        assert self.cache is not None
+        try:
+            for inf in self._informers:
+                await inf.open_cluster(self.cache, name)
+            for e in self._controllers:
+                c = e.controller
+                for spec in c.sources:
+                    if spec.cluster == name or (spec.cluster is None and (c.clusters is None or name in c.clusters)):
+                        self._warm.append(await self.cache.informer_for(name, spec.resource, **spec.informer_args()))
+        except Exception as exc:  # the controllers' own engagement retries and reports
+            log.warning("cluster %r: cannot keep its informers warm: %s", name, exc)
+        finally:
+            if self._aux.get(f"warm {name}") is asyncio.current_task():
+                del self._aux[f"warm {name}"]
 
     async def remove_cluster(self, name: str) -> None:
         """Remove a cluster while running (or before start): its informers stop (their watches
@@ -269,7 +292,8 @@ class Manager:
 
     async def replace_cluster(self, name: str, client: Client | ClusterConfig) -> Client:
         """Swap a cluster's client (new credentials, new server): `remove_cluster` then `add_cluster`,
-        with no moment in between where the name is unknown. Its target caches are rebuilt on demand."""
+        with no moment in between where the name is unknown. The controllers reopen their sources on
+        the new client (engaged as a new cluster); its target caches are rebuilt on demand."""
         old = self._detach(name)
         try:
             return self.add_cluster(name, client)
@@ -292,9 +316,9 @@ class Manager:
         for handle in [h for h in self._warm if h.cluster == name]:
             handle.release()
             self._warm.remove(handle)
-        probe = self._aux.pop(f"cluster {name}", None)
-        if probe is not None:
-            probe.cancel()
+        for task in (self._aux.pop(f"cluster {name}", None), self._aux.pop(f"warm {name}", None)):
+            if task is not None:
+                task.cancel()  # a warm-up in flight takes no more handles
         self._unreachable.pop(name, None)
         if self.cache is not None and name in self.cache.clusters:
             self.cache.remove_cluster(name)
@@ -359,6 +383,12 @@ class Manager:
     def runnables(self) -> list[str]:
         return [r.name for r in self._runnables]
 
+    @property
+    def runnable_reads(self) -> list[tuple[str, str | None]]:
+        """(resource, namespace or None) the runnables list and watch, from each one's ``reads``
+        attribute (`ClustersFromSecrets` declares its Secrets): what `kubeloop manifests` grants them."""
+        return [(str(r), ns) for e in self._runnables for r, ns in getattr(e.fn, "reads", ())]
+
     def _require_new(self, what: str) -> None:
         if self._state != "new":
             raise RuntimeError(f"cannot {what}: the manager is already {self._state}")
@@ -422,14 +452,22 @@ class Manager:
         return reasons
 
     def cluster_readiness(self) -> dict[str, list[str]]:
-        """Per cluster added besides the ones controllers started on: why it is not ready (empty:
-        ready). Such a cluster (targets, `ClustersFromSecrets`) never makes the manager unready."""
+        """Per cluster besides those the controllers started on (added at run time, e.g. by
+        `ClustersFromSecrets`, or used by targets only): why it is not ready (empty: ready), including
+        controllers still engaging it; and each cluster a controller's ``clusters`` names that is not
+        added yet. Such a cluster never makes the manager unready."""
         out: dict[str, list[str]] = {}
         for name in self._clients:
             if name in self._static_clusters:
                 continue
             reasons = [f"unreachable: {self._unreachable[name]}"] if name in self._unreachable else []
+            reasons += [f"controller {c.name}: its sources here have not synced yet (its other clusters "
+                        "are not affected)" for c in self.controllers if name in c.unsynced_clusters]
             out[name] = reasons + self._informer_reasons([name])
+        for c in self.controllers:
+            for name in c.clusters or ():
+                if name not in self._clients:
+                    out.setdefault(name, []).append(f"not added yet: controller {c.name} runs on it once it is")
         return out
 
     def readiness(self) -> list[str]:
@@ -655,21 +693,23 @@ class Manager:
         for name, client in self._clients.items():
             if name != DEFAULT_CLUSTER:
                 self._probe_cluster(tg, name, client)
+        known = cache.clusters
         self._static_clusters = {DEFAULT_CLUSTER}
         for inf in self._informers:
-            self._static_clusters.update([inf.cluster] if inf.cluster else cache.clusters)
+            self._static_clusters.update([inf.cluster] if inf.cluster else known)
         for e in self._controllers:
-            self._static_clusters.update(e.controller.clusters if e.controller.clusters is not None
-                                         else cache.clusters)
-        # every informer anyone needs starts now, on every replica: warm standby
+            self._static_clusters.update(c for c in e.controller.clusters or known if c in known)
+        # every informer anyone needs starts now, on every replica: warm standby (a cluster a
+        # controller names that is not added yet is engaged when it is)
         for inf in self._informers:
             await inf.open(cache)
         for e in self._controllers:
             c = e.controller
-            clusters = c.clusters if c.clusters is not None else cache.clusters
+            clusters = c.clusters if c.clusters is not None else known
             for spec in c.sources:
                 for cluster in [spec.cluster] if spec.cluster else clusters:
-                    self._warm.append(await cache.informer_for(cluster, spec.resource, **spec.informer_args()))
+                    if cluster in known:
+                        self._warm.append(await cache.informer_for(cluster, spec.resource, **spec.informer_args()))
         for e in self._controllers:
             if not e.leader_only:
                 self._start_controller(tg, e)
@@ -714,8 +754,9 @@ class Manager:
                 await inf.wait_synced(e.controller.cache_sync_timeout)
             fence = self.elector.may_lead if e.leader_only and self.elector is not None else None
             gate = self.shard_member if e.leader_only else None
+            # the clusters known at start sync before its workers start; later ones are engaged
             await e.controller.run(self.cache, clients=self._clients, fence=fence,  # type: ignore[arg-type]
-                                   clock=self.clock, gate=gate)
+                                   clock=self.clock, gate=gate, startup_clusters=self._static_clusters)
 
         e.task = tg.create_task(self._guard(f"controller {e.controller.name}", run()),
                                 name=f"controller {e.controller.name}")
@@ -838,7 +879,7 @@ class Manager:
             if self.leader_election is not None and self.leader_election.release_on_cancel:
                 await self.elector.release()
         await self._cancel(self._aux.pop("readiness", None))
-        for key in [k for k in self._aux if k.startswith("cluster ")]:
+        for key in [k for k in self._aux if k.startswith(("cluster ", "warm "))]:
             await self._cancel(self._aux.pop(key, None))
         for inf in self._informers:
             inf.close()

@@ -12,6 +12,11 @@ per rule; no Python framework derives them). What each declaration needs:
 - ``record_events`` (the default): create, patch on ``events.k8s.io`` events (the recorder posts
   only events.k8s.io/v1 Events and patches their series);
 - ``writes=[...]``: create, update, patch, delete of each kind named;
+- ``targets=[...]`` (what ``ctx.watch_target`` reads): get, list, watch of each kind, always in the
+  ClusterRole (a target cache watches its kind in all namespaces); a kind not resolvable offline may
+  be named by its plural (``helm.toolkit.fluxcd.io/v2/helmreleases``), since that is all RBAC needs;
+- a runnable's ``reads`` (`kubeloop.manager.ClustersFromSecrets`: Secrets in its namespace) and
+  every Manager informer: get, list, watch;
 - leader election: get, update on the Lease (by name) and create on leases, in its namespace.
 
 A need with a namespace (a source narrowed to one) becomes a Role there; anything else goes in the
@@ -154,7 +159,7 @@ class Operator:
     """What the Manager declares: its controllers, its extra informers and its Lease."""
 
     controllers: tuple[ControllerSpec, ...]
-    informers: tuple[tuple[str, str | None], ...] = ()  # (resource, namespace)
+    informers: tuple[tuple[str, str | None], ...] = ()  # (resource, namespace): informers and runnables' reads
     lease: tuple[str, str] | None = None  # (name, namespace)
 
 
@@ -183,6 +188,9 @@ def needs(op: Operator, resolver: Resolver) -> list[Need]:
             add(primary.resource, ("update",), scope, "finalizers")
         for w in spec.writes:
             add(w, WRITE, scope)
+        for t in spec.targets or ():
+            group, plural = target_plural(t, resolver)
+            out.append(Need(group, plural, frozenset(READ)))
         if spec.record_events:
             event_ns = scope if pk.namespaced else "default"
             add("events.k8s.io/v1/Event", ("create", "patch"), event_ns)
@@ -193,6 +201,20 @@ def needs(op: Operator, resolver: Resolver) -> list[Need]:
         out.append(Need("coordination.k8s.io", "leases", frozenset({"get", "update"}), namespace, (name,)))
         out.append(Need("coordination.k8s.io", "leases", frozenset({"create"}), namespace))
     return out
+
+
+def target_plural(resource: str, resolver: Resolver) -> tuple[str, str]:
+    """(group, plural) of a ``targets`` entry: resolved, or as written when it is a plural (its
+    scope does not matter: target caches are cluster-wide)."""
+    try:
+        k = resolver.resolve(resource)
+        return k.group, k.plural
+    except UnresolvedKind as exc:
+        ref = ResourceRef.parse(resource)
+        if ref.name[:1].islower():
+            return ref.group, ref.name
+        raise UnresolvedKind(f"{exc}; or, for targets=, name it by its plural: "
+                             f"'{ref.group}/{ref.version}/<plural>'") from None
 
 
 @dataclass(frozen=True)

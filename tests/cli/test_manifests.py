@@ -29,6 +29,7 @@ from kubeloop.manager import LeaderElection
 from kubeloop.testing import APIServer, eventually
 from kubeloop.testing._cluster import TestCluster
 from kubeloop.testing.pytest_plugin import TEST_RETRY, real_cluster_kubeconfig
+from tests.cli import fleet_operator
 
 CLUSTER_KINDS = ("CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding")
 
@@ -79,7 +80,7 @@ async def apply_all(client: Client, docs: list[dict[str, Any]]) -> Callable[[], 
             if doc["kind"] != "CustomResourceDefinition":
                 raise
     async with asyncio.timeout(10):
-        while True:
+        while any(d["kind"] == "CustomResourceDefinition" for d in docs):  # the WebApp's
             try:
                 await client.resolve(webapp.WebApp.resource())
                 break
@@ -188,6 +189,55 @@ async def test_a_missing_rule_is_a_403(rbac_cluster: TestCluster, admin: Client,
                     want in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
 
             await eventually(refused, timeout=10)
+    finally:
+        await sa.close()
+        await cleanup()
+
+
+async def test_derived_rbac_suffices_for_a_fleet_operator(
+        rbac_cluster: TestCluster, admin: Client, namespace: str, caplog: pytest.LogCaptureFixture) -> None:
+    """`ClustersFromSecrets` gets its Secrets (a Role in its namespace only), ``targets=`` its
+    cluster-wide reads: under its own token the operator adds the cluster of a kubeconfig Secret,
+    engages it (a controller on every cluster) and reads its targets, with no Forbidden error."""
+    name = f"kl-fleet-{secrets.token_hex(3)}"
+    result = await asyncio.to_thread(CliRunner().invoke, main, ["manifests", fleet_operator.__file__, "--namespace",
+                                                                namespace, "--name", name, "--no-leader-election"])
+    assert result.exit_code == 0, result.output
+    docs = [d for d in yaml.safe_load_all(result.output) if d]
+    role = next(d for d in docs if d["kind"] == "Role")
+    assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]} in role["rules"]
+    cluster_role = next(d for d in docs if d["kind"] == "ClusterRole")
+    assert {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["get", "list", "watch"]} in cluster_role[
+        "rules"]
+    cleanup = await apply_all(admin, docs)
+    sa = await service_account_client(rbac_cluster, admin, namespace, name)
+    caplog.set_level(logging.INFO)
+    fleet_operator.seen.clear()
+    parent = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "p", "labels": {"fleet": "yes"}},
+              "data": {"target": name}}
+    try:
+        with pytest.raises(Forbidden):  # Secrets only in its own namespace
+            await sa.list("v1/Secret", namespace="default")
+        async with APIServer(bare=True) as edge:
+            async with Client(load_kubeconfig(edge.kubeconfig), qps=None) as edge_admin:
+                await edge_admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+                await edge_admin.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                                         "metadata": {"name": name, "namespace": namespace}})
+                await edge_admin.create(parent, namespace=namespace)
+            manager = Manager(sa, namespace=namespace, cache_grace_period=0.2)
+            fleet_operator.setup(manager)
+            async with manager:
+                await admin.create(parent, namespace=namespace)
+                await eventually(lambda: fleet_operator.seen.get(("default", "p")) == name, timeout=10)
+                await admin.create({"apiVersion": "v1", "kind": "Secret",
+                                    "metadata": {"name": "edge-kubeconfig",
+                                                 "labels": {"cluster.x-k8s.io/cluster-name": "edge"}},
+                                    "stringData": {"value": yaml.safe_dump(edge.kubeconfig_dict())}},
+                                   namespace=namespace)
+                await eventually(lambda: fleet_operator.seen.get(("edge", "p")) == name, timeout=10,
+                                 what="the cluster from the Secret engaged")
+                assert manager.ready, manager.readiness()
+        assert forbidden_logs(caplog) == []
     finally:
         await sa.close()
         await cleanup()

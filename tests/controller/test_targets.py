@@ -12,7 +12,15 @@ import pytest
 
 from kubeloop.cache import SharedCache
 from kubeloop.client import ApiError, Client
-from kubeloop.controller import Context, Controller, KindNotServed, Request, Result, UnknownCluster
+from kubeloop.controller import (
+    Context,
+    Controller,
+    KindNotServed,
+    Request,
+    Result,
+    TargetNotDeclared,
+    UnknownCluster,
+)
 from kubeloop.controller._targets import TargetIndex
 from kubeloop.metrics import REGISTRY
 from kubeloop.testing import install_crd
@@ -165,3 +173,28 @@ async def test_unknown_kind_and_cluster_are_retried_then_work(client: Client, na
     finally:
         with contextlib.suppress(ApiError):
             await client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")
+
+
+async def test_declared_targets_are_the_only_kinds_read(client: Client, namespace: str, cache: SharedCache) -> None:
+    """``targets=[...]`` (the kinds ``kubeloop manifests`` grants reads on) is enforced: another kind
+    is a `TargetNotDeclared` error in the first test that reads it, not a 403 in production. A plural
+    or another version of a declared kind is the same kind."""
+    got: dict[str, Any] = {}
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        if req.name != "p":
+            return None
+        got["secret"] = await ctx.watch_target("v1/secrets", "s")
+        try:
+            await ctx.watch_target("v1/Service", "s")
+        except TargetNotDeclared as exc:
+            got["error"] = str(exc)
+        return None
+
+    ctl = Controller("targets-declared", for_="v1/ConfigMap", namespace=namespace, label_selector="parent=yes",
+                     reconcile=reconcile, targets=["v1/Secret"])
+    async with running(ctl, cache):
+        await client.create(_parent("p", "s"), namespace=namespace)
+        await eventually(lambda: "error" in got)
+    assert got["secret"] is None
+    assert "controller 'targets-declared' declares targets=['v1/Secret'] without it" in got["error"]

@@ -116,6 +116,50 @@ def test_manager_informers_need_read_access() -> None:
     assert verbs(perms.namespaced["team"], "", "pods") == {"get", "list", "watch"}
 
 
+def test_targets_bring_cluster_wide_read_rules() -> None:
+    """``targets=``: what ``ctx.watch_target`` reads; its caches watch all namespaces, so the rule is
+    cluster-wide even for a namespaced controller; a kind unknown offline may be given by its plural."""
+    c = Controller("p", for_="x.dev/v1/Widget", reconcile=reconcile, namespace="team", record_events=False,
+                   targets=["apps/v1/Deployment", "helm.toolkit.fluxcd.io/v2/helmreleases"])
+    perms = rules_of(c.spec)
+    assert verbs(perms.cluster, "apps", "deployments") == {"get", "list", "watch"}
+    assert verbs(perms.cluster, "helm.toolkit.fluxcd.io", "helmreleases") == {"get", "list", "watch"}
+    assert verbs(perms.namespaced["team"], "x.dev", "widgets") == {"get", "list", "watch", "update", "patch"}
+    unknown = Controller("p", for_="x.dev/v1/Widget", reconcile=reconcile,
+                         targets=["helm.toolkit.fluxcd.io/v2/HelmRelease"])
+    with pytest.raises(UnresolvedKind, match=r"name it by its plural: 'helm.toolkit.fluxcd.io/v2/<plural>'"):
+        rules_of(unknown.spec)
+    with pytest.raises(TypeError, match="list of kinds"):
+        Controller("p", for_="x.dev/v1/Widget", reconcile=reconcile, targets="apps/v1/Deployment")
+    assert rules_of(Controller("p", for_="x.dev/v1/Widget", reconcile=reconcile).spec) == rules_of(
+        Controller("p", for_="x.dev/v1/Widget", reconcile=reconcile, targets=[]).spec)
+
+
+def test_clusters_from_secrets_gets_a_role_in_its_namespace(tmp_path: Path) -> None:
+    module = tmp_path / "fleet_op.py"
+    module.write_text(textwrap.dedent("""
+        from kubeloop import Controller
+        from kubeloop.manager import ClustersFromSecrets
+
+        async def reconcile(req, ctx):
+            return None
+
+        def setup(manager):
+            manager.add(Controller("cm", for_="v1/ConfigMap", reconcile=reconcile, record_events=False))
+            manager.add_runnable(ClustersFromSecrets("fleet"))
+    """))
+    code, out = run_cli(str(module), "--no-leader-election", "-n", "ops")
+    assert code == 0, out
+    docs = list(yaml.safe_load_all(out))
+    role = next(d for d in docs if d["kind"] == "Role")
+    assert role["metadata"]["namespace"] == "fleet"
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}]
+    binding = next(d for d in docs if d["kind"] == "RoleBinding")
+    assert binding["metadata"]["namespace"] == "fleet" and binding["subjects"][0]["namespace"] == "ops"
+    cluster_role = next(d for d in docs if d["kind"] == "ClusterRole")
+    assert not [r for r in cluster_role["rules"] if "secrets" in r["resources"]]
+
+
 def test_an_unknown_kind_is_a_clear_error() -> None:
     c = Controller("m", for_="y.dev/v1/Mystery", reconcile=reconcile)
     with pytest.raises(UnresolvedKind, match=r"cannot resolve y.dev/v1/Mystery offline.*--kubeconfig"):
