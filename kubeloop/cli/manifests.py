@@ -77,8 +77,9 @@ def _typed_resources(module: ModuleType) -> list[Any]:
             and "__resource__" in v.__dict__]
 
 
-async def operator_of(module: ModuleType, target: str, namespace: str, lease: tuple[str, str] | None) -> Any:
-    """The module's `Operator` (controllers, informers, lease), from an offline Manager."""
+async def operator_of(module: ModuleType, target: str, namespace: str, lease: tuple[str, str] | None,
+                      sharding: bool = False) -> Any:
+    """The module's `Operator` (controllers, informers, lease or shard Leases), from an offline Manager."""
     from kubeloop.client import Client, KubeloopClientError
     from kubeloop.config import ClusterConfig
     from kubeloop.manager import Manager
@@ -94,7 +95,8 @@ async def operator_of(module: ModuleType, target: str, namespace: str, lease: tu
                             "move that work into a runnable (manager.add_runnable)") from None
         informers = tuple((inf.resource, inf.selection.namespace) for inf in manager.informers)
         informers += tuple(manager.runnable_reads)
-        return Operator(tuple(c.spec for c in manager.controllers), informers, lease)
+        return Operator(tuple(c.spec for c in manager.controllers), informers, lease,
+                        namespace if sharding else None)
     finally:
         await client.close()
 
@@ -139,6 +141,11 @@ def _observe(tests: str) -> list[Any]:
 @click.option("--name", default=None, help="Name of the ServiceAccount, roles and Deployment (default: from the module).")
 @click.option("--leader-election/--no-leader-election", default=True, show_default=True,
               help="Run with a Lease (and grant the Lease's rules).")
+@click.option("--sharding/--no-sharding", default=False, show_default=True,
+              help="Replicas share the keys (kubeloop run --sharding; implies --no-leader-election) and the "
+                   "membership Leases' rules are granted.")
+@click.option("--replicas", default=None, type=click.IntRange(min=1),
+              help="The Deployment's replicas (default: 3 with --sharding, else 1).")
 @click.option("--metrics-port", default=8080, show_default=True, type=int)
 @click.option("--health-port", default=8081, show_default=True, type=int)
 @click.option("--kubeconfig", default=None, help="Resolve kinds the module does not declare through this cluster.")
@@ -148,7 +155,7 @@ def _observe(tests: str) -> list[Any]:
 @click.option("--observe-user", default=None,
               help="With --observe: only this user's requests (e.g. system:serviceaccount:NS:NAME).")
 def manifests(target: str, namespace: str, image: str | None, name: str | None, leader_election: bool,
-              metrics_port: int, health_port: int, kubeconfig: str | None, context: str | None,
+              sharding: bool, replicas: int | None, metrics_port: int, health_port: int, kubeconfig: str | None, context: str | None,
               observe: str | None, observe_user: str | None) -> None:
     """Print the CRDs, ServiceAccount, RBAC and Deployment that install MODULE_OR_FILE's operator."""
     from kubeloop.resources._manifests import (
@@ -168,9 +175,10 @@ def manifests(target: str, namespace: str, image: str | None, name: str | None, 
     except LoadError as exc:
         raise click.ClickException(str(exc)) from None
     op_name = dns_name(name or default_lease_name(module))
+    leader_election = leader_election and not sharding
     lease = (op_name, namespace) if leader_election else None
     try:
-        op = asyncio.run(operator_of(module, target, namespace, lease))
+        op = asyncio.run(operator_of(module, target, namespace, lease, sharding))
     except LoadError as exc:
         raise click.ClickException(str(exc)) from None
     if observe:
@@ -191,7 +199,8 @@ def manifests(target: str, namespace: str, image: str | None, name: str | None, 
         except (UnresolvedKind, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
     dep = Deployment(op_name, namespace, image or f"{op_name}:latest", module.__name__, metrics_port=metrics_port,
-                     health_port=health_port, leader_election=leader_election, lease_name=op_name)
+                     health_port=health_port, leader_election=leader_election, lease_name=op_name,
+                     replicas=replicas or (3 if sharding else 1), sharding=sharding)
     from kubeloop.resources._manifests import manifests as documents
 
     click.echo(yaml.dump_all(documents(perms, dep, crds), Dumper=_Dumper, sort_keys=False,

@@ -17,7 +17,10 @@ per rule; no Python framework derives them). What each declaration needs:
   be named by its plural (``helm.toolkit.fluxcd.io/v2/helmreleases``), since that is all RBAC needs;
 - a runnable's ``reads`` (`kubeloop.manager.ClustersFromSecrets`: Secrets in its namespace) and
   every Manager informer: get, list, watch;
-- leader election: get, update on the Lease (by name) and create on leases, in its namespace.
+- leader election: get, update on the Lease (by name) and create on leases, in its namespace;
+- sharding (``kubeloop run --sharding``): get, list, create, update, delete on leases in its
+  namespace (each replica creates its own membership Lease, lists its peers' and deletes its own
+  on leave; the names are per replica, so not known in advance).
 
 A need with a namespace (a source narrowed to one) becomes a Role there; anything else goes in the
 ClusterRole. Kinds are resolved offline: built-in kinds from a table, custom kinds from the CRDs
@@ -161,6 +164,7 @@ class Operator:
     controllers: tuple[ControllerSpec, ...]
     informers: tuple[tuple[str, str | None], ...] = ()  # (resource, namespace): informers and runnables' reads
     lease: tuple[str, str] | None = None  # (name, namespace)
+    shard_namespace: str | None = None  # sharding: where the membership Leases live
 
 
 def needs(op: Operator, resolver: Resolver) -> list[Need]:
@@ -200,6 +204,9 @@ def needs(op: Operator, resolver: Resolver) -> list[Need]:
         name, namespace = op.lease
         out.append(Need("coordination.k8s.io", "leases", frozenset({"get", "update"}), namespace, (name,)))
         out.append(Need("coordination.k8s.io", "leases", frozenset({"create"}), namespace))
+    if op.shard_namespace is not None:
+        out.append(Need("coordination.k8s.io", "leases", frozenset({"get", "list", "create", "update", "delete"}),
+                        op.shard_namespace))
     return out
 
 
@@ -282,6 +289,7 @@ class Deployment:
     leader_election: bool = True
     lease_name: str = ""
     replicas: int = 1
+    sharding: bool = False  # replicas share the work (``--sharding``, group named ``lease_name``)
 
 
 _NAME = re.compile(r"[^a-z0-9-]+")
@@ -316,7 +324,9 @@ def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, A
                      "subjects": [sa]})
     args = ["run", dep.target, "--namespace", dep.namespace, "--metrics-port", str(dep.metrics_port),
             "--health-port", str(dep.health_port), "--log-format", "json"]
-    if dep.leader_election:
+    if dep.sharding:
+        args += ["--sharding", "--sharding-name", dep.lease_name or dep.name]
+    elif dep.leader_election:
         args += ["--leader-election", "--leader-election-id", dep.lease_name or dep.name]
     probe = {"initialDelaySeconds": 5, "periodSeconds": 10}
     container = {

@@ -25,7 +25,7 @@ from kubeloop import Client, Manager
 from kubeloop.cli.main import main
 from kubeloop.client import AlreadyExists, ApiError, Forbidden, UnknownResource
 from kubeloop.config import Credentials, StaticAuth, load_kubeconfig
-from kubeloop.manager import LeaderElection
+from kubeloop.manager import LeaderElection, Sharding
 from kubeloop.testing import APIServer, eventually
 from kubeloop.testing._cluster import TestCluster
 from kubeloop.testing.pytest_plugin import TEST_RETRY, real_cluster_kubeconfig
@@ -237,6 +237,53 @@ async def test_derived_rbac_suffices_for_a_fleet_operator(
                 await eventually(lambda: fleet_operator.seen.get(("edge", "p")) == name, timeout=10,
                                  what="the cluster from the Secret engaged")
                 assert manager.ready, manager.readiness()
+        assert forbidden_logs(caplog) == []
+    finally:
+        await sa.close()
+        await cleanup()
+
+
+async def test_derived_rbac_suffices_for_sharded_replicas(
+        rbac_cluster: TestCluster, admin: Client, namespace: str, caplog: pytest.LogCaptureFixture) -> None:
+    """``--sharding``: the Deployment runs ``kubeloop run --sharding`` on 3 replicas, and the Role grants
+    the membership Leases' verbs. Two replicas under the derived token hold their Leases and every
+    WebApp converges, with no Forbidden error (a missing lease verb would be logged as one)."""
+    name = f"kl-webapp-{secrets.token_hex(3)}"
+    docs = await asyncio.to_thread(derive, "--namespace", namespace, "--name", name, "--sharding")
+    container = docs[-1]["spec"]["template"]["spec"]["containers"][0]
+    assert docs[-1]["spec"]["replicas"] == 3
+    assert "--sharding" in container["args"] and "--leader-election" not in container["args"]
+    assert container["args"][container["args"].index("--sharding-name") + 1] == name
+    role = next(d for d in docs if d["kind"] == "Role")
+    assert {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+            "verbs": ["create", "delete", "get", "list", "update"]} in role["rules"]
+    cleanup = await apply_all(admin, docs)
+    sa = await service_account_client(rbac_cluster, admin, namespace, name)
+    caplog.set_level(logging.INFO)
+    managers = []
+    for replica in ("a", "b"):
+        manager = Manager(sa, namespace=namespace, sharding=Sharding(
+            name, namespace=namespace, identity=f"{name}-{replica}", lease_duration=3, renew_deadline=2,
+            retry_period=0.5))
+        webapp.setup(manager)
+        managers.append(manager)
+    apps = [f"shop-{i}" for i in range(6)]
+    try:
+        async with managers[0], managers[1]:
+            for app in apps:
+                await admin.create({"apiVersion": "examples.kubeloop.dev/v1", "kind": "WebApp",
+                                    "metadata": {"name": app, "namespace": namespace},
+                                    "spec": {"image": "nginx:1.27", "message": "hi"}})
+
+            async def converged() -> bool:
+                listed = await admin.list(webapp.WebApp.resource(), namespace=namespace)
+                return sorted(a["metadata"]["name"] for a in listed
+                              if (a.get("status") or {}).get("observedGeneration") == 1) == apps
+
+            await eventually(converged, timeout=20)
+            leases = await admin.list("coordination.k8s.io/v1/Lease", namespace=namespace,
+                                      label_selector=f"kubeloop.dev/shard={name}")
+            assert len(leases) == 2
         assert forbidden_logs(caplog) == []
     finally:
         await sa.close()
