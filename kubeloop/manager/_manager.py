@@ -25,10 +25,12 @@ caches stay warm and the manager campaigns again. Shutdown (`stop()`, or the fir
 with ``handle_signals``): stop taking work, let in-flight reconciles finish within
 ``graceful_shutdown_timeout``, release the lease, close the watches. A second signal exits at once.
 
-This module is over 450 lines because the Manager is one state machine (start-up order,
-leadership, readiness, shutdown) over one set of fields; each step is a short method, and the parts
-with a life of their own are modules of their own (election: `_leader.py`/`_lease.py`, probes,
-signals, managed informers).
+This module is over 450 lines because the Manager is one state machine (start-up order, clusters
+coming and going, leadership or shard membership, readiness, shutdown) over one set of fields: the
+cluster methods change the same task group, cache and controllers the start-up and shutdown steps
+do. Each step is a short method, and the parts with a life of their own are modules of their own
+(election: `_leader.py`/`_lease.py`; sharding: `_sharding.py`/`_membership.py`/`_rendezvous.py`;
+clusters from Secrets: `_clusters.py`; probes, signals, managed informers).
 """
 
 from __future__ import annotations
