@@ -11,7 +11,6 @@ T_START = time.time()
 
 import asyncio  # noqa: E402
 import gc  # noqa: E402
-import sys  # noqa: E402
 import tracemalloc  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -19,7 +18,7 @@ import aiohttp  # noqa: E402
 import orjson  # noqa: E402
 
 from benchmarks.peers.operators.bare_operator import list_all, server_of  # noqa: E402
-from benchmarks.versus.child import LABEL, args, commands, emit, hwm, rss  # noqa: E402
+from benchmarks.versus.child import LABEL, args, commands, emit, hwm, rss, run, until_closed  # noqa: E402
 
 T_IMPORTED = time.time()
 
@@ -56,6 +55,8 @@ async def main() -> None:
         emit("compacted", **fields)
         if mode == "churn":
             await churn(http, url, rv, objects, index)
+        else:
+            await until_closed()
 
 
 async def churn(http: aiohttp.ClientSession, url: str, rv: str, objects: dict[Key, Any],
@@ -98,8 +99,8 @@ async def churn(http: aiohttp.ClientSession, url: str, rv: str, objects: dict[Ke
         elif cmd == "quit":
             break
     task.cancel()
-    sys.exit(0)
+    return
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    run(main)

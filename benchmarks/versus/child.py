@@ -58,6 +58,29 @@ async def commands() -> Any:
     return reader
 
 
+async def until_closed() -> None:
+    """Hold the state until the parent closes stdin (the process then exits normally)."""
+    async for _ in await commands():
+        pass
+
+
 def resource_of(kind: str) -> str:
     """The API resource of a plural name the parent uses."""
     return {"configmaps": "v1/ConfigMap", "pods": "v1/Pod"}[kind]
+
+
+def run(main: Any) -> None:
+    """``asyncio.run(main())``; under cProfile when $VERSUS_PROFILE names a file (``--profile``)."""
+    import asyncio
+
+    path = os.environ.get("VERSUS_PROFILE")
+    if not path:
+        asyncio.run(main())
+        return
+    import cProfile
+
+    prof = cProfile.Profile()
+    try:
+        prof.runcall(asyncio.run, main())
+    finally:
+        prof.dump_stats(path)

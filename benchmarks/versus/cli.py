@@ -65,6 +65,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--kubeconfig", default=None, help="measure against this cluster instead of the emulator")
     p.add_argument("--scale", type=int, nargs="*", default=None,
                    help="the scale run instead: ConfigMap counts beyond 10000 (e.g. --scale 100000 1000000)")
+    p.add_argument("--profile", type=Path, default=None,
+                   help="run every side under cProfile, keep DIR/<side>-<mode>-<kind>.pstats, print the top functions")
     p.add_argument("--out", type=Path, default=None, help="JSON (default benchmarks/results/versus.json, "
                                                           "versus-scale.json for --scale); the SVG goes beside it")
     return p.parse_args(argv)
@@ -296,6 +298,15 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def print_profiles(directory: Path, top: int = 25) -> None:
+    """The functions with the most own time (tottime) in each profile, and their callers' totals."""
+    import pstats
+
+    for path in sorted(directory.glob("*.pstats")):
+        print(f"\n=== {path.stem}")
+        pstats.Stats(str(path)).sort_stats("tottime").print_stats(top)
+
+
 def environment() -> dict[str, Any]:
     import aiohttp
 
@@ -314,6 +325,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.versus.scale import main as scale_main
         return scale_main(a)
     out: Path = a.out or RESULTS / "versus.json"
+    if a.profile is not None:
+        from benchmarks.versus import run as run_module
+        a.profile.mkdir(parents=True, exist_ok=True)
+        run_module.PROFILE_DIR = a.profile.resolve()
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="kl-versus-") as tmp:
         workdir = Path(tmp)
@@ -337,4 +352,6 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(table(rows))
     print(f"\nwrote {out} and {chart} ({result['minutes']:.1f} min)")
+    if a.profile is not None:
+        print_profiles(a.profile)
     return 0

@@ -10,12 +10,11 @@ T_START = time.time()
 import asyncio  # noqa: E402
 import gc  # noqa: E402
 import random  # noqa: E402
-import sys  # noqa: E402
 import tracemalloc  # noqa: E402
 from collections.abc import Mapping  # noqa: E402
 from typing import Any  # noqa: E402
 
-from benchmarks.versus.child import LABEL, args, commands, emit, hwm, resource_of, rss  # noqa: E402
+from benchmarks.versus.child import LABEL, args, commands, emit, hwm, resource_of, rss, run, until_closed  # noqa: E402
 from kubeloop.cache import ClientSource, Informer  # noqa: E402
 from kubeloop.client import Client  # noqa: E402
 
@@ -83,6 +82,8 @@ async def main() -> None:
                 emit("gets", **get_latency(inf))
             if mode == "churn":
                 await churn(inf, seen)
+            else:
+                await until_closed()
             reader.cancel()
 
 
@@ -116,8 +117,8 @@ async def churn(inf: Informer, seen: list[int]) -> None:
             emit("mark", cpu=time.process_time(), events=seen[0])
         elif cmd == "quit":
             return
-    sys.exit(0)
+    return
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    run(main)

@@ -3,6 +3,7 @@ stdin); CPU read from /proc by pid."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -14,6 +15,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SIDES = ("kubeloop", "bare")
+PROFILE_DIR: Path | None = None
+"""Set by ``--profile DIR``: every side runs under cProfile and leaves DIR/<side>-<mode>-<kind>.pstats."""
 
 
 class SideFailed(RuntimeError):
@@ -29,6 +32,8 @@ class Side:
         self.env = dict(os.environ)
         self.env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), self.env.get("PYTHONPATH", "")) if p)
         self.log = workdir / f"{side}-{mode}-{kind}.log"
+        if PROFILE_DIR is not None:
+            self.env["VERSUS_PROFILE"] = str(PROFILE_DIR / f"{side}-{mode}-{kind}.pstats")
         self.proc: subprocess.Popen[bytes] | None = None
         self.launched = 0.0
         self.seen: dict[str, dict[str, Any]] = {}
@@ -42,7 +47,15 @@ class Side:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.proc is not None and self.proc.poll() is None:
+        """Close stdin (the side returns and exits, writing its profile if asked); kill if it lingers."""
+        if self.proc is None:
+            return
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(30 if PROFILE_DIR is not None else 5)
+        except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
 
