@@ -47,7 +47,7 @@ def _target(text: str) -> float | None:
 
 def write_chart(path: Path, rows: list[dict[str, Any]], title: str) -> None:
     """Two panels: kubeloop / bare ratios (time, CPU, imports), and memory as a multiple of the JSON."""
-    parts: list[str] = [f'<text x="10" y="20" {_FONT} font-size="14" font-weight="bold">{escape(title)}</text>',
+    parts: list[str] = [f'<text x="10" y="20" font-family="sans-serif" font-size="14" font-weight="bold">{escape(title)}</text>',
                         f'<rect x="10" y="30" width="10" height="10" fill="{KUBELOOP}"/>'
                         f'<text x="24" y="39" {_FONT}>kubeloop</text>'
                         f'<rect x="100" y="30" width="10" height="10" fill="{BARE}"/>'
@@ -70,7 +70,7 @@ def write_chart(path: Path, rows: list[dict[str, Any]], title: str) -> None:
 def write_lines(path: Path, title: str, xs: list[float], series: list[tuple[str, str, list[float]]]) -> None:
     """One small panel per series (label, unit, values) against xs (log scale): the scale chart."""
     width, panel_h = 900, 170
-    parts = [f'<text x="10" y="20" {_FONT} font-size="14" font-weight="bold">{escape(title)}</text>']
+    parts = [f'<text x="10" y="20" font-family="sans-serif" font-size="14" font-weight="bold">{escape(title)}</text>']
     import math
 
     lx = [math.log10(x) for x in xs]
