@@ -113,7 +113,12 @@ class ZlibDictCodec:
     bytes. Every object after that is deflated against it. If the compression
     ratio of recent objects drifts above ``retrain_ratio`` (the objects stopped
     looking like the samples), a new dictionary is learnt from recent objects;
-    older entries keep decoding with the dictionary they were written with.
+    older entries keep decoding with the dictionary they were written with. A new dictionary
+    that did not improve the ratio (objects that do not compress better, such as random
+    payloads) stops the retraining until the ratio gets worse again: each dictionary costs
+    its bytes for good, and learning one per ``check_every`` objects measured 20 dictionaries
+    for 10,000 such ConfigMaps. Only the newest dictionary keeps a primed compressor (~137 KiB
+    of deflate state each; older ones only decode).
 
     ``level`` 1 (deflate's fast matcher) is the default: on Pods it compresses to ~0.17 of
     the JSON in ~17 us, where level 6 reaches ~0.13 in ~29 us; the per-object store
@@ -136,12 +141,16 @@ class ZlibDictCodec:
     check_every: int = 512
     dictionary: InitVar[bytes | None] = None
     _dicts: list[bytes] = field(default_factory=list, init=False, repr=False)
-    # a compressor per dictionary, copied for each object
-    _primed: list[Any] = field(default_factory=list, init=False, repr=False)
+    # a compressor primed with the newest dictionary, copied for each object
+    _primed: Any = field(default=None, init=False, repr=False)
     _recent: deque[bytes] = field(init=False, repr=False)
     _window_in: int = field(default=0, init=False, repr=False)
     _window_out: int = field(default=0, init=False, repr=False)
     _window_n: int = field(default=0, init=False, repr=False)
+    # the ratio that made us learn the newest dictionary (None: it was judged already), and the
+    # ratio below which we do not retrain (a dictionary learnt at it did not help)
+    _trigger: float | None = field(default=None, init=False, repr=False)
+    _floor: float = field(default=0.0, init=False, repr=False)
 
     def __post_init__(self, dictionary: bytes | None) -> None:
         self._recent = deque(maxlen=max(1, self.train_after))
@@ -155,9 +164,8 @@ class ZlibDictCodec:
 
     def _add_dictionary(self, zdict: bytes) -> None:
         self._dicts.append(zdict)
-        self._primed.append(
-            zlib.compressobj(self.level, zlib.DEFLATED, -self.window_bits, self.mem_level, zlib.Z_DEFAULT_STRATEGY, zdict)
-        )
+        self._primed = zlib.compressobj(self.level, zlib.DEFLATED, -self.window_bits, self.mem_level,
+                                        zlib.Z_DEFAULT_STRATEGY, zdict)
 
     def train(self, samples: list[bytes]) -> None:
         """Learn a new dictionary from JSON samples (the newest text goes last: cheapest to reach)."""
@@ -174,7 +182,7 @@ class ZlibDictCodec:
                 self.train(list(self._recent))
                 self._recent.clear()
             return b"\x00" + raw
-        c = self._primed[-1].copy()
+        c = self._primed.copy()
         out = bytes((_TAG_DICT0 + len(self._dicts) - 1,)) + c.compress(raw) + c.flush()
         self._watch_ratio(raw, len(out))
         return out
@@ -201,7 +209,7 @@ class ZlibDictCodec:
                 self.train(list(self._recent))
                 self._recent.clear()
             return stored
-        c = self._primed[-1].copy()
+        c = self._primed.copy()
         out = bytes((_TAG_DICT0 + len(self._dicts) - 1,)) + c.compress(raw) + c.flush()
         self._watch_ratio(raw, len(out))
         return out
@@ -213,8 +221,14 @@ class ZlibDictCodec:
         self._window_out += size
         self._window_n += 1
         if self._window_n >= self.check_every:
-            if self._window_out > self.retrain_ratio * self._window_in:
+            ratio = self._window_out / max(1, self._window_in)
+            if self._trigger is not None:
+                if ratio > 0.9 * self._trigger:  # the newest dictionary did not help: stop here
+                    self._floor = ratio
+                self._trigger = None
+            if ratio > self.retrain_ratio and ratio > 1.15 * self._floor:
                 self.train(list(self._recent))
+                self._trigger = ratio
             self._window_in = self._window_out = self._window_n = 0
 
     def decode(self, stored: Any) -> dict[str, Any]:

@@ -136,7 +136,8 @@ class Store:
         self._count = 0
         self._indexes: dict[str, Index[_Entry]] = {}
         self._no_keys: tuple[Keys, ...] = ()  # one () per index: shared by objects with no index keys
-        self._labels: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._labels: dict[tuple[str, ...], tuple[str, ...]] = {}  # label sets, shared (see _shared)
+        self._ikeys: dict[tuple[Keys, ...], tuple[Keys, ...]] = {}  # index keys per object, shared
         self._hot: OrderedDict[_Entry, FrozenDict] = OrderedDict()
         self._hot_size = 0 if self.codec.shares_objects else hot_size
         self._encode_deferred = getattr(self.codec, "encode_deferred", None)
@@ -162,22 +163,31 @@ class Store:
         for k, v in sorted(labels.items()):
             flat.append(_intern(k))
             flat.append(_intern(v) if isinstance(v, str) else str(v))
-        t = tuple(flat)
-        pool = self._labels
+        return self._shared(self._labels, tuple(flat))
+
+    def _shared(self, pool: dict[Any, Any], t: tuple[Any, ...]) -> Any:
+        """``t``, or the equal tuple an object already holds (label sets and index keys repeat:
+        one tuple for all of them saves ~64 bytes per object)."""
         got = pool.get(t)
         if got is not None:
             return got
         if len(pool) > 2 * self._count + 1024:
-            self._prune_labels()
+            self._prune_pools()
         pool[t] = t
         return t
 
-    def _prune_labels(self) -> None:
-        live: dict[tuple[str, ...], tuple[str, ...]] = {}
+    def _prune_pools(self) -> None:
+        """Forget shared tuples no stored object holds any more (in place)."""
+        labels: dict[tuple[str, ...], tuple[str, ...]] = {}
+        ikeys: dict[tuple[Keys, ...], tuple[Keys, ...]] = {}
         for bucket in self._by_ns.values():
             for e in bucket.values():
-                live[e.labels] = e.labels
-        self._labels = live
+                labels[e.labels] = e.labels
+                ikeys[e.ikeys] = e.ikeys
+        self._labels.clear()
+        self._labels.update(labels)
+        self._ikeys.clear()
+        self._ikeys.update(ikeys)
 
     def _view(self, e: _Entry) -> FrozenDict:
         hot = self._hot
@@ -213,7 +223,7 @@ class Store:
                 except Exception as exc:
                     raise IndexFunctionError(ix.name, ix.fn, exc) from exc
         ikeys = tuple(out)
-        return ikeys if any(ikeys) else self._no_keys
+        return self._shared(self._ikeys, ikeys) if any(ikeys) else self._no_keys
 
     def _prepare(self, obj: dict[str, Any], deferred: bool = False) -> _Prepared:
         """Phase 1 of every write: check, index and encode (``deferred``: the cheap form, if the
@@ -519,6 +529,7 @@ class Store:
         entries = list(self._entries())
         computed = [ix.keys_for(self._view(e)._raw if ix.trusted else self._view(e)) for e in entries]
         self._indexes[name] = ix
+        self._ikeys.clear()  # every entry's keys change shape (they are no longer shared)
         old_none, self._no_keys = self._no_keys, tuple(() for _ in self._indexes)
         for e, keys in zip(entries, computed, strict=True):
             e.ikeys = self._no_keys if e.ikeys is old_none and not keys else (*e.ikeys, keys)
@@ -529,6 +540,7 @@ class Store:
         names = list(self._indexes)
         pos = names.index(name)
         del self._indexes[name]
+        self._ikeys.clear()
         old_none, self._no_keys = self._no_keys, tuple(() for _ in self._indexes)
         for e in self._entries():
             e.ikeys = self._no_keys if e.ikeys is old_none else e.ikeys[:pos] + e.ikeys[pos + 1 :]

@@ -177,10 +177,15 @@ class Transport:
         content_type: str | None = None,
         accept: str = "application/json",
         request_timeout: float | None = None,
+        throttle: bool = True,
     ) -> tuple[int, bytes]:
-        """Send a request (with retries); return (status, body) of a 2xx answer or raise `ApiError`."""
+        """Send a request (with retries); return (status, body) of a 2xx answer or raise `ApiError`.
+
+        ``throttle=False`` skips the client-side rate limiter for the first attempt (retries wait for
+        it): for the continued pages of one LIST, which the limiter charged once (see `Client.list_page`).
+        """
         resp = await self._send(method, path, params=params, body=body, content_type=content_type,
-                                accept=accept, stream=False, request_timeout=request_timeout)
+                                accept=accept, stream=False, request_timeout=request_timeout, throttle=throttle)
         assert isinstance(resp, tuple)
         return resp
 
@@ -210,6 +215,7 @@ class Transport:
         stream: bool,
         request_timeout: float | None = None,
         inactivity_timeout: float | None = None,
+        throttle: bool = True,
     ) -> tuple[int, bytes] | aiohttp.ClientResponse:
         url = self.config.server + path
         policy = self.retry
@@ -223,7 +229,7 @@ class Transport:
             session = self.session()
         while True:
             attempt += 1
-            if self.limiter is not None:
+            if self.limiter is not None and (throttle or attempt > 1):
                 await self.limiter.wait()
             headers = {"Accept": accept}
             if content_type:

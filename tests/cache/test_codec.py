@@ -78,6 +78,17 @@ def test_zlib_retrains_when_objects_change_shape() -> None:
     assert [codec.decode(s) for s in stored] == first + other  # old entries keep their dictionary
 
 
+def test_zlib_stops_retraining_when_a_new_dictionary_does_not_help() -> None:
+    # random payloads compress no better with any dictionary: learning one per window would only
+    # pile up dictionaries (each kept for good)
+    codec = ZlibDictCodec(train_after=4, check_every=16, retrain_ratio=0.3)
+    rng = random.Random(2)
+    objs = [{"metadata": {"name": f"r-{i}"}, "data": {"x": rng.randbytes(300).hex()}} for i in range(400)]
+    stored = [codec.encode(o) for o in objs]
+    assert codec.dictionaries <= 3
+    assert [codec.decode(s) for s in stored] == objs
+
+
 def test_preset_dictionary_and_no_dictionary_paths() -> None:
     codec = ZlibDictCodec(dictionary=orjson.dumps(configmap(0)))
     s = codec.encode(configmap(1))

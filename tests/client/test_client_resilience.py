@@ -142,6 +142,20 @@ async def test_client_side_rate_limit(apiserver: TestCluster) -> None:
         assert time.monotonic() - t0 >= 0.28
 
 
+async def test_rate_limit_charges_a_paginated_list_once(apiserver: TestCluster, ns: str) -> None:
+    apiserver.require_faults()  # timing against a shared real cluster is not meaningful
+    async with apiserver.client(qps=None) as writer:
+        for i in range(12):
+            await writer.create(cm(f"pg{i}", labels={"paged": "once"}), namespace=ns)
+    async with apiserver.client(qps=2, burst=2) as c:
+        await c.resolve("v1/ConfigMap")  # discovery takes one token
+        t0 = time.monotonic()
+        pages = [p async for p in c.list_pages("v1/ConfigMap", namespace=ns, label_selector="paged=once", limit=2)]
+        # 6 pages: throttled each, 5 of them would wait 0.5 s; as one list, only the first may wait
+        assert [len(p.items) for p in pages] == [2] * 6
+        assert time.monotonic() - t0 < 1.5
+
+
 # -- TLS and authentication ---------------------------------------------------------------------
 # These start an emulator of their own (TLS, a token): they run the same with or without a real
 # cluster in KUBELOOP_TEST_KUBECONFIG, so they never skip.

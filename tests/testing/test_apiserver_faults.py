@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import aiohttp
+import orjson
 import yaml
 
 from kubeloop.testing import APIServer
@@ -103,3 +104,21 @@ def test_server_process_with_faults_over_http() -> None:
         with urllib.request.urlopen(req, timeout=5) as r:
             assert r.status == 200
         assert api.stats()["requests"]["list core/v1/namespaces"] == 2
+
+
+async def test_bulk_create_goes_through_the_create_path(server: APIServer, http: Http) -> None:
+    lines = b"\n".join(orjson.dumps({"metadata": {"name": f"bulk-{i}", "labels": {"n": str(i)}},
+                                     "data": {"i": str(i)}}) for i in range(3))
+    code, out = await http.req("POST", "/_kubeloop/bulk-create", lines + b"\n", resource="configmaps",
+                               namespace="default")
+    assert code == 200 and out["created"] == 3 and out["existing"] == 0
+    code, got = await http.get(BASE + "/bulk-1")
+    assert code == 200 and got["data"] == {"i": "1"} and got["metadata"]["uid"] and got["metadata"]["managedFields"]
+    # existing objects are counted, not replaced; an invalid object fails like a POST would
+    code, out = await http.req("POST", "/_kubeloop/bulk-create", lines, resource="configmaps", namespace="default")
+    assert code == 200 and out["created"] == 0 and out["existing"] == 3
+    code, st = await http.req("POST", "/_kubeloop/bulk-create", b'{"metadata": {"name": "Bad_Name"}}\n',
+                              resource="configmaps", namespace="default")
+    assert code == 422 and st["reason"] == "Invalid"
+    code, st = await http.req("POST", "/_kubeloop/bulk-create", b"{}\n", resource="nothings")
+    assert code == 404

@@ -166,6 +166,8 @@ class APIApp:
         if request.method != "POST":
             raise errors.method_not_allowed()
         res = q.get("resource") or None
+        if what == "bulk-create":
+            return web.json_response(await self.bulk_create(request))
         if what == "close-watches":
             return web.json_response({"closed": f.close_watches(res)})
         if what == "expire-next-watch":
@@ -183,6 +185,39 @@ class APIApp:
         else:
             raise PlainNotFound()
         return web.json_response({"ok": True})
+
+    async def bulk_create(self, request: web.Request) -> dict[str, Any]:
+        """``POST /_kubeloop/bulk-create?resource=configmaps[&group=G&version=V&namespace=NS&fieldManager=M]``
+        with one JSON object per line: each goes through the same create path as ``POST`` (defaults,
+        validation, admission, managedFields, watch events), without an HTTP round trip per object.
+
+        A testing facility for loading 10^5-10^6 objects (the scale benchmark): creating them one
+        request at a time takes ~1 ms each through a client. Objects that already exist are
+        counted, not replaced. Yields to the event loop every 500 objects (watches keep flowing).
+        """
+        q = request.query
+        info = self.catalog.lookup(q.get("group", ""), q.get("version", "v1"), q.get("resource", ""))
+        if info is None:
+            raise StatusError(404, "NotFound", f"no resource {q.get('resource', '')!r} in "
+                                               f"{q.get('group', '')}/{q.get('version', 'v1')}", {})
+        namespace = q.get("namespace", "") if info.namespaced else ""
+        manager = q.get("fieldManager", "") or "kubeloop-bulk-create"
+        reg = self.registry
+        created = existing = 0
+        started = time.monotonic()
+        async for line in request.content:
+            if not line.strip():
+                continue
+            try:
+                reg.create(info, namespace, orjson.loads(line), manager=manager, dry_run=False)
+                created += 1
+            except StatusError as e:
+                if e.code != 409:
+                    raise
+                existing += 1
+            if (created + existing) % 500 == 0:
+                await asyncio.sleep(0)
+        return {"created": created, "existing": existing, "seconds": time.monotonic() - started}
 
     # ---- discovery + routing ---------------------------------------------------------------
     async def api(self, request: web.Request, path: str) -> web.StreamResponse:

@@ -13,6 +13,8 @@ Admin endpoints (no authentication, POST unless noted; `resource` is optional ev
     POST /_kubeloop/delay?seconds=0.5&resource=R            delay API responses (0 turns it off)
     POST /_kubeloop/fail?count=3&code=429&retryAfter=2&resource=R&verbs=list,watch
     POST /_kubeloop/reset                                   turn every fault off
+    POST /_kubeloop/bulk-create?resource=R&namespace=NS     create the JSON objects of the body, one a line
+                                                            (the create path without a request each; R required)
 """
 
 from __future__ import annotations

@@ -1,0 +1,3 @@
+from benchmarks.versus.cli import main
+
+main()

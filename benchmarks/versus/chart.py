@@ -1,0 +1,106 @@
+"""Bar and line charts as hand-written SVG (no plotting dependency)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+_FONT = 'font-family="sans-serif" font-size="12"'
+KUBELOOP, BARE, TARGET = "#2b6cb0", "#a0a0a0", "#c53030"
+
+
+def _bars(y0: float, title: str, items: Sequence[tuple[str, float, float | None, float | None]], width: int = 900,
+          label_w: int = 330) -> tuple[list[str], float]:
+    """A panel of horizontal bars: (label, kubeloop value, bare value or None, target or None)."""
+    out = [f'<text x="10" y="{y0 + 16}" {_FONT} font-weight="bold">{escape(title)}</text>']
+    top = max([v for _, k, b, t in items for v in (k, b, t) if v is not None] + [1.0]) * 1.1
+    plot_w = width - label_w - 60
+    y = y0 + 28
+    for label, k, b, t in items:
+        out.append(f'<text x="{label_w - 6}" y="{y + 12}" {_FONT} text-anchor="end">{escape(label)}</text>')
+        for value, colour, dy in ((k, KUBELOOP, 0), (b, BARE, 9)):
+            if value is None:
+                continue
+            w = max(1.0, value / top * plot_w)
+            out.append(f'<rect x="{label_w}" y="{y + dy}" width="{w:.1f}" height="8" fill="{colour}"/>')
+            out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + dy + 8}" font-family="sans-serif" '
+                       f'font-size="10">{value:.2f}</text>')
+        if t is not None:
+            x = label_w + t / top * plot_w
+            out.append(f'<line x1="{x:.1f}" y1="{y - 2}" x2="{x:.1f}" y2="{y + 19}" stroke="{TARGET}" '
+                       f'stroke-width="2"/>')
+        y += 24
+    return out, y + 10
+
+
+def _target(text: str) -> float | None:
+    """The number in a target such as "<= 1.2x bare" or "kubeloop <= 0.3x JSON"."""
+    if "<=" not in text:
+        return None
+    try:
+        return float(text.split("<=", 1)[1].strip().split("x", 1)[0])
+    except ValueError:
+        return None
+
+
+def write_chart(path: Path, rows: list[dict[str, Any]], title: str) -> None:
+    """Two panels: kubeloop / bare ratios (time, CPU, imports), and memory as a multiple of the JSON."""
+    parts: list[str] = [f'<text x="10" y="20" font-family="sans-serif" font-size="14" font-weight="bold">{escape(title)}</text>',
+                        f'<rect x="10" y="30" width="10" height="10" fill="{KUBELOOP}"/>'
+                        f'<text x="24" y="39" {_FONT}>kubeloop</text>'
+                        f'<rect x="100" y="30" width="10" height="10" fill="{BARE}"/>'
+                        f'<text x="114" y="39" {_FONT}>bare loop</text>'
+                        f'<line x1="190" y1="30" x2="190" y2="41" stroke="{TARGET}" stroke-width="2"/>'
+                        f'<text x="196" y="39" {_FONT}>target</text>']
+    ratios = [(r["metric"], r["ratio"], None, _target(r["target"])) for r in rows if r["ratio_of"] == "bare"]
+    memory = [(r["metric"].replace(" / JSON", ""), r["kubeloop"], r["bare"], _target(r["target"]))
+              for r in rows if r["ratio_of"] == "json"]
+    y = 50.0
+    if ratios:
+        p, y = _bars(y, "kubeloop / bare loop (lower is better; 1.0 = as fast as the bare loop)", ratios)
+        parts += p
+    if memory:
+        p, y = _bars(y, "memory held / JSON size without managedFields (lower is better)", memory)
+        parts += p
+    _svg(path, 900, y, parts)
+
+
+def write_lines(path: Path, title: str, xs: list[float], series: list[tuple[str, str, list[float]]]) -> None:
+    """One small panel per series (label, unit, values) against xs (log scale): the scale chart."""
+    width, panel_h = 900, 170
+    parts = [f'<text x="10" y="20" font-family="sans-serif" font-size="14" font-weight="bold">{escape(title)}</text>']
+    import math
+
+    lx = [math.log10(x) for x in xs]
+    x_lo, x_hi = min(lx), max(lx) if max(lx) > min(lx) else min(lx) + 1
+    for i, (label, unit, ys) in enumerate(series):
+        top = 40 + i * panel_h
+        y_hi = max(ys) * 1.25 if ys and max(ys) > 0 else 1.0
+        left, plot_w, plot_h = 90, width - 140, panel_h - 60
+        parts.append(f'<text x="10" y="{top + 12}" {_FONT} font-weight="bold">{escape(label)} ({escape(unit)})</text>')
+        parts.append(f'<line x1="{left}" y1="{top + 20 + plot_h}" x2="{left + plot_w}" y2="{top + 20 + plot_h}" '
+                     f'stroke="#444"/><line x1="{left}" y1="{top + 20}" x2="{left}" y2="{top + 20 + plot_h}" stroke="#444"/>')
+        pts = []
+        for x, v, y in zip(xs, lx, ys, strict=True):
+            px = left + (v - x_lo) / (x_hi - x_lo) * plot_w
+            py = top + 20 + plot_h - y / y_hi * plot_h
+            pts.append(f"{px:.1f},{py:.1f}")
+            parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="{KUBELOOP}"/>')
+            parts.append(f'<text x="{px + 6:.1f}" y="{py - 6:.1f}" font-family="sans-serif" font-size="10">'
+                         f'{y:.3g}</text>')
+            parts.append(f'<text x="{px:.1f}" y="{top + 34 + plot_h}" font-family="sans-serif" font-size="10" '
+                         f'text-anchor="middle">{int(x):,}</text>')
+        parts.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{KUBELOOP}" stroke-width="2"/>')
+        parts.append(f'<text x="{left - 6}" y="{top + 24}" font-family="sans-serif" font-size="10" '
+                     f'text-anchor="end">{y_hi:.3g}</text><text x="{left - 6}" y="{top + 20 + plot_h}" '
+                     f'font-family="sans-serif" font-size="10" text-anchor="end">0</text>')
+    _svg(path, width, 40 + len(series) * panel_h, parts)
+
+
+def _svg(path: Path, width: float, height: float, parts: list[str]) -> None:
+    body = "\n".join(parts)
+    path.write_text(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+                    f'viewBox="0 0 {width:.0f} {height:.0f}">\n<rect width="100%" height="100%" fill="white"/>\n'
+                    f"{body}\n</svg>\n")

@@ -1,0 +1,86 @@
+"""What both sides share, stdlib only (so it costs neither side import time): the report lines a
+side prints on stdout, its memory read from /proc, and the parent's commands on stdin.
+
+A side runs as ``python -m benchmarks.versus.<side>_side MODE KIND NAMESPACE KUBECONFIG``; MODE is
+``warmup`` (time from launch to synced), ``memory`` (RSS growth over a warmed baseline, at sync
+and after compaction), ``traced`` (the same with tracemalloc on), ``churn`` (CPU per watch event)
+or ``scale`` (``memory`` plus `get` latency).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+LABEL = "peers/group"
+"""The label both sides index by (10 values; the objects of `benchmarks.peers.seed`)."""
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def emit(event: str, **fields: Any) -> None:
+    """One report line to the parent: ``{"event": ..., "t": wall clock, ...}``."""
+    sys.stdout.write(json.dumps({"event": event, "t": time.time(), **fields}) + "\n")
+    sys.stdout.flush()
+
+
+def rss() -> int:
+    """Resident bytes now (no malloc_trim: what the process holds as it runs)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * _PAGE
+
+
+def hwm() -> int:
+    """Peak resident bytes so far (VmHWM)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def args() -> tuple[str, str, str, str]:
+    """MODE, KIND (plural resource), NAMESPACE, KUBECONFIG."""
+    mode, kind, namespace, kubeconfig = sys.argv[1:5]
+    return mode, kind, namespace, kubeconfig
+
+
+async def commands() -> Any:
+    """The parent's commands, one per stdin line, as an async iterator of stripped strings."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    return reader
+
+
+async def until_closed() -> None:
+    """Hold the state until the parent closes stdin (the process then exits normally)."""
+    async for _ in await commands():
+        pass
+
+
+def resource_of(kind: str) -> str:
+    """The API resource of a plural name the parent uses."""
+    return {"configmaps": "v1/ConfigMap", "pods": "v1/Pod"}[kind]
+
+
+def run(main: Any) -> None:
+    """``asyncio.run(main())``; under cProfile when $VERSUS_PROFILE names a file (``--profile``)."""
+    import asyncio
+
+    path = os.environ.get("VERSUS_PROFILE")
+    if not path:
+        asyncio.run(main())
+        return
+    import cProfile
+
+    prof = cProfile.Profile()
+    try:
+        prof.runcall(asyncio.run, main())
+    finally:
+        prof.dump_stats(path)

@@ -1,0 +1,357 @@
+"""``python -m benchmarks.versus``: issue 15's table, kubeloop's informer against a bare aiohttp +
+orjson loop, each run in its own process, interleaved (kubeloop, bare, kubeloop, bare, ...).
+
+Against the emulator (``kubeloop apiserver`` in its own process) unless ``--kubeconfig`` names a
+cluster (objects go to ``versus-*`` namespaces, created if missing and left in place). Measures:
+
+- start -> synced for N ConfigMaps and N Pods, from launching the process (interpreter start and
+  imports included: what a user waits for) and in process (after imports);
+- memory held, as a ratio to the JSON size of the objects without managedFields: RSS growth over a
+  warmed baseline at sync (and its peak, VmHWM) and after the informer's compaction, and the same
+  traced (tracemalloc, a separate run), both while the informer is running;
+- CPU per watch event at a fixed change rate (informer + one index + one subscriber vs the bare
+  watch loop keeping a dict and a label index), from the process's own CPU time;
+- import time (``python -c "import ..."`` minus ``python -c pass``).
+
+Writes JSON (``--out``), an SVG chart beside it and prints the table. ``--scale N ...`` runs the
+scale run instead (benchmarks/versus/scale.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchmarks.peers import seed
+from benchmarks.peers.emulator import Emulator
+from benchmarks.versus.chart import write_chart
+from benchmarks.versus.run import ROOT, SIDES, Side
+from kubeloop.client import Client, NotFound
+from kubeloop.config import load_kubeconfig
+
+RESULTS = ROOT / "benchmarks" / "results"
+KINDS = ("configmaps", "pods")
+RESOURCES = {"configmaps": "v1/ConfigMap", "pods": "v1/Pod"}
+CHURN_NS = "versus-churn"
+
+IMPORTS = {"kubeloop": "import kubeloop.cache, kubeloop.client",
+           "bare": "import aiohttp, orjson, yaml",
+           "python": "pass"}
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.versus", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--objects", type=int, default=10_000, help="objects per kind (10000)")
+    p.add_argument("--runs", type=int, default=3, help="runs of each measurement per side (3)")
+    p.add_argument("--kinds", default=",".join(KINDS), help="kinds for warm-up and memory (configmaps,pods)")
+    p.add_argument("--rate", type=float, default=400.0, help="changes/s for CPU per event (400)")
+    p.add_argument("--seconds", type=float, default=5.0, help="seconds of changes per CPU run (5)")
+    p.add_argument("--keys", type=int, default=200, help="ConfigMaps the writer cycles through (200)")
+    p.add_argument("--phases", default="warmup,memory,traced,churn,imports", help="what to measure (all)")
+    p.add_argument("--kubeconfig", default=None, help="measure against this cluster instead of the emulator")
+    p.add_argument("--scale", type=int, nargs="*", default=None,
+                   help="the scale run instead: ConfigMap counts beyond 10000 (e.g. --scale 100000 1000000)")
+    p.add_argument("--profile", type=Path, default=None,
+                   help="run every side under cProfile, keep DIR/<side>-<mode>-<kind>.pstats, print the top functions")
+    p.add_argument("--out", type=Path, default=None, help="JSON (default benchmarks/results/versus.json, "
+                                                          "versus-scale.json for --scale); the SVG goes beside it")
+    return p.parse_args(argv)
+
+
+def per_json(values: list[Any], size: float) -> list[float]:
+    """Bytes as a multiple of the JSON size (None values, from runs without tracing, dropped)."""
+    return [v / size for v in values if v is not None]
+
+
+def med(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+# ---------------------------------------------------------------------------------------- objects
+
+
+async def seed_objects(kubeconfig: str, n: int, kinds: list[str], keys: int) -> dict[str, str]:
+    """Create the objects (idempotent); returns the namespace per kind."""
+    namespaces = {kind: f"versus-{kind}-{n}" for kind in kinds}
+    make = {"configmaps": seed.configmap, "pods": seed.pod}
+    async with Client(load_kubeconfig(kubeconfig), qps=None, timeout=120) as client:
+        for kind, ns in namespaces.items():
+            existing = len((await client.list(RESOURCES[kind], namespace=ns)).items) if await exists(client, ns) else 0
+            if existing < n:
+                await seed.create_many(client, ns, [make[kind](i) for i in range(n)])
+        churn = []
+        for i in range(keys):
+            cm = seed.configmap(i)
+            cm["metadata"]["name"] = f"churn-{i:05d}"
+            churn.append(cm)
+        await seed.create_many(client, CHURN_NS, churn)
+    return namespaces
+
+
+async def exists(client: Client, ns: str) -> bool:
+    try:
+        await client.get("v1/Namespace", ns)
+    except NotFound:
+        return False
+    return True
+
+
+async def json_sizes(kubeconfig: str, namespaces: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Bytes of the objects' JSON as served, without managedFields (what the ratios divide by)."""
+    out = {}
+    async with Client(load_kubeconfig(kubeconfig), qps=None, timeout=120) as client:
+        for kind, ns in namespaces.items():
+            resource = RESOURCES[kind]
+            total = full = count = 0
+            async for page in client.list_pages(resource, namespace=ns, limit=500):
+                for obj in page.items:
+                    full += len(orjson.dumps(obj))
+                    obj["metadata"].pop("managedFields", None)
+                    total += len(orjson.dumps(obj))
+                    count += 1
+            out[kind] = {"objects": count, "json_bytes": total, "json_bytes_with_managed_fields": full,
+                         "bytes_per_object": total / max(1, count)}
+    return out
+
+
+# ---------------------------------------------------------------------------------------- phases
+
+
+def one_load(side: str, mode: str, kind: str, ns: str, kubeconfig: str, workdir: Path) -> dict[str, Any]:
+    """One process: launch, synced, compacted; the figures of that run."""
+    with Side(side, mode, kind, ns, kubeconfig, workdir) as s:
+        imported = s.expect("imported")
+        synced = s.expect("synced", 3600)
+        compacted = s.expect("compacted", 3600)
+        extra = s.expect("gets", 600) if mode == "scale" else {}
+    return {
+        "from_launch_s": synced["t_synced"] - s.launched,
+        "in_process_s": synced["t_synced"] - imported["t_imported"],
+        "list_s": synced["t_synced"] - synced["t0"],
+        "module_imports_s": imported["t_imported"] - imported["t_start"],
+        "interpreter_start_s": imported["t_start"] - s.launched,
+        "objects": synced["objects"],
+        "rss_at_sync": synced["rss"], "hwm_at_sync": synced["hwm"],
+        "rss_compacted": compacted["rss"], "hwm_compacted": compacted["hwm"],
+        "traced_at_sync": synced.get("traced"), "traced_peak": compacted.get("traced_peak"),
+        "traced_compacted": compacted.get("traced"),
+        **{k: v for k, v in extra.items() if k not in ("event", "t")},
+    }
+
+
+def one_churn(side: str, kubeconfig: str, workdir: Path, a: argparse.Namespace) -> dict[str, Any]:
+    """One process: CPU seconds per watch event while a writer changes `keys` ConfigMaps at `rate`."""
+    with Side(side, "churn", "configmaps", CHURN_NS, kubeconfig, workdir) as s:
+        s.expect("ready", 600)
+        time.sleep(0.5)
+        s.send("mark")
+        start = s.expect("mark")
+        writer = subprocess.run([sys.executable, "-m", "benchmarks.peers.writer", kubeconfig, CHURN_NS,
+                                 str(a.rate), str(a.seconds), str(a.keys), "32"],
+                                cwd=ROOT, env=s.env, capture_output=True, text=True, check=True)
+        wrote = json.loads(writer.stdout.strip().splitlines()[-1])
+        want = start["events"] + wrote["writes"] - wrote["errors"]
+        deadline = time.monotonic() + 60
+        while True:
+            s.send("count")
+            if s.expect("count")["events"] >= want or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        s.send("mark")
+        end = s.expect("mark", 60)
+        s.send("quit")
+    events = end["events"] - start["events"]
+    return {"events": events, "cpu_s": end["cpu"] - start["cpu"], "writes": wrote["writes"],
+            "achieved_per_s": wrote["writes"] / wrote["seconds"],
+            "us_per_event": (end["cpu"] - start["cpu"]) / max(1, events) * 1e6}
+
+
+def import_times(runs: int) -> dict[str, list[float]]:
+    """Wall seconds of ``python -c <imports>`` per set, interleaved; `python` is the bare interpreter."""
+    out: dict[str, list[float]] = {k: [] for k in IMPORTS}
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    for _ in range(runs):
+        for name, code in IMPORTS.items():
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=ROOT)
+            out[name].append(time.perf_counter() - t)
+    return out
+
+
+# ---------------------------------------------------------------------------------------- run
+
+
+def run(a: argparse.Namespace, kubeconfig: str, workdir: Path) -> dict[str, Any]:
+    kinds = [k for k in a.kinds.split(",") if k]
+    phases = set(a.phases.split(","))
+    t = time.perf_counter()
+    namespaces = asyncio.run(seed_objects(kubeconfig, a.objects, kinds, a.keys))
+    sizes = asyncio.run(json_sizes(kubeconfig, namespaces))
+    print(f"seeded in {time.perf_counter() - t:.1f}s: " + ", ".join(
+        f"{k} {v['objects']} x {v['bytes_per_object']:.0f} B" for k, v in sizes.items()), flush=True)
+    loads: dict[str, dict[str, dict[str, list[Any]]]] = {}
+    for run_no in range(a.runs):
+        for kind in kinds:
+            for mode in ("warmup", "memory", "traced"):
+                if mode not in phases:
+                    continue
+                for side in SIDES:  # interleaved: kubeloop, bare, kubeloop, bare, ...
+                    r = one_load(side, mode, kind, namespaces[kind], kubeconfig, workdir)
+                    row = loads.setdefault(kind, {}).setdefault(f"{side}:{mode}", {})
+                    for k, v in r.items():
+                        row.setdefault(k, []).append(v)
+                    print(f"run {run_no + 1} {kind} {mode:7} {side:8} synced {r['from_launch_s']:.3f}s from launch "
+                          f"({r['in_process_s']:.3f}s in process), {r['objects']} objects", flush=True)
+    churn: dict[str, list[dict[str, Any]]] = {}
+    if "churn" in phases:
+        for run_no in range(a.runs):
+            for side in SIDES:
+                r = one_churn(side, kubeconfig, workdir, a)
+                churn.setdefault(side, []).append(r)
+                print(f"run {run_no + 1} churn {side:8} {r['us_per_event']:.0f} us/event over {r['events']} events "
+                      f"({r['achieved_per_s']:.0f}/s)", flush=True)
+    imports = import_times(max(5, a.runs)) if "imports" in phases else {}
+    return {"sizes": sizes, "loads": loads, "churn": churn, "imports": imports}
+
+
+def summarize(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """The table: one row per metric, kubeloop and bare medians (and ranges), their ratio, the target."""
+    rows: list[dict[str, Any]] = []
+
+    def add(metric: str, unit: str, kl: list[float], bare: list[float] | None, target: str,
+            ok: Callable[[float], bool] | None = None, ratio_of: str = "bare") -> None:
+        k = med(kl)
+        b = med(bare) if bare else None
+        ratio = k / b if b and ratio_of == "bare" else k  # memory rows: kubeloop's multiple of the JSON
+        rows.append({"metric": metric, "unit": unit, "kubeloop": k, "bare": b,
+                     "kubeloop_range": [min(kl), max(kl)] if kl else None,
+                     "bare_range": [min(bare), max(bare)] if bare else None,
+                     "ratio": ratio, "ratio_of": ratio_of, "target": target,
+                     "met": ok(ratio) if ok is not None else None})
+
+    for kind, by in raw["loads"].items():
+        size = raw["sizes"][kind]["json_bytes"]
+        w_k, w_b = by.get("kubeloop:warmup"), by.get("bare:warmup")
+        if w_k and w_b:
+            add(f"start -> synced, {kind}, from launch", "s", w_k["from_launch_s"], w_b["from_launch_s"],
+                "<= 1.0x bare", lambda r: r <= 1.0)
+            add(f"start -> synced, {kind}, in process", "s", w_k["in_process_s"], w_b["in_process_s"],
+                "(after imports)")
+        m_k, m_b = by.get("kubeloop:memory"), by.get("bare:memory")
+        if m_k and m_b:
+            add(f"RSS at sync / JSON, {kind}", "x JSON", per_json(m_k["rss_at_sync"], size), per_json(m_b["rss_at_sync"], size),
+                "kubeloop <= 1.0x JSON", lambda r: r <= 1.0, ratio_of="json")
+            add(f"RSS peak (VmHWM) at sync / JSON, {kind}", "x JSON", per_json(m_k["hwm_at_sync"], size),
+                per_json(m_b["hwm_at_sync"], size), "(peak)", ratio_of="json")
+            add(f"RSS after compaction / JSON, {kind}", "x JSON", per_json(m_k["rss_compacted"], size),
+                per_json(m_b["rss_compacted"], size), "kubeloop <= 0.3x JSON", lambda r: r <= 0.3, ratio_of="json")
+        t_k, t_b = by.get("kubeloop:traced"), by.get("bare:traced")
+        if t_k and t_b:
+            add(f"traced at sync / JSON, {kind}", "x JSON", per_json(t_k["traced_at_sync"], size),
+                per_json(t_b["traced_at_sync"], size), "kubeloop <= 1.0x JSON", lambda r: r <= 1.0, ratio_of="json")
+            add(f"traced peak / JSON, {kind}", "x JSON", per_json(t_k["traced_peak"], size), per_json(t_b["traced_peak"], size),
+                "(peak)", ratio_of="json")
+            add(f"traced after compaction / JSON, {kind}", "x JSON", per_json(t_k["traced_compacted"], size),
+                per_json(t_b["traced_compacted"], size), "kubeloop <= 0.3x JSON", lambda r: r <= 0.3, ratio_of="json")
+    if raw["churn"]:
+        add("CPU per watch event, configmaps", "us", [r["us_per_event"] for r in raw["churn"]["kubeloop"]],
+            [r["us_per_event"] for r in raw["churn"]["bare"]], "<= 1.2x bare", lambda r: r <= 1.2)
+    if raw["imports"]:
+        py = med(raw["imports"]["python"])
+        add("import time (interpreter start subtracted)", "s", [x - py for x in raw["imports"]["kubeloop"]],
+            [x - py for x in raw["imports"]["bare"]], "(aiohttp + orjson + PyYAML)")
+    return rows
+
+
+def fmt(v: float | None, unit: str) -> str:
+    if v is None:
+        return "-"
+    if unit == "s":
+        return f"{v:.3f}"
+    if unit == "us":
+        return f"{v:.0f}"
+    return f"{v:.2f}"
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| metric | kubeloop | bare | kubeloop / bare (or / JSON) | target | met |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        unit = r["unit"]
+        met = "" if r["met"] is None else ("yes" if r["met"] else "NO")
+        lines.append(f"| {r['metric']} ({unit}) | {fmt(r['kubeloop'], unit)} | {fmt(r['bare'], unit)} | "
+                     f"{r['ratio']:.2f}x | {r['target']} | {met} |")
+    return "\n".join(lines)
+
+
+def print_profiles(directory: Path, top: int = 25) -> None:
+    """The functions with the most own time (tottime) in each profile, and their callers' totals."""
+    import pstats
+
+    for path in sorted(directory.glob("*.pstats")):
+        print(f"\n=== {path.stem}")
+        pstats.Stats(str(path)).sort_stats("tottime").print_stats(top)
+
+
+def environment() -> dict[str, Any]:
+    import aiohttp
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "kubeloop"], cwd=ROOT, capture_output=True,
+                           text=True)
+    return {"commit": commit.stdout.strip() + ("+dirty" if dirty.stdout.strip() else ""),
+            "python": platform.python_version(), "aiohttp": aiohttp.__version__, "orjson": orjson.__version__,
+            "cpus": os.cpu_count(), "load_average": list(os.getloadavg()),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse(argv)
+    if a.scale is not None:
+        from benchmarks.versus.scale import main as scale_main
+        return scale_main(a)
+    out: Path = a.out or RESULTS / "versus.json"
+    if a.profile is not None:
+        from benchmarks.versus import run as run_module
+        a.profile.mkdir(parents=True, exist_ok=True)
+        run_module.PROFILE_DIR = a.profile.resolve()
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="kl-versus-") as tmp:
+        workdir = Path(tmp)
+        if a.kubeconfig:
+            raw = run(a, a.kubeconfig, workdir)
+            server = "cluster"
+        else:
+            with Emulator(workdir) as emu:
+                raw = run(a, emu.kubeconfig, workdir)
+            server = "emulator"
+    rows = summarize(raw)
+    env = environment()
+    result: dict[str, Any] = {"command": "python -m benchmarks.versus " + " ".join(sys.argv[1:] if argv is None else argv),
+              "server": server, "settings": {k: v for k, v in vars(a).items() if k != "out"} | {"out": str(out)},
+              "environment": env, "minutes": (time.time() - started) / 60, "table": rows, "raw": raw}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    chart = out.with_suffix(".svg")
+    write_chart(chart, rows, title=f"kubeloop vs bare aiohttp+orjson loop ({server}, N={a.objects}, "
+                                   f"medians of {a.runs} runs, {env['date']})")
+    print()
+    print(table(rows))
+    print(f"\nwrote {out} and {chart} ({result['minutes']:.1f} min)")
+    if a.profile is not None:
+        print_profiles(a.profile)
+    return 0

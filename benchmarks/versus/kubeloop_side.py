@@ -1,0 +1,124 @@
+"""kubeloop's side: one `Informer` (default transform and codec) with one index (a label value)
+and one subscriber reading every event, run as its own process (see `benchmarks.versus.child`)."""
+
+from __future__ import annotations
+
+import time
+
+T_START = time.time()
+
+import asyncio  # noqa: E402
+import gc  # noqa: E402
+import random  # noqa: E402
+import tracemalloc  # noqa: E402
+from collections.abc import Mapping  # noqa: E402
+from typing import Any  # noqa: E402
+
+from benchmarks.versus.child import LABEL, args, commands, emit, hwm, resource_of, rss, run, until_closed  # noqa: E402
+from kubeloop.cache import ClientSource, Informer  # noqa: E402
+from kubeloop.client import Client  # noqa: E402
+
+T_IMPORTED = time.time()
+
+
+def by_group(obj: Mapping[str, Any]) -> str | None:
+    value = (obj["metadata"].get("labels") or {}).get(LABEL)
+    return str(value) if value is not None else None
+
+
+def new_informer(client: Client, resource: str, namespace: str, **source: Any) -> Informer:
+    inf = Informer(ClientSource(client, resource, namespace=namespace, **source), resource=resource)
+    inf.add_index("group", by_group)
+    return inf
+
+
+async def drain(inf: Informer, seen: list[int]) -> None:
+    """The one subscriber: reads every event's key."""
+    async for ev in inf.subscribe():
+        _ = ev.key
+        seen[0] += 1
+
+
+def held(inf: Informer) -> int:
+    store = inf.store  # counted through the index, by keys: nothing is decoded for the count
+    return sum(len(store.index_keys("group", g)) for g in store.index_values("group"))
+
+
+async def main() -> None:
+    mode, kind, namespace, kubeconfig = args()
+    resource = resource_of(kind)
+    emit("imported", t_start=T_START, t_imported=T_IMPORTED)
+    async with await Client.from_kubeconfig(kubeconfig) as client:
+        base = 0
+        traced = mode == "traced"
+        if mode != "warmup":
+            # run every code path once on an empty list, so the baseline holds what any run holds
+            warm = new_informer(client, resource, namespace, label_selector="versus/none=1")
+            async with warm:
+                await warm.wait_synced(600)
+            del warm
+            gc.collect()
+            if traced:
+                tracemalloc.start()
+            base = rss()
+        t0 = time.time()
+        seen = [0]
+        inf = new_informer(client, resource, namespace)
+        async with inf, asyncio.TaskGroup() as tg:
+            reader = tg.create_task(drain(inf, seen))
+            await inf.wait_synced(3600)
+            t_synced = time.time()
+            fields: dict[str, Any] = {"objects": held(inf), "rss": rss() - base, "hwm": hwm() - base, "t0": t0}
+            if traced:
+                fields["traced"], fields["traced_peak"] = tracemalloc.get_traced_memory()
+            emit("synced", **fields, t_synced=t_synced)
+            await inf.compacted()
+            gc.collect()
+            fields = {"rss": rss() - base, "hwm": hwm() - base}
+            if traced:
+                fields["traced"], fields["traced_peak"] = tracemalloc.get_traced_memory()
+            emit("compacted", **fields)
+            if mode == "scale":
+                emit("gets", **get_latency(inf))
+            if mode == "churn":
+                await churn(inf, seen)
+            else:
+                await until_closed()
+            reader.cancel()
+
+
+def get_latency(inf: Informer, samples: int = 20000) -> dict[str, Any]:
+    """`get` of random keys through the informer's reader (a cold object: decoded on each read)."""
+    keys = inf.reader.keys()
+    rng = random.Random(1)
+    pick = [rng.choice(keys) for _ in range(samples)]
+    get = inf.reader.get
+    times = []
+    clock = time.perf_counter_ns
+    for ns, name in pick:
+        t = clock()
+        get(name, ns)
+        times.append(clock() - t)
+    times.sort()
+    return {"get_p50_us": times[len(times) // 2] / 1e3, "get_p99_us": times[int(len(times) * 0.99)] / 1e3}
+
+
+async def churn(inf: Informer, seen: list[int]) -> None:
+    """Answer the parent's marks with CPU seconds and events seen; a mark waits until the store has
+    deflated every changed object (write-back compaction is part of the cost of an event)."""
+    emit("ready")
+    async for line in await commands():
+        cmd = line.decode().strip()
+        if cmd == "count":
+            emit("count", events=seen[0])
+        elif cmd == "mark":
+            while inf.store.pending_compaction:  # noqa: ASYNC110  # a store count: no event to wait on
+                await asyncio.sleep(0.05)
+            emit("mark", cpu=time.process_time(), events=seen[0])
+        elif cmd == "quit":
+            return
+    return
+
+
+if __name__ == "__main__":
+    run(main)
