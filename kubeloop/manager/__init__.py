@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from kubeloop.manager._clusters import ClustersFromSecrets
 from kubeloop.manager._informers import ManagedInformer
 from kubeloop.manager._leader import LeaderElector
-from kubeloop.manager._lease import LeaderElection, LeaseRecord
+from kubeloop.manager._lease import LeaderElection, LeaseRecord, LeaseTimings
 from kubeloop.manager._manager import Manager, ManagerError, Runnable
 from kubeloop.manager._membership import ShardMember
 from kubeloop.manager._probes import ProbeServer
@@ -30,6 +30,7 @@ __all__ = [
     "LeaderElection",
     "LeaderElector",
     "LeaseRecord",
+    "LeaseTimings",
     "ManagedInformer",
     "Manager",
     "ManagerError",

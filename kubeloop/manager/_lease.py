@@ -64,32 +64,24 @@ def micro_time(when: datetime | None = None) -> str:
     return format_micro_time(when or datetime.now(UTC))
 
 
-@dataclass(frozen=True)
-class LeaderElection:
-    """Where the lease lives and the timing (client-go defaults: 15 s / 10 s / 2 s).
+@dataclass(frozen=True, kw_only=True)
+class LeaseTimings:
+    """Who holds a Lease and how it is timed (client-go defaults: 15 s / 10 s / 2 s): the part
+    `LeaderElection` and `kubeloop.manager.Sharding` (membership Leases) share.
 
-    - ``name``: the Lease's name (controller-runtime's ``LeaderElectionID``), shared by replicas.
-    - ``namespace``: None means the client's default namespace (the pod's, in a cluster).
-    - ``identity``: this candidate; default ``hostname_uuid``.
-    - ``lease_duration``: how long a non-leader waits after the last renewal it saw before taking over.
-    - ``renew_deadline``: a leader that could not renew for this long steps down (before the lease
+    - ``identity``: this candidate or replica; default ``hostname_uuid``.
+    - ``lease_duration``: how long the others wait after the last renewal they saw before taking over.
+    - ``renew_deadline``: a holder that could not renew for this long stops working (before the lease
       can expire for the others).
     - ``retry_period``: time between attempts (to acquire, and to renew).
-    - ``release_on_cancel``: on graceful shutdown, give the lease up so a standby takes over at
-      once instead of after ``lease_duration``.
     """
 
-    name: str
-    namespace: str | None = None
     identity: str = ""
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
-    release_on_cancel: bool = True
 
     def __post_init__(self) -> None:
-        if not self.name:
-            raise ValueError("leader election needs a lease name (leader_election_id)")
         if not self.identity:
             object.__setattr__(self, "identity", default_identity())
         check_timings(self.lease_duration, self.renew_deadline, self.retry_period)
@@ -98,6 +90,26 @@ class LeaderElection:
     def lease_duration_seconds(self) -> int:
         """The whole seconds written to ``spec.leaseDurationSeconds`` (at least 1)."""
         return lease_duration_seconds(self.lease_duration)
+
+
+@dataclass(frozen=True)
+class LeaderElection(LeaseTimings):
+    """Where the lease lives, who campaigns and the timing (`LeaseTimings`, keyword-only).
+
+    - ``name``: the Lease's name (controller-runtime's ``LeaderElectionID``), shared by replicas.
+    - ``namespace``: None means the client's default namespace (the pod's, in a cluster).
+    - ``release_on_cancel``: on graceful shutdown, give the lease up so a standby takes over at
+      once instead of after ``lease_duration``.
+    """
+
+    name: str
+    namespace: str | None = None
+    release_on_cancel: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("leader election needs a lease name (leader_election_id)")
+        super().__post_init__()
 
 
 def check_timings(lease_duration: float, renew_deadline: float, retry_period: float) -> None:

@@ -33,11 +33,9 @@ from typing import Any, Literal
 
 from kubeloop.manager._lease import (
     LeaseRecord,
+    LeaseTimings,
     Observer,
     Tenure,
-    check_timings,
-    default_identity,
-    lease_duration_seconds,
 )
 from kubeloop.manager._rendezvous import View, owner, view_of
 
@@ -56,25 +54,20 @@ _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
-class Sharding:
+class Sharding(LeaseTimings):
     """Spread a manager's controllers over replicas (``Manager(sharding=Sharding("widgets"))``).
 
     - ``name``: shared by the replicas of one operator; names the membership Leases and labels them.
     - ``namespace``: where the Leases live (None: the client's default namespace).
-    - ``identity``: this replica; default ``hostname_uuid`` (unique per process).
-    - ``lease_duration`` / ``renew_deadline`` / ``retry_period``: as for leader election (client-go
-      defaults 15 / 10 / 2 s): a dead replica's keys move after ``lease_duration``; a replica that
-      could not renew for ``renew_deadline`` starts nothing until it renews.
+    - ``identity``, ``lease_duration``, ``renew_deadline``, ``retry_period`` (`LeaseTimings`,
+      keyword-only, as for leader election): a dead replica's keys move after ``lease_duration``; a
+      replica that could not renew for ``renew_deadline`` starts nothing until it renews.
     - ``mode``: ``"sharded"``, each change handled once, by the replica owning the key;
       ``"broadcast"``, every replica reconciles every key (membership is still kept, for the map).
     """
 
     name: str
     namespace: str | None = None
-    identity: str = ""
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
     mode: ShardingMode = "sharded"
 
     def __post_init__(self) -> None:
@@ -83,13 +76,7 @@ class Sharding:
                              "letters, digits and '-', starting and ending with a letter or digit")
         if self.mode not in ("sharded", "broadcast"):
             raise ValueError(f"sharding mode must be 'sharded' or 'broadcast', not {self.mode!r}")
-        if not self.identity:
-            object.__setattr__(self, "identity", default_identity())
-        check_timings(self.lease_duration, self.renew_deadline, self.retry_period)
-
-    @property
-    def lease_duration_seconds(self) -> int:
-        return lease_duration_seconds(self.lease_duration)
+        super().__post_init__()
 
 
 def lease_name(name: str, identity: str) -> str:
