@@ -45,6 +45,7 @@ from typing import Any
 
 from kubeloop.cache import DEFAULT_TRANSFORM, CacheReader, Filter, IndexFunc, SharedCache, Transform
 from kubeloop.client import Client
+from kubeloop.controller._context import ResourceArg, resource_name
 from kubeloop.controller._handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped, MapFn
 from kubeloop.controller._request import Request
 from kubeloop.controller._runtime import ControllerError, ControllerRuntime
@@ -75,13 +76,17 @@ class Controller:
     (default: every cluster of the cache); ``field_manager`` for apply (default: the name);
     ``writes``: other kinds the reconcile writes through ``ctx.client`` (``["v1/Secret"]``), for the
     RBAC rules ``kubeloop manifests`` derives (docs/manifests.md).
+
+    Every kind (``for_``, ``owns``, ``watches``, ``writes``) is a ``group/version/Kind`` name or a
+    typed resource class (`kubeloop.resources.CustomResource`: ``for_=WebApp``), resolved to its
+    name here, once: the spec holds names only.
     """
 
     def __init__(
         self,
         name: str,
         *,
-        for_: str,
+        for_: ResourceArg,
         reconcile: ReconcileFn,
         predicates: Predicates = None,
         namespace: str | None = None,
@@ -102,9 +107,9 @@ class Controller:
         cache_sync_timeout: float = 120.0,
         record_events: bool = True,
         logger: logging.Logger | None = None,
-        writes: Sequence[str] = (),
+        writes: Sequence[ResourceArg] = (),
     ) -> None:
-        primary = SourceSpec(for_, EnqueueForObject(), namespace=namespace, label_selector=label_selector,
+        primary = SourceSpec(resource_name(for_), EnqueueForObject(), namespace=namespace, label_selector=label_selector,
                              field_selector=field_selector, transform=transform, filter=filter,
                              predicate=combine_predicates(predicates))
         self._init(ControllerSpec(
@@ -114,7 +119,7 @@ class Controller:
             clusters=tuple(clusters) if clusters is not None else None, field_manager=field_manager or name,
             read_your_writes=read_your_writes, read_your_writes_timeout=read_your_writes_timeout,
             suppress_own_writes=suppress_own_writes, cache_sync_timeout=cache_sync_timeout, record_events=record_events,
-            logger=logger, writes=tuple(writes)))
+            logger=logger, writes=tuple(resource_name(w) for w in writes)))
 
     def _init(self, spec: ControllerSpec) -> None:
         self._spec = spec
@@ -143,7 +148,7 @@ class Controller:
     def _with_source(self, source: SourceSpec) -> Controller:
         return self._replace(sources=(*self._spec.sources, source))
 
-    def owns(self, resource: str, *, predicates: Predicates = None, match_every_owner: bool = False,
+    def owns(self, resource: ResourceArg, *, predicates: Predicates = None, match_every_owner: bool = False,
              metadata_only: bool = True, namespace: str | None = None,
              label_selector: str | Mapping[str, str] | None = None,
              transform: Transform | None = DEFAULT_TRANSFORM, filter: Filter | None = None) -> Controller:
@@ -153,11 +158,11 @@ class Controller:
         pass ``metadata_only=False`` to read the children's full objects from ``ctx.reader``.
         """
         return self._with_source(SourceSpec(
-            resource, EnqueueForOwner(match_every_owner), namespace=namespace, label_selector=label_selector,
+            resource_name(resource), EnqueueForOwner(match_every_owner), namespace=namespace, label_selector=label_selector,
             metadata_only=metadata_only, transform=transform, filter=filter,
             predicate=combine_predicates(predicates)))
 
-    def watches(self, resource: str, map_fn: MapFn, *, predicates: Predicates = None, cluster: str | None = None,
+    def watches(self, resource: ResourceArg, map_fn: MapFn, *, predicates: Predicates = None, cluster: str | None = None,
                 namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None,
                 field_selector: str | Mapping[str, str] | None = None, metadata_only: bool = False,
                 transform: Transform | None = DEFAULT_TRANSFORM, filter: Filter | None = None) -> Controller:
@@ -167,7 +172,7 @@ class Controller:
         map function may return requests for any cluster.
         """
         return self._with_source(SourceSpec(
-            resource, EnqueueMapped(map_fn), cluster=cluster, namespace=namespace, label_selector=label_selector,
+            resource_name(resource), EnqueueMapped(map_fn), cluster=cluster, namespace=namespace, label_selector=label_selector,
             field_selector=field_selector, metadata_only=metadata_only, transform=transform, filter=filter,
             predicate=combine_predicates(predicates)))
 
