@@ -59,5 +59,5 @@ async def reconcile(req: Request, ctx: Context) -> Result | None:
     return None
 
 
-controllers = [Controller("configmap-generator", for_=ConfigMapGenerator.resource(), reconcile=reconcile,
+controllers = [Controller("configmap-generator", for_=ConfigMapGenerator, reconcile=reconcile,
                           predicates=[generation_changed]).owns("v1/ConfigMap")]

@@ -159,7 +159,7 @@ async def reconcile(req: Request, ctx: Context) -> Result | None:
 
 def make_controller(name: str = "cronjob") -> Controller:
     """A fresh CronJob controller. Jobs are cached whole: their status says if they finished."""
-    return Controller(name, for_=CronJob.resource(), reconcile=reconcile).owns(JOB, metadata_only=False)
+    return Controller(name, for_=CronJob, reconcile=reconcile).owns(JOB, metadata_only=False)
 
 
 def setup(manager: Manager) -> None:

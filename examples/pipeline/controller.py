@@ -128,7 +128,7 @@ async def reconcile(req: Request, ctx: Context) -> Result | None:
 
 def make_controller(name: str = "pipeline") -> Controller:
     """Pipelines live in the ``default`` cluster; their targets anywhere."""
-    return Controller(name, for_=PIPELINE, reconcile=reconcile, clusters=["default"])
+    return Controller(name, for_=Pipeline, reconcile=reconcile, clusters=["default"])
 
 
 def setup(manager: Manager) -> Controller:

@@ -72,7 +72,7 @@ def setup(manager: Manager) -> ManagedInformer:
         app = (pod["metadata"].get("labels") or {}).get("app")
         return controller.requests_from_index(BY_APP, f"{pod['metadata']['namespace']}/{app}") if app else []
 
-    controller = (Controller("pod-report", for_=PodReport.resource(), reconcile=reconcile)
+    controller = (Controller("pod-report", for_=PodReport, reconcile=reconcile)
                   .index(BY_APP, lambda r: f"{r['metadata']['namespace']}/{r['spec']['app']}")
                   .watches("v1/Pod", reports_for))
     manager.add(controller, needs=[pods])

@@ -87,7 +87,7 @@ async def reconcile(req: Request, ctx: Context) -> Result | None:
 
 def make_controller(name: str = "webapp") -> Controller:
     """A fresh WebApp controller (a controller runs in one Manager at a time)."""
-    return (Controller(name, for_=WebApp.resource(), reconcile=reconcile, predicates=[generation_changed])
+    return (Controller(name, for_=WebApp, reconcile=reconcile, predicates=[generation_changed])
             .owns("v1/ConfigMap")
             .owns("apps/v1/Deployment"))
 

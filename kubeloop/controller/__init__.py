@@ -11,7 +11,7 @@ dynamic targets, docs/targets.md), plus the helpers below.
 """
 
 from kubeloop.cache import CacheNotSynced  # what a reconcile may see; the cache raises it
-from kubeloop.controller._context import Context
+from kubeloop.controller._context import Context, ResourceArg, TypedResource, resource_name
 from kubeloop.controller._controller import Controller
 from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._finalizers import (
@@ -82,6 +82,7 @@ __all__ = [
     "ReconcileFn",
     "Request",
     "RequestContextFilter",
+    "ResourceArg",
     "Result",
     "SourceSpec",
     "SuppressOwnWrites",
@@ -89,6 +90,7 @@ __all__ = [
     "TargetNotDeclared",
     "TargetNotSynced",
     "TerminalError",
+    "TypedResource",
     "UnknownCluster",
     "add_finalizer",
     "always",
@@ -104,6 +106,7 @@ __all__ = [
     "owner_reference",
     "predicate",
     "remove_finalizer",
+    "resource_name",
     "resource_version_changed",
     "set_controller_reference",
 ]

@@ -3,7 +3,7 @@
 - ``ctx.get()``: the primary object from the cache (None: it is gone), seeing the controller's
   own writes (read your writes);
 - ``ctx.reader(resource)``: the cache of any kind the controller watches (``for_``/``owns``/
-  ``watches``), ``ctx.owned(resource)``: the primary's children of a kind it owns; ``ctx.get(Type)``
+  ``watches``; a name or a typed resource class), ``ctx.owned(resource)``: the primary's children of a kind it owns; ``ctx.get(Type)``
   and ``ctx.owned(Type)`` read them as a typed `kubeloop.resources.CustomResource`;
 - ``ctx.client``: a `kubeloop.client.Client` for the request's cluster whose writes are tracked
   (a write hook: every write path is seen by read-your-writes);
@@ -48,9 +48,15 @@ class TypedResource(Protocol):
 
 R = TypeVar("R", bound=TypedResource)
 
+ResourceArg = str | type[TypedResource]
+"""What the builder (``for_``, ``owns``, ``watches``), ``ctx.reader`` and ``Manager.informer`` take: a
+``group/version/Kind`` name or a typed resource class (``WebApp`` for ``WebApp.resource()``)."""
 
-def _resource_name(resource: object) -> str:
-    """The ``group/version/Kind`` of a typed resource class; a clear error for anything else."""
+
+def resource_name(resource: object) -> str:
+    """The ``group/version/Kind`` of a `ResourceArg` (a name as it is); a clear error for anything else."""
+    if isinstance(resource, str):
+        return resource
     if isinstance(resource, type) and callable(getattr(resource, "from_object", None)):
         return resource.resource()  # type: ignore[attr-defined]
     raise TypeError(f"expected a resource name (group/version/Kind) or a kubeloop.resources.CustomResource "
@@ -126,16 +132,17 @@ class Context:
         obj = self.primary_reader().get(req.name, req.namespace)
         if as_type is None or obj is None:
             return obj
-        _resource_name(as_type)
+        resource_name(as_type)
         return as_type.from_object(obj)
 
     def primary_reader(self) -> OverlayReader:
         """The cache of the primary kind in this cluster."""
         return self.reader(self._rt.for_resource)
 
-    def reader(self, resource: str) -> OverlayReader:
-        """The cache of ``resource`` (as named in ``for_``/``owns``/``watches``) in this cluster."""
-        return self._rt.reader(self.request.cluster, resource)
+    def reader(self, resource: ResourceArg) -> OverlayReader:
+        """The cache of ``resource`` (as in ``for_``/``owns``/``watches``: a name or a typed resource
+        class) in this cluster."""
+        return self._rt.reader(self.request.cluster, resource_name(resource))
 
     @overload
     def owned(self, resource: str, owner: Mapping[str, Any] | None = None) -> list[FrozenDict]: ...
@@ -152,11 +159,11 @@ class Context:
         if isinstance(resource, str):
             name, typed = resource, None
         else:
-            name, typed = _resource_name(resource), resource
+            name, typed = resource_name(resource), resource
             if self._rt.metadata_only(self.request.cluster, name):
                 raise TypeError(f"ctx.owned({typed.__name__}): the controller watches {name} metadata-only (the "
-                                f"default of owns()); declare .owns({typed.__name__}.resource(), "
-                                "metadata_only=False) to read the children typed")
+                                f"default of owns()); declare .owns({typed.__name__}, metadata_only=False) to "
+                                "read the children typed")
         owner = owner if owner is not None else self.get()
         if owner is None:
             return []

@@ -45,6 +45,7 @@ from typing import Any
 
 from kubeloop.cache import DEFAULT_TRANSFORM, CacheReader, Filter, IndexFunc, SharedCache, Transform
 from kubeloop.client import Client
+from kubeloop.controller._context import ResourceArg, resource_name
 from kubeloop.controller._handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped, MapFn
 from kubeloop.controller._request import Request
 from kubeloop.controller._runtime import ControllerError, ControllerRuntime, Gate
@@ -78,13 +79,17 @@ class Controller:
     reconcile reads with ``ctx.watch_target`` (``["helm.toolkit.fluxcd.io/v2/HelmRelease"]``), so
     their read rules are derived too; once declared, reading another kind is a `TargetNotDeclared`
     error (None, the default: any kind, no rule derived).
+
+    Every kind (``for_``, ``owns``, ``watches``, ``writes``, ``targets``) is a ``group/version/Kind``
+    name or a typed resource class (`kubeloop.resources.CustomResource`: ``for_=WebApp``), resolved
+    to its name here, once: the spec holds names only.
     """
 
     def __init__(
         self,
         name: str,
         *,
-        for_: str,
+        for_: ResourceArg,
         reconcile: ReconcileFn,
         predicates: Predicates = None,
         namespace: str | None = None,
@@ -105,12 +110,12 @@ class Controller:
         cache_sync_timeout: float = 120.0,
         record_events: bool = True,
         logger: logging.Logger | None = None,
-        writes: Sequence[str] = (),
-        targets: Sequence[str] | None = None,
+        writes: Sequence[ResourceArg] = (),
+        targets: Sequence[ResourceArg] | None = None,
     ) -> None:
         if isinstance(targets, str) or isinstance(writes, str):
             raise TypeError(f"writes= and targets= take a list of kinds such as [{targets or writes!r}], not a string")
-        primary = SourceSpec(for_, EnqueueForObject(), namespace=namespace, label_selector=label_selector,
+        primary = SourceSpec(resource_name(for_), EnqueueForObject(), namespace=namespace, label_selector=label_selector,
                              field_selector=field_selector, transform=transform, filter=filter,
                              predicate=combine_predicates(predicates))
         self._init(ControllerSpec(
@@ -120,7 +125,8 @@ class Controller:
             clusters=tuple(clusters) if clusters is not None else None, field_manager=field_manager or name,
             read_your_writes=read_your_writes, read_your_writes_timeout=read_your_writes_timeout,
             suppress_own_writes=suppress_own_writes, cache_sync_timeout=cache_sync_timeout, record_events=record_events,
-            logger=logger, writes=tuple(writes), targets=tuple(targets) if targets is not None else None))
+            logger=logger, writes=tuple(resource_name(w) for w in writes),
+            targets=tuple(resource_name(t) for t in targets) if targets is not None else None))
 
     def _init(self, spec: ControllerSpec) -> None:
         self._spec = spec
@@ -149,7 +155,7 @@ class Controller:
     def _with_source(self, source: SourceSpec) -> Controller:
         return self._replace(sources=(*self._spec.sources, source))
 
-    def owns(self, resource: str, *, predicates: Predicates = None, match_every_owner: bool = False,
+    def owns(self, resource: ResourceArg, *, predicates: Predicates = None, match_every_owner: bool = False,
              metadata_only: bool = True, namespace: str | None = None,
              label_selector: str | Mapping[str, str] | None = None,
              transform: Transform | None = DEFAULT_TRANSFORM, filter: Filter | None = None) -> Controller:
@@ -159,11 +165,11 @@ class Controller:
         pass ``metadata_only=False`` to read the children's full objects from ``ctx.reader``.
         """
         return self._with_source(SourceSpec(
-            resource, EnqueueForOwner(match_every_owner), namespace=namespace, label_selector=label_selector,
+            resource_name(resource), EnqueueForOwner(match_every_owner), namespace=namespace, label_selector=label_selector,
             metadata_only=metadata_only, transform=transform, filter=filter,
             predicate=combine_predicates(predicates)))
 
-    def watches(self, resource: str, map_fn: MapFn, *, predicates: Predicates = None, cluster: str | None = None,
+    def watches(self, resource: ResourceArg, map_fn: MapFn, *, predicates: Predicates = None, cluster: str | None = None,
                 namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None,
                 field_selector: str | Mapping[str, str] | None = None, metadata_only: bool = False,
                 transform: Transform | None = DEFAULT_TRANSFORM, filter: Filter | None = None) -> Controller:
@@ -173,7 +179,7 @@ class Controller:
         map function may return requests for any cluster.
         """
         return self._with_source(SourceSpec(
-            resource, EnqueueMapped(map_fn), cluster=cluster, namespace=namespace, label_selector=label_selector,
+            resource_name(resource), EnqueueMapped(map_fn), cluster=cluster, namespace=namespace, label_selector=label_selector,
             field_selector=field_selector, metadata_only=metadata_only, transform=transform, filter=filter,
             predicate=combine_predicates(predicates)))
 

@@ -48,7 +48,7 @@ from typing import Any, Unpack
 from kubeloop.cache import Filter, IndexFunc, InformerHandle, Selection, SelectionKeywords, SharedCache
 from kubeloop.client import ApiError, Client, KubeloopClientError, Unauthorized
 from kubeloop.config import ClusterConfig, load_config
-from kubeloop.controller import Controller, Request
+from kubeloop.controller import Controller, Request, ResourceArg, resource_name
 from kubeloop.manager._informers import ManagedInformer
 from kubeloop.manager._leader import LeaderElector
 from kubeloop.manager._lease import LeaderElection
@@ -349,17 +349,18 @@ class Manager:
         self._require_new("add a runnable")
         self._runnables.append(_RunnableEntry(name or str(getattr(fn, "__name__", "runnable")), fn, leader_election))
 
-    def informer(self, resource: str, selection: Selection | None = None, *, cluster: str | None = None,
+    def informer(self, resource: ResourceArg, selection: Selection | None = None, *, cluster: str | None = None,
                  indexes: Mapping[str, IndexFunc] | None = None, filter: Filter | None = None,
                  **keywords: Unpack[SelectionKeywords]) -> ManagedInformer:
         """An informer (with ``indexes``) kept open for the manager's life; see `ManagedInformer`.
 
         What it keeps: ``selection`` and/or its fields as keywords (`kubeloop.cache.Selection`), and
         of those only the objects ``filter`` accepts (as on a controller's sources). Same scope as a
-        controller's source: the same watch. ``cluster`` None: every cluster.
+        controller's source: the same watch. ``cluster`` None: every cluster. ``resource``: a
+        ``group/version/Kind`` name or a typed resource class (`kubeloop.resources.CustomResource`).
         """
         self._require_new("add an informer")
-        inf = ManagedInformer(resource, Selection.merged(selection, keywords), cluster=cluster,
+        inf = ManagedInformer(resource_name(resource), Selection.merged(selection, keywords), cluster=cluster,
                               indexes=indexes or {}, filter=filter)
         self._informers.append(inf)
         return inf

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubeloop.testing.apiserver.errors import StatusError
-from kubeloop.testing.apiserver.negotiation import JSON, POM, YAML, go_json_error, negotiate
+from kubeloop.testing.apiserver.negotiation import JSON, POM, YAML, decode_yaml, go_json_error, negotiate
 
 POM_ONE = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 POM_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
@@ -45,3 +50,24 @@ def test_go_style_json_errors() -> None:
         with pytest.raises(orjson.JSONDecodeError) as e:
             orjson.loads(body)
         assert want in go_json_error(body, e.value)
+
+
+_SCALARS = (st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70) | st.floats(allow_nan=False)
+            | st.text(max_size=20) | st.text(alphabet="ab\n\t\"\\\x7f\x85\u2028\ufffe\U0001f600", max_size=8))
+_KEYS = st.text(max_size=6) | st.text("a\n", min_size=505, max_size=1100)  # YAML refuses keys over 1024 characters
+_JSON_VALUES = st.recursive(
+    _SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4), max_leaves=12)
+
+
+@given(_JSON_VALUES, st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_a_json_body_decodes_as_the_yaml_parser_reads_it(value: object, ascii_only: bool) -> None:
+    """The JSON fast path of `decode_yaml` answers only what the YAML parser answers for the same bytes."""
+    body = json.dumps(value, ensure_ascii=ascii_only, separators=(",", ":")).encode()
+    try:
+        expected = yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # as the emulator
+    except yaml.YAMLError:
+        with pytest.raises(StatusError):
+            decode_yaml(body)
+        return
+    assert decode_yaml(body) == expected

@@ -621,7 +621,8 @@ class APIApp:
             if bookmarks:
                 wait = min(wait, next_bookmark - now)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(w.wakeup.wait(), timeout=max(wait, 0.001))
+                async with asyncio.timeout(max(wait, 0.001)):  # not wait_for: no task per event
+                    await w.wakeup.wait()
 
 
 def _as_list(v: Any) -> list[str]:

@@ -116,7 +116,8 @@ class Controllers:
             self._work.extend(pending)
             timeout = min((at for at, _ in self._work), default=now + 3600) - loop.time()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.005))
+                async with asyncio.timeout(max(timeout, 0.005)):  # not wait_for: no task per wait
+                    await self._wake.wait()
 
     def _info_for(self, bucket_name: str) -> ServedResource | None:
         for info in self.registry.catalog.all():

@@ -8,6 +8,7 @@ renderings encode anew.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -44,10 +45,44 @@ def media_type(header: str | None) -> str:
 
 
 def decode_yaml(body: bytes) -> Any:
+    """A YAML body (apply patches, YAML creates); JSON, what clients send, skips the YAML parser."""
+    if body[:1] in (b"{", b"["):
+        obj = _json_read_as_yaml(body)
+        if obj is not _NOT_PLAIN:
+            return obj
     try:
         return yaml.load(body, Loader=_YamlLoader)
     except yaml.YAMLError as e:
         raise errors.bad_request(f"error converting YAML to JSON: {e}") from None
+
+
+_NOT_PLAIN = object()
+_NOT_YAML_PRINTABLE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]|\xef\xbf[\xbe\xbf]")
+
+
+def _json_read_as_yaml(body: bytes) -> Any:
+    """`body` decoded by orjson when that is what the YAML parser would return, else `_NOT_PLAIN`.
+
+    They differ on floats (YAML 1.1 reads `1e3` as a string, orjson big integers as floats),
+    `\\u` escapes (YAML refuses surrogate pairs), characters YAML refuses (DEL, C1 controls,
+    U+FFFE/U+FFFF) or reads as line breaks (NEL, U+2028, U+2029) and keys over 1022 characters as written (YAML refuses them; a
+    decoded key of at most 511 characters was written in at most 1022).
+    """
+    if b"\\u" in body or _NOT_YAML_PRINTABLE.search(body):
+        return _NOT_PLAIN
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return _NOT_PLAIN
+    return obj if _plain(obj) else _NOT_PLAIN
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(len(k) <= 511 and _plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return not isinstance(value, float)
 
 
 def decode_object(body: bytes, ctype: str, info: ServedResource) -> Obj:

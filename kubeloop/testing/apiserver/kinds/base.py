@@ -7,11 +7,10 @@ counts as a generation-bumping change.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ..resources import ServedResource, Strategy
-from ..shapes import Cause, Obj
+from ..shapes import Cause, Obj, copy_json
 from . import meta as m
 from .schema import Struct, decode_object
 
@@ -157,7 +156,7 @@ class KindStrategy(Strategy):
                 del new[key]
         for key, value in old.items():
             if key not in ("metadata", "status", "apiVersion", "kind"):
-                new[key] = copy.deepcopy(value)
+                new[key] = copy_json(value)
         if status is None:
             new.pop("status", None)
         if self.status_keeps_labels:
@@ -165,7 +164,7 @@ class KindStrategy(Strategy):
             if labels is None:
                 new["metadata"].pop("labels", None)
             else:
-                new["metadata"]["labels"] = copy.deepcopy(labels)
+                new["metadata"]["labels"] = copy_json(labels)
 
     def validate_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         causes: list[Cause] = []

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import bad_request, invalid
 from ..resources import ServedResource, Strategy
-from ..shapes import Cause, Obj
+from ..shapes import Cause, Obj, copy_json
 from . import meta as m
 from . import structural
 from .apps import decode_scale
@@ -171,7 +171,7 @@ class CustomResourceStrategy(Strategy):
         managed = new_meta.get("managedFields")
         rv = new_meta.get("resourceVersion")
         new.clear()
-        new.update(copy.deepcopy(old))
+        new.update(copy_json(old))
         if status_present:
             new["status"] = status
         else:

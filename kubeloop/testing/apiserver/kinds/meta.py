@@ -7,7 +7,6 @@ conformance checker compare them.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ from kubeloop.meta import (
 )
 
 from ..errors import cause, invalid
-from ..shapes import Cause, Obj
+from ..shapes import Cause, Obj, copy_json
 
 if TYPE_CHECKING:
     from ..resources import ServedResource
@@ -380,6 +379,6 @@ def keep_status(info: ServedResource, new: Obj, old: Obj) -> None:
     if not info.has_status:
         return
     if "status" in old:
-        new["status"] = copy.deepcopy(old["status"])
+        new["status"] = copy_json(old["status"])
     else:
         new.pop("status", None)

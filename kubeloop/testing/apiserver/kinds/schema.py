@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import orjson
+
 from ..errors import StatusError
 from .meta import GO_JSON_TYPES, json_kind
 
@@ -245,6 +247,38 @@ def decode_value(node: Node, value: Any, struct_name: str, path: str) -> Any:
     return value
 
 
+#: (node, path, JSON bytes) of values that decoded without error to exactly themselves (see `_decode_memo`)
+_ALREADY_DECODED: set[tuple[int, str, bytes]] = set()
+_ALREADY_DECODED_MAX = 1024
+#: where values repeat from write to write (a spec, a status, managedFields), so remembering pays
+_MEMO_PATHS = frozenset(("metadata.managedFields", "metadata.ownerReferences"))
+
+
+def _decode_memo(node: Node, value: Any, struct_name: str, path: str) -> Any:
+    """`decode_value` for a big value that is most often already decoded: an update rewrites an
+    object's spec, status and managedFields as the server last stored them.
+
+    A value whose JSON bytes once decoded without error to the same bytes is returned as it is:
+    decoding is a function of the node and the value alone, and it would change nothing. Anything
+    else decodes as usual (and is remembered when it turns out to be decoded already).
+    """
+    try:
+        before = orjson.dumps(value)
+    except TypeError:  # not plain JSON (an integer beyond 64 bits): no memo
+        return decode_value(node, value, struct_name, path)
+    if b"null" in before:  # orjson writes NaN and infinities (from a YAML body) as null too: no memo
+        return decode_value(node, value, struct_name, path)
+    key = (id(node), path, before)
+    if key in _ALREADY_DECODED:
+        return value
+    value = decode_value(node, value, struct_name, path)
+    if orjson.dumps(value) == before:
+        if len(_ALREADY_DECODED) >= _ALREADY_DECODED_MAX:
+            _ALREADY_DECODED.clear()
+        _ALREADY_DECODED.add(key)
+    return value
+
+
 def decode_struct(node: Struct, obj: dict[str, Any], path: str = "") -> None:
     """Check, normalize and prune `obj` in place against `node`."""
     for key in list(obj):
@@ -257,7 +291,11 @@ def decode_struct(node: Struct, obj: dict[str, Any], path: str = "") -> None:
         if value is None:
             del obj[key]
             continue
-        value = decode_value(sub, value, node.go_name, f"{path}.{key}" if path else key)
+        at = f"{path}.{key}" if path else key
+        if type(value) in (dict, list) and ((not path and key != "metadata") or at in _MEMO_PATHS):
+            value = _decode_memo(sub, value, node.go_name, at)
+        else:
+            value = decode_value(sub, value, node.go_name, at)
         if sub.omitempty and is_zero(value):
             del obj[key]
         else:
