@@ -221,12 +221,7 @@ class Transport:
         policy = self.retry
         attempt = 0
         reauthenticated = False
-        if stream:
-            client_timeout = aiohttp.ClientTimeout(total=None, connect=self.timeout, sock_read=inactivity_timeout)
-            session = self.watch_session()
-        else:
-            client_timeout = self._request_timeout if request_timeout is None else aiohttp.ClientTimeout(total=request_timeout)
-            session = self.session()
+        session, client_timeout = self._session_for(stream, request_timeout, inactivity_timeout)
         while True:
             attempt += 1
             if self.limiter is not None and (throttle or attempt > 1):
@@ -235,7 +230,6 @@ class Transport:
             if content_type:
                 headers["Content-Type"] = content_type
             kw, attempt_timeout = await self._request_kwargs_within(headers, client_timeout, f"{method} {url}")
-            connected = True
             try:
                 resp = await session.request(method, url, params=params, data=body, timeout=attempt_timeout, **kw)
                 if stream and resp.status < 300:
@@ -247,15 +241,8 @@ class Transport:
             except aiohttp.ClientSSLError as exc:
                 raise ClientConnectionError(f"{method} {url}: TLS error: {exc}") from exc
             except (aiohttp.ClientConnectorError, aiohttp.ClientError, TimeoutError) as exc:
-                connected = not isinstance(exc, aiohttp.ClientConnectorError)
-                if attempt < policy.max_attempts and should_retry_connection_error(method, connected=connected):
-                    delay = policy.delay(attempt)
-                    log.debug("retrying %s %s in %.2fs after %r", method, url, delay, exc)
-                    await asyncio.sleep(delay)
-                    continue
-                if isinstance(exc, TimeoutError) and not isinstance(exc, aiohttp.ClientError):
-                    raise RequestTimeoutError(f"{method} {url}: timed out after {client_timeout.total}s") from exc
-                raise ClientConnectionError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
+                await asyncio.sleep(self._retry_delay(method, url, exc, attempt, client_timeout))
+                continue
             status = resp.status
             if status < 300:
                 return status, data
@@ -272,3 +259,26 @@ class Transport:
                 await asyncio.sleep(delay)
                 continue
             raise error_from_response(status, data, retry_after=retry_after)
+
+    def _session_for(self, stream: bool, request_timeout: float | None,
+                     inactivity_timeout: float | None) -> tuple[aiohttp.ClientSession, aiohttp.ClientTimeout]:
+        """Watches get their own session without a connection limit (each holds one open) and no
+        total timeout, only an inactivity one; requests get the request timeout."""
+        if stream:
+            return self.watch_session(), aiohttp.ClientTimeout(total=None, connect=self.timeout,
+                                                               sock_read=inactivity_timeout)
+        timeout = self._request_timeout if request_timeout is None else aiohttp.ClientTimeout(total=request_timeout)
+        return self.session(), timeout
+
+    def _retry_delay(self, method: str, url: str, exc: BaseException, attempt: int,
+                     client_timeout: aiohttp.ClientTimeout) -> float:
+        """The wait before retrying after a connection failure, or the typed error to raise instead
+        (a refused connection is safe to retry for any method; a cut one only for idempotent ones)."""
+        connected = not isinstance(exc, aiohttp.ClientConnectorError)
+        if attempt < self.retry.max_attempts and should_retry_connection_error(method, connected=connected):
+            delay = self.retry.delay(attempt)
+            log.debug("retrying %s %s in %.2fs after %r", method, url, delay, exc)
+            return delay
+        if isinstance(exc, TimeoutError) and not isinstance(exc, aiohttp.ClientError):
+            raise RequestTimeoutError(f"{method} {url}: timed out after {client_timeout.total}s") from exc
+        raise ClientConnectionError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc

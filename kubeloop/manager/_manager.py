@@ -118,6 +118,18 @@ def _check_reason(check: ReadyCheck) -> str | None:
     return "failed" if got is False else str(got)
 
 
+def _check_coordination(leader_election: object, sharding: object) -> None:
+    """One replica at a time (`LeaderElection`) or keys spread over replicas (`Sharding`), not both."""
+    if leader_election is not None and not isinstance(leader_election, LeaderElection):
+        raise TypeError(f"leader_election takes a kubeloop.LeaderElection(name, ...) or None, "
+                        f"not {leader_election!r}")
+    if sharding is not None and not isinstance(sharding, Sharding):
+        raise TypeError(f"sharding takes a kubeloop.Sharding(name, ...) or None, not {sharding!r}")
+    if sharding is not None and leader_election is not None:
+        raise ValueError("choose leader_election or sharding, not both: sharding already decides which "
+                         "replica runs each key")
+
+
 class Manager:
     """Runs controllers over shared caches (see the module docstring).
 
@@ -169,15 +181,8 @@ class Manager:
             self._owned.append(client)
         self._clients: dict[str, Client] = {DEFAULT_CLUSTER: client}
         self._namespace = namespace
-        if leader_election is not None and not isinstance(leader_election, LeaderElection):
-            raise TypeError(f"leader_election takes a kubeloop.LeaderElection(name, ...) or None, "
-                            f"not {leader_election!r}")
+        _check_coordination(leader_election, sharding)
         self.leader_election = leader_election
-        if sharding is not None and not isinstance(sharding, Sharding):
-            raise TypeError(f"sharding takes a kubeloop.Sharding(name, ...) or None, not {sharding!r}")
-        if sharding is not None and leader_election is not None:
-            raise ValueError("choose leader_election or sharding, not both: sharding already decides which "
-                             "replica runs each key")
         self.sharding = sharding
         self.shard_member: ShardMember | None = None
         self.health_port = health_port
