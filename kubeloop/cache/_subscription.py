@@ -111,6 +111,7 @@ class Subscription:
         self._overflowed = False
         self._gone: dict[Key, FrozenDict | None] = {}
         self._waiter: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._ended = False  # the informer stopped: deliver what is queued, then end
         self._closed = False  # closed by the subscriber: end now
         self._on_close = on_close
@@ -338,7 +339,10 @@ class Subscription:
                 return ev
             if self._ended:
                 raise SubscriptionClosed(self.name or "informer stopped")
-            self._waiter = asyncio.get_running_loop().create_future()
+            loop = self._loop
+            if loop is None:  # looked up once: on Python < 3.12 each lookup is a getpid() system call
+                loop = self._loop = asyncio.get_running_loop()
+            self._waiter = loop.create_future()
             try:
                 await self._waiter
             finally:

@@ -309,7 +309,7 @@ class Watcher:
 
     async def _io(self, awaitable: Awaitable[T]) -> T:
         """Await something that `stop()`, `wake()` or the idle timer may interrupt."""
-        task = asyncio.current_task()
+        task = asyncio.current_task(self._loop)  # the loop given: no getpid() per event on Python < 3.12
         self._io_task = task
         try:
             result = await awaitable

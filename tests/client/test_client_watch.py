@@ -20,6 +20,7 @@ from kubeloop.client import (
     WatchConnectionLost,
     WatchEvent,
 )
+from kubeloop.client._watch import WATCH_READ_SIZE
 from kubeloop.config import ClusterConfig
 from kubeloop.testing import TestCluster
 
@@ -242,3 +243,17 @@ async def test_batches_api() -> None:
             assert [e.object["metadata"]["name"] for e in second] == ["o3", "o4"]  # stops before the bad line
             with pytest.raises(MalformedWatchLine):
                 await w.batches()
+
+
+async def test_a_plain_http_watch_reads_heap_sized_chunks() -> None:
+    """asyncio reads plain TCP with recv(256 KiB), which glibc may serve with mmap + mremap + munmap
+    for every small read (CPython gh-85451): a watch socket reads at most WATCH_READ_SIZE at once,
+    and a 3 MiB line still arrives whole."""
+    big = line("ADDED", "big", 1, pad=3 * 2**20)
+    async with raw_server([big]) as url, Client(ClusterConfig(server=url), qps=None) as c:
+        async with c.watch(CONFIGMAPS) as w:
+            assert w._resp is not None and w._resp.connection is not None
+            transport = w._resp.connection.transport
+            assert transport is not None and getattr(transport, "max_size") == WATCH_READ_SIZE  # noqa: B009
+            events = [ev async for ev in w]
+    assert len(events[0].object["data"]["pad"]) == 3 * 2**20
