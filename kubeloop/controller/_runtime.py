@@ -453,6 +453,8 @@ class ControllerRuntime:
         assert sub is not None
         handle = self.on_event
         while True:
+            while (ev := sub.get_nowait()) is not None:  # what is queued, without a task switch each
+                handle(src, ev)
             try:
                 ev = await sub.get()
             except SubscriptionClosed:
@@ -461,8 +463,6 @@ class ControllerRuntime:
                                      self.name, src.spec.describe())
                 return
             handle(src, ev)
-            while (ev := sub.get_nowait()) is not None:  # type: ignore[assignment]
-                handle(src, ev)
 
     def on_event(self, src: BoundSource, ev: Event) -> None:
         """One change of a source: held or dropped by read your writes, else dispatched."""

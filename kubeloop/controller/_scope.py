@@ -43,6 +43,12 @@ def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
     return (obj.get("metadata") or {}).get("labels") or {}
 
 
+def _key(view: Mapping[str, Any]) -> Key:
+    """(namespace, name) of a cached object (namespace "" when cluster-scoped)."""
+    meta = view["metadata"]
+    return (meta.get("namespace") or "", meta["name"])
+
+
 _OWNER_INDEXES = {OWNER_INDEX: owner_uid_index, OWNER_REF_INDEX: owner_ref_index}
 
 
@@ -129,7 +135,7 @@ class OverlayReader:
         """Every (namespace, name) in scope, own writes included."""
         if self._ryw is None:
             return self._reader.keys()
-        return [(v["metadata"].get("namespace") or "", v["metadata"]["name"]) for v in self.list()]
+        return [_key(v) for v in self.list()]
 
     def by_index(self, index: str, key: str) -> _list[FrozenDict]:
         """Objects filed under ``key`` in ``index``, own writes included."""
@@ -143,7 +149,7 @@ class OverlayReader:
         """(namespace, name) of the objects filed under ``key`` in ``index``, own writes included."""
         if self._ryw is None:
             return self._reader.index_keys(index, key)
-        return {(v["metadata"].get("namespace") or "", v["metadata"]["name"]) for v in self.by_index(index, key)}
+        return {_key(v) for v in self.by_index(index, key)}
 
     def values(self, index: str, key: str) -> _list[Any]:
         """The values the `ValueIndex` ``index`` gives for ``key``, own writes included."""

@@ -34,18 +34,8 @@ from typing import Any
 from prometheus_client import Counter, Gauge
 
 from kubeloop.client import ApiError, Client, Conflict, KubeloopClientError, NotFound
-from kubeloop.manager._lease import (
-    JITTER_FACTOR,
-    LEASE,
-    LeaderElection,
-    LeaseRecord,
-    Observer,
-    Tenure,
-    Verdict,
-    next_record,
-    released_record,
-    verdict,
-)
+from kubeloop.manager import _lease
+from kubeloop.manager._lease import JITTER_FACTOR, LEASE, LeaderElection, LeaseRecord, Observer, Tenure
 from kubeloop.metrics import REGISTRY
 
 __all__ = ["LEADER_STATUS", "SLOWPATH_TOTAL", "LeaderElector"]
@@ -165,7 +155,7 @@ class LeaderElector:
         now = self._clock()
         if self.is_leader and self._lease is not None:  # fast path: renew what we wrote last
             current = LeaseRecord.from_lease(self._lease)
-            rec = next_record(current, self.identity, cfg.lease_duration_seconds)
+            rec = _lease.next_record(current, self.identity, cfg.lease_duration_seconds)
             try:
                 self._remember(await self._write(self._lease, rec), rec, now)
                 return True
@@ -185,8 +175,8 @@ class LeaderElector:
         rec = LeaseRecord.from_lease(lease)
         self.observer.observe(rec, now)
         self._note_leader(rec.holder or None)
-        decision = verdict(self.observer, self.identity, now)
-        if decision is Verdict.HELD:
+        decision = _lease.verdict(self.observer, self.identity, now)
+        if decision is _lease.Verdict.HELD:
             self._holding = False
             self._lease = None
             self.tenure.end()
@@ -194,7 +184,7 @@ class LeaderElector:
                 self._stolen = True
             self.known.set()
             return False
-        new = next_record(rec, self.identity, cfg.lease_duration_seconds)
+        new = _lease.next_record(rec, self.identity, cfg.lease_duration_seconds)
         try:
             self._remember(await self._write(lease, new), new, now)
             return True
@@ -207,7 +197,7 @@ class LeaderElector:
 
     async def _create(self, now: float) -> bool:
         cfg = self.config
-        rec = next_record(None, self.identity, cfg.lease_duration_seconds)
+        rec = _lease.next_record(None, self.identity, cfg.lease_duration_seconds)
         body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                 "metadata": {"name": cfg.name, "namespace": self.namespace}, "spec": rec.spec()}
         try:
@@ -259,7 +249,7 @@ class LeaderElector:
                     if current.holder != self.identity:
                         return False  # not ours any more: nothing to release
                     try:
-                        await self._write(lease, released_record(current))
+                        await self._write(lease, _lease.released_record(current))
                     except Conflict:
                         lease = None
                         continue

@@ -185,9 +185,8 @@ class Manager:
         self.leader_election = leader_election
         self.sharding = sharding
         self.shard_member: ShardMember | None = None
-        self.health_port = health_port
-        self.metrics_port = metrics_port
-        self.bind_address = bind_address
+        self._probes = ProbeServer(health_port=health_port, metrics_port=metrics_port, host=bind_address,
+                                   readiness=self.readiness, liveness=self.liveness, details=self._details)
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
         self.connect_timeout = connect_timeout
         self.cache_grace_period = cache_grace_period
@@ -201,7 +200,6 @@ class Manager:
         self._informers: list[ManagedInformer] = []
         self._warm: list[InformerHandle] = []
         self._checks = _Checks()
-        self._probes: ProbeServer | None = None
         self._tg: asyncio.TaskGroup | None = None
         self._state = "new"
         self._failure: str | None = None
@@ -410,11 +408,13 @@ class Manager:
 
     @property
     def health_url(self) -> str | None:
-        return self._probes.health_url if self._probes is not None else None
+        """Where ``/healthz`` and ``/readyz`` answer once started (None: off, or not started)."""
+        return self._probes.health_url
 
     @property
     def metrics_url(self) -> str | None:
-        return self._probes.metrics_url if self._probes is not None else None
+        """Where ``/metrics`` answers once started (None: off, or not started)."""
+        return self._probes.metrics_url
 
     @property
     def state(self) -> str:
@@ -606,9 +606,6 @@ class Manager:
             raise ManagerError(f"a Manager runs once (this one is {self._state})")
         self._state = "starting"
         self._started_at = time.monotonic()
-        self._probes = ProbeServer(health_port=self.health_port, metrics_port=self.metrics_port,
-                                   host=self.bind_address, readiness=self.readiness, liveness=self.liveness,
-                                   details=self._details)
         try:
             try:
                 await self._probes.start()
@@ -635,8 +632,7 @@ class Manager:
         finally:
             self._state = "stopped"
             self._started.set()
-            if self._probes is not None:
-                await self._probes.stop()
+            await self._probes.stop()
             for client in self._owned:
                 await client.close()
             self._done.set()

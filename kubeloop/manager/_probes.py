@@ -8,7 +8,7 @@
 - ``/metrics``: Prometheus text format of `kubeloop.metrics.REGISTRY`.
 
 Probes and metrics may share one port or use two; either can be off. Port 0 picks a free port
-(the bound URL is then in `ProbeServer.urls`).
+(the bound URL is then in `ProbeServer.health_url` / `metrics_url`).
 """
 
 from __future__ import annotations
@@ -34,34 +34,34 @@ class _Site:
     paths: list[str] = field(default_factory=list)
 
 
+@dataclass(kw_only=True, eq=False)
 class ProbeServer:
-    """Serves the probes on ``health_port`` and the metrics on ``metrics_port`` (None: off).
+    """Serves the probes on ``health_port`` and the metrics on ``metrics_port`` (None: off), bound
+    to ``host``; once started, ``health_url`` / ``metrics_url`` are where they answer.
 
     ``readiness()`` / ``liveness()`` return the reasons for a 503; they run on the event loop for
-    every request, so they must be cheap.
+    every request, so they must be cheap. ``details()`` adds lines to ``/readyz?verbose``.
     """
 
-    def __init__(self, *, health_port: int | None, metrics_port: int | None, host: str = "0.0.0.0",
-                 readiness: Reasons, liveness: Reasons, details: Reasons | None = None) -> None:
-        self.health_port = health_port
-        self.metrics_port = metrics_port
-        self.host = host
-        self._readiness = readiness
-        self._liveness = liveness
-        self._details = details
-        self._sites: list[_Site] = []
-        self.health_url: str | None = None
-        self.metrics_url: str | None = None
+    health_port: int | None
+    metrics_port: int | None
+    host: str = "0.0.0.0"
+    readiness: Reasons
+    liveness: Reasons
+    details: Reasons | None = None
+    health_url: str | None = field(default=None, init=False)
+    metrics_url: str | None = field(default=None, init=False)
+    _sites: list[_Site] = field(default_factory=list, init=False, repr=False)
 
     # ------------------------------------------------------------------ handlers
 
     async def _healthz(self, request: web.Request) -> web.Response:
-        return self._answer(self._liveness(), request, "unhealthy")
+        return self._answer(self.liveness(), request, "unhealthy")
 
     async def _readyz(self, request: web.Request) -> web.Response:
-        resp = self._answer(self._readiness(), request, "not ready")
-        if "verbose" in request.query and self._details is not None:
-            resp.text = (resp.text or "") + "".join(f"{line}\n" for line in self._details())
+        resp = self._answer(self.readiness(), request, "not ready")
+        if "verbose" in request.query and self.details is not None:
+            resp.text = (resp.text or "") + "".join(f"{line}\n" for line in self.details())
         return resp
 
     @staticmethod

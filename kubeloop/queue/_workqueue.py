@@ -108,25 +108,16 @@ class WorkQueue(Generic[K]):
 
         Raises :class:`QueueShutDown` once :meth:`shutdown` was called.
         """
-        core = self._core
-        while True:
-            if core.shutting_down:
-                raise QueueShutDown("work queue is shut down")
-            key = core.pop(self._clock())
-            if key is not None:
-                return key
+        while (key := self._core.pop(self._clock())) is None:
             await self._wait()
+        return key
 
     async def get_with_priority(self) -> tuple[K, int]:
-        """Like :meth:`get`, also returning the priority the key was queued with."""
-        core = self._core
-        while True:
-            if core.shutting_down:
-                raise QueueShutDown("work queue is shut down")
-            item = core.pop_with_priority(self._clock())
-            if item is not None:
-                return item
+        """Like :meth:`get`, also returning the priority the key was queued with (to requeue it
+        at that priority)."""
+        while (item := self._core.pop_with_priority(self._clock())) is None:
             await self._wait()
+        return item
 
     def done(self, key: K) -> None:
         """Finish processing ``key``; if it was added meanwhile it is queued once more."""
@@ -138,6 +129,10 @@ class WorkQueue(Generic[K]):
             self._release_drain_waiters()
 
     async def _wait(self) -> None:
+        """Park until a key may be ready, or raise `QueueShutDown` once shut down (the core hands
+        out nothing then): the one place ``get`` and ``get_with_priority`` learn of a shutdown."""
+        if self._core.shutting_down:
+            raise QueueShutDown("work queue is shut down")
         loop = asyncio.get_running_loop()
         self._loop = loop
         fut: asyncio.Future[None] = loop.create_future()

@@ -17,6 +17,7 @@ The Manager serves no probe or metrics port and runs without leader election.
 from __future__ import annotations
 
 import logging
+from dataclasses import KW_ONLY, dataclass, field
 from types import ModuleType, TracebackType
 
 from kubeloop.cli.run import check_module, load_target, setup_manager
@@ -41,6 +42,7 @@ class _Capture(logging.Handler):
         self.records.append(record)
 
 
+@dataclass(eq=False, repr=False)
 class OperatorRunner:
     """Run ``target`` (a file, a module name, or a module) as ``kubeloop run TARGET`` does, while the
     ``async with`` block runs; see the module docstring.
@@ -56,23 +58,25 @@ class OperatorRunner:
     captured while it runs: ``records`` and ``output`` (one ``LEVEL logger: message`` line each).
     """
 
-    def __init__(self, target: str | ModuleType, *, client: Client | None = None, kubeconfig: str | None = None,
-                 context: str | None = None, namespace: str | None = None, clock: Clock = REAL_CLOCK,
-                 ready_timeout: float = 30.0, log_level: int = logging.INFO, reraise: bool = True) -> None:
-        self.target = target
-        self._client = client
-        self._kubeconfig = kubeconfig
-        self._context = context
-        self._namespace = namespace
-        self._clock = clock
-        self._ready_timeout = ready_timeout
-        self._reraise = reraise
-        self._capture = _Capture(log_level)
-        self._root_level: int | None = None
-        self._owned: Client | None = None
-        self._manager: Manager | None = None
-        self.module: ModuleType | None = None
-        self.exception: BaseException | None = None
+    target: str | ModuleType
+    _: KW_ONLY
+    client: Client | None = None
+    kubeconfig: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+    clock: Clock = REAL_CLOCK
+    ready_timeout: float = 30.0
+    log_level: int = logging.INFO
+    reraise: bool = True
+    module: ModuleType | None = field(default=None, init=False)
+    exception: BaseException | None = field(default=None, init=False)
+    _capture: _Capture = field(init=False)
+    _root_level: int | None = field(default=None, init=False)
+    _owned: Client | None = field(default=None, init=False)  # the client made from the kubeconfig
+    _manager: Manager | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self._capture = _Capture(self.log_level)
 
     @property
     def manager(self) -> Manager:
@@ -98,17 +102,17 @@ class OperatorRunner:
         self.module = module
         self._start_capture()
         try:
-            client = self._client
+            client = self.client
             if client is None:
-                client = self._owned = await Client.from_kubeconfig(self._kubeconfig, self._context,
-                                                                    namespace=self._namespace)
-            manager = Manager(client, namespace=self._namespace, clock=self._clock)
+                client = self._owned = await Client.from_kubeconfig(self.kubeconfig, self.context,
+                                                                    namespace=self.namespace)
+            manager = Manager(client, namespace=self.namespace, clock=self.clock)
             await setup_manager(module, manager, name)
             await manager.start()
             self._manager = manager
-            if not await manager.wait_ready(self._ready_timeout):
+            if not await manager.wait_ready(self.ready_timeout):
                 why = "; ".join(manager.readiness()) or manager.failure or "stopped"
-                raise TimeoutError(f"operator {name} not ready within {self._ready_timeout}s: {why}")
+                raise TimeoutError(f"operator {name} not ready within {self.ready_timeout}s: {why}")
         except BaseException:
             await self._stop()
             raise
@@ -117,7 +121,7 @@ class OperatorRunner:
     async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
                         tb: TracebackType | None) -> None:
         await self._stop()
-        if self._reraise and e is None and self.exception is not None:
+        if self.reraise and e is None and self.exception is not None:
             raise self.exception
 
     async def _stop(self) -> None:

@@ -21,6 +21,8 @@ SA_USER = "system:serviceaccount:default:op"
     ("GET", "/api/v1/namespaces/ns/pods", {}, ("list", "", "pods", "", "", "ns")),
     ("GET", "/api/v1/namespaces/ns/pods", {"watch": "true"}, ("watch", "", "pods", "", "", "ns")),
     ("GET", "/api/v1/pods", {"fieldSelector": "metadata.name=p"}, ("list", "", "pods", "", "p", "")),
+    ("GET", "/api/v1/pods", {"fieldSelector": "metadata.name==p,status.phase!=x"}, ("list", "", "pods", "", "p", "")),
+    ("GET", "/api/v1/pods", {"fieldSelector": "metadata.name!=p"}, ("list", "", "pods", "", "", "")),
     ("PATCH", "/apis/apps/v1/namespaces/ns/deployments/d/status", {}, ("patch", "apps", "deployments", "status", "d",
                                                                         "ns")),
     ("DELETE", "/api/v1/namespaces/ns/configmaps", {}, ("deletecollection", "", "configmaps", "", "", "ns")),

@@ -36,6 +36,8 @@ from typing import Any
 
 from aiohttp import web
 
+from kubeloop.meta import FieldSelector, SelectorError
+
 from . import errors
 from .catalog import Catalog
 from .errors import StatusError
@@ -110,20 +112,15 @@ def request_attributes(method: str, path: str, query: Mapping[str, str]) -> Attr
     subresource = rest[2] if len(rest) > 2 else ""
     if not name and verb == "get":
         verb = "watch" if query.get("watch", "").lower() in ("1", "true") else "list"
-        selected = _exact_name(query.get("fieldSelector", ""))
+        try:  # as RequestInfoFactory: a list pinned to one name (`=` or `==`) is that name's
+            selected = FieldSelector.parse(query.get("fieldSelector")).equals_value("metadata.name")
+        except SelectorError:  # an unparsable selector leaves a plain list
+            selected = None
         if selected:
             name = selected
     elif not name and verb == "delete":
         verb = "deletecollection"
     return Attributes(verb, path, True, group, version, resource, subresource, name, namespace)
-
-
-def _exact_name(selector: str) -> str:
-    for term in selector.split(","):
-        key, sep, value = term.partition("=")
-        if sep and key.strip() == "metadata.name" and not value.startswith("="):
-            return value.lstrip("=").strip()
-    return ""
 
 
 # ---------------------------------------------------------------------- rules

@@ -64,7 +64,6 @@ class APIServer:
         self.port = port
         self.token = token
         self.tls = tls
-        self.bare = bare
         self.settings = Settings(gc_enabled=gc, cluster=not bare, namespace_delete_delay=namespace_delete_delay,
                                  crd_cleanup_delay=crd_cleanup_delay, future_rv_wait=future_rv_wait,
                                  history_size=history_size, bookmark_interval=bookmark_interval)
@@ -103,6 +102,11 @@ class APIServer:
     def audit(self, user: str | None = None) -> list[AuditEntry]:
         """The kinds of requests made so far (by ``user``); needs ``audit=True`` or ``rbac=True``."""
         return self.access.audit(user)
+
+    @property
+    def bare(self) -> bool:
+        """The API server alone, without kube-controller-manager's controllers (``bare=True``)."""
+        return not self.settings.cluster
 
     @property
     def gc_enabled(self) -> bool:
