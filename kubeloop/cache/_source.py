@@ -20,7 +20,7 @@ from typing import Unpack
 from kubeloop.client._client import ALL_NAMESPACES, Client
 from kubeloop.client._options import ListKeywords, ListOptions
 from kubeloop.client._resources import ApiResource, ResourceLike
-from kubeloop.watch import CONNECTED, ListPage, RawEvent
+from kubeloop.watch import CONNECTED, EventLike, ListPage, RawEvent
 
 __all__ = ["ClientSource"]
 
@@ -75,7 +75,7 @@ class ClientSource:
 
     async def watch(self, *, resource_version: str | None, resource_version_match: str | None,
                     timeout_seconds: int, allow_bookmarks: bool,
-                    send_initial_events: bool) -> AsyncGenerator[RawEvent, None]:
+                    send_initial_events: bool) -> AsyncGenerator[EventLike, None]:
         """One WATCH: yields CONNECTED once the server said 200, then the events in batches."""
         try:
             res = await self._resolve()
@@ -95,6 +95,6 @@ class ClientSource:
                 if not batch:
                     return
                 for ev in batch:
-                    yield RawEvent(ev.type, ev.object)
+                    yield ev  # a client WatchEvent is an EventLike already
         finally:
             await stream.aclose()

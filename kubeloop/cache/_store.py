@@ -29,6 +29,7 @@ import sys
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain
 from typing import Any
 
 from kubeloop.cache._codec import Codec, make_codec
@@ -159,11 +160,11 @@ class Store:
     def _intern_labels(self, labels: Mapping[str, str] | None) -> tuple[str, ...]:
         if not labels:
             return ()
-        flat: list[str] = []
-        for k, v in sorted(labels.items()):
-            flat.append(_intern(k))
-            flat.append(_intern(v) if isinstance(v, str) else str(v))
-        return self._shared(self._labels, tuple(flat))
+        flat = tuple(chain.from_iterable(sorted(labels.items()) if len(labels) > 1 else labels.items()))
+        got = self._labels.get(flat)  # most label sets are already held: nothing to intern
+        if got is not None:
+            return got
+        return self._shared(self._labels, tuple(_intern(s) if isinstance(s, str) else str(s) for s in flat))
 
     def _shared(self, pool: dict[Any, Any], t: tuple[Any, ...]) -> Any:
         """``t``, or the equal tuple an object already holds (label sets and index keys repeat:
@@ -249,7 +250,8 @@ class Store:
             self._count += 1
             if p.ikeys is not self._no_keys:
                 for ix, keys in zip(self._indexes.values(), p.ikeys, strict=True):
-                    ix.add(e, keys)
+                    if keys:
+                        ix.add(e, keys)
             if report:
                 change = Change(p.namespace, p.name, FrozenDict(p.obj))
         else:
@@ -260,8 +262,9 @@ class Store:
                     old_data=e.data if old_view is None else None,
                     codec=self.codec if old_view is None else None,
                 )
-            for ix, old_keys, new_keys in zip(self._indexes.values(), e.ikeys, p.ikeys, strict=True):
-                ix.move(e, old_keys, new_keys)
+            if p.ikeys is not e.ikeys:  # index keys are shared tuples: unchanged keys are the same one
+                for ix, old_keys, new_keys in zip(self._indexes.values(), e.ikeys, p.ikeys, strict=True):
+                    ix.move(e, old_keys, new_keys)
             e.uid, e.rv, e.labels, e.ikeys, e.data = p.uid, p.rv, p.labels, p.ikeys, p.data
         if when is not None and self._compact is not None:
             self._queue.append(e if when == _LISTED else (when, e, p.data))

@@ -32,7 +32,7 @@ from kubeloop.watch._phases import (
     Watching,
     WatchState,
 )
-from kubeloop.watch._source import CONNECTED, ListPage, RawEvent, WatchSource
+from kubeloop.watch._source import CONNECTED, EventLike, ListPage, RawEvent, WatchSource
 from kubeloop.watch._watcher import Watcher
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "Backoff",
     "Delete",
     "ErrorKind",
+    "EventLike",
     "Init",
     "InitApply",
     "InitDone",
