@@ -15,9 +15,10 @@ deflate), so the list costs little more than decoding it; once the list is swapp
 task (a child of `run()`) deflates it in small batches that yield to the event loop, and then hands
 freed heap back to the OS (glibc `malloc_trim`). Reads are correct throughout; `compacted()` waits
 for the end (benchmarks measure memory after it). An object a watch event changes is held in the
-cheap form too and deflated once it has stayed unchanged for `compact_delay` seconds (write-back
-compaction): an object that changes again meanwhile, as busy objects do, is never deflated for a
-version nobody keeps, and the reconcile that usually reads it next decodes JSON, not deflate.
+cheap form too and deflated once it has stayed unchanged for `compact_delay` seconds, or up to a
+quarter more (writes falling due are taken in batches, so a busy informer wakes a few times a
+second, not once per write). This write-back compaction means an object that changes again
+meanwhile, as busy objects do, is never deflated for a version nobody keeps, and the reconcile that usually reads it next decodes JSON, not deflate.
 (Written views are not kept decoded: in a measurement that kept each newest view in the store's
 LRU, the views outlived the young GC generation and the collector's extra work cost more than
 the decodes saved.)
