@@ -18,7 +18,7 @@ import aiohttp  # noqa: E402
 import orjson  # noqa: E402
 
 from benchmarks.peers.operators.bare_operator import list_all, server_of  # noqa: E402
-from benchmarks.versus.child import LABEL, args, commands, emit, hwm, rss, run, until_closed  # noqa: E402
+from benchmarks.versus.child import LABEL, answer_marks, args, emit, hwm, rss, run, until_closed  # noqa: E402
 
 T_IMPORTED = time.time()
 
@@ -90,14 +90,7 @@ async def churn(http: aiohttp.ClientSession, url: str, rv: str, objects: dict[Ke
     task = asyncio.create_task(watch())
     await asyncio.sleep(0.3)  # the watch is open (the emulator answers at once)
     emit("ready")
-    async for line in await commands():
-        cmd = line.decode().strip()
-        if cmd == "count":
-            emit("count", events=seen[0])
-        elif cmd == "mark":
-            emit("mark", cpu=time.process_time(), events=seen[0])
-        elif cmd == "quit":
-            break
+    await answer_marks(seen)
     task.cancel()
     return
 

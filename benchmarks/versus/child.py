@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 LABEL = "peers/group"
@@ -56,6 +57,21 @@ async def commands() -> Any:
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     return reader
+
+
+async def answer_marks(seen: list[int], settle: Callable[[], Awaitable[None]] | None = None) -> None:
+    """The churn protocol, after "ready": ``count`` -> events seen; ``mark`` -> CPU seconds and
+    events seen (after ``settle()``, the side's own pending work); ``quit`` (or stdin closed) ends."""
+    async for line in await commands():
+        cmd = line.decode().strip()
+        if cmd == "count":
+            emit("count", events=seen[0])
+        elif cmd == "mark":
+            if settle is not None:
+                await settle()
+            emit("mark", cpu=time.process_time(), events=seen[0])
+        elif cmd == "quit":
+            return
 
 
 async def until_closed() -> None:

@@ -14,7 +14,17 @@ import tracemalloc  # noqa: E402
 from collections.abc import Mapping  # noqa: E402
 from typing import Any  # noqa: E402
 
-from benchmarks.versus.child import LABEL, args, commands, emit, hwm, resource_of, rss, run, until_closed  # noqa: E402
+from benchmarks.versus.child import (  # noqa: E402
+    LABEL,
+    answer_marks,
+    args,
+    emit,
+    hwm,
+    resource_of,
+    rss,
+    run,
+    until_closed,
+)
 from kubeloop.cache import ClientSource, Informer  # noqa: E402
 from kubeloop.client import Client  # noqa: E402
 
@@ -106,18 +116,12 @@ def get_latency(inf: Informer, samples: int = 20000) -> dict[str, Any]:
 async def churn(inf: Informer, seen: list[int]) -> None:
     """Answer the parent's marks with CPU seconds and events seen; a mark waits until the store has
     deflated every changed object (write-back compaction is part of the cost of an event)."""
+    async def compacted() -> None:
+        while inf.store.pending_compaction:  # noqa: ASYNC110  # a store count: no event to wait on
+            await asyncio.sleep(0.05)
+
     emit("ready")
-    async for line in await commands():
-        cmd = line.decode().strip()
-        if cmd == "count":
-            emit("count", events=seen[0])
-        elif cmd == "mark":
-            while inf.store.pending_compaction:  # noqa: ASYNC110  # a store count: no event to wait on
-                await asyncio.sleep(0.05)
-            emit("mark", cpu=time.process_time(), events=seen[0])
-        elif cmd == "quit":
-            return
-    return
+    await answer_marks(seen, compacted)
 
 
 if __name__ == "__main__":

@@ -96,8 +96,6 @@ class ControllerRuntime:
         self.fence: Callable[[], bool] | None = None
         self.gate: Gate | None = None
         self.in_flight: set[Request] = set()  # requests whose reconcile has started and not ended
-        self.synced = False  # every source finished its first list (map functions see full caches)
-        self._deferred: list[tuple[SourceSpec, PrimaryKind, Event]] = []
         # cluster engagement (see `engage`): events of a cluster whose sources have not synced yet
         # are held, so map functions and reconciles see full caches of it
         self._held: dict[str, HeldEvents] = {}
@@ -300,12 +298,7 @@ class ControllerRuntime:
 
     def runs_on(self, cluster: str) -> bool:
         """Whether ``cluster`` is one this controller watches (all, its ``clusters``, or a source's)."""
-        return bool(self._sources_on(cluster))
-
-    def _sources_on(self, cluster: str) -> list[SourceSpec]:
-        spec = self.spec
-        everywhere = spec.clusters is None or cluster in spec.clusters
-        return [s for s in spec.sources if s.cluster == cluster or (s.cluster is None and everywhere)]
+        return bool(self.spec.sources_on(cluster))
 
     def engage(self, cluster: str) -> None:
         """Start this controller's sources on ``cluster`` (added, or replaced, while it runs), in the
@@ -414,7 +407,7 @@ class ControllerRuntime:
         was removed meanwhile. Kinds are resolved first, so a failure leaves nothing half-open."""
         spec = self.spec
         epoch = self._epochs.get(cluster, 0)
-        sources = self._sources_on(cluster)
+        sources = spec.sources_on(cluster)
         if self._primary_kind is None:
             self._primary_kind = await self._resolve(cluster, spec.primary.resource)
         kinds = [await self._resolve(cluster, source.resource) for source in sources]

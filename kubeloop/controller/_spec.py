@@ -165,6 +165,12 @@ class ControllerSpec:
         """The ``for_`` source."""
         return self.sources[0]
 
+    def sources_on(self, cluster: str) -> list[SourceSpec]:
+        """The sources it opens on ``cluster``: those pinned there, and the unpinned ones when it runs
+        on every cluster or its ``clusters`` name this one."""
+        everywhere = self.clusters is None or cluster in self.clusters
+        return [s for s in self.sources if s.cluster == cluster or (s.cluster is None and everywhere)]
+
     @property
     def log(self) -> logging.Logger:
         """The controller's logger (``kubeloop.controller.<name>`` unless one was given)."""

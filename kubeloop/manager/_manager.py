@@ -277,10 +277,8 @@ class Manager:
             for inf in self._informers:
                 await inf.open_cluster(self.cache, name)
             for e in self._controllers:
-                c = e.controller
-                for spec in c.sources:
-                    if spec.cluster == name or (spec.cluster is None and (c.clusters is None or name in c.clusters)):
-                        self._warm.append(await self.cache.informer_for(name, spec.resource, **spec.informer_args()))
+                for spec in e.controller.spec.sources_on(name):
+                    self._warm.append(await self.cache.informer_for(name, spec.resource, **spec.informer_args()))
         except Exception as exc:  # the controllers' own engagement retries and reports
             log.warning("cluster %r: cannot keep its informers warm: %s", name, exc)
         finally:
