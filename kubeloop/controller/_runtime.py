@@ -95,7 +95,7 @@ class ControllerRuntime:
         self._errors_seen: dict[tuple[str, str, int], int] = {}
         self.fence: Callable[[], bool] | None = None
         self.gate: Gate | None = None
-        self.in_flight: set[Request] = set()  # requests whose reconcile has started and not ended
+        self.in_flight: set[Request] = set()  # under a gate (sharding): requests whose reconcile has started and not ended
         # cluster engagement (see `engage`): events of a cluster whose sources have not synced yet
         # are held, so map functions and reconciles see full caches of it
         self._held: dict[str, HeldEvents] = {}
@@ -527,14 +527,16 @@ class ControllerRuntime:
                     queue.add(req, priority)  # not lost: runs after done() if we lead again
                     return
                 gate = self.gate
-                if gate is not None and not gate.owns(req):
-                    queue.forget(req)  # another replica's key (or not yet ours): its owner runs it
-                    continue
-                self.in_flight.add(req)  # no await since the gate's answer: the two agree
-                try:
+                if gate is None:
                     await self._process(req, priority)
-                finally:
-                    self.in_flight.discard(req)
+                elif gate.owns(req):
+                    self.in_flight.add(req)  # no await since the gate's answer: the two agree
+                    try:
+                        await self._process(req, priority)
+                    finally:
+                        self.in_flight.discard(req)
+                else:
+                    queue.forget(req)  # another replica's key (or not yet ours): its owner runs it
             except Exception:  # a bug of ours or of a logging handler: never lose the worker
                 self.log.exception("%s: internal error while processing %s", self.name, req)
                 queue.add_rate_limited(req, priority)

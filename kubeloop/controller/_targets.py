@@ -122,6 +122,10 @@ class TargetIndex:
         """What ``parent`` watches."""
         return frozenset(self._targets.get(parent, ()))
 
+    def watches_any(self, parent: Request) -> bool:
+        """Whether ``parent`` watches anything (asked after every reconcile: no copy)."""
+        return parent in self._targets
+
     def caches(self) -> dict[CacheKey, int]:
         """Each cache in use and how many targets it serves."""
         return dict(self._per_cache)
@@ -288,7 +292,7 @@ class Targets:
         """A reconcile of ``parent`` ended: after a success, what it asked for is what it watches."""
         if not success:
             return  # what it asked for is watched already (`watch`); what it did not ask for is kept
-        if not asked and not self.index.targets(parent):
+        if not asked and not self.index.watches_any(parent):
             return
         for key in self.index.replace(parent, asked):
             self._close(key)

@@ -55,11 +55,10 @@ class RealClock:
 
     __slots__ = ()
 
-    def monotonic(self) -> float:
-        return time.monotonic()
-
-    def wall(self) -> datetime:
-        return wall_now()
+    # the C functions themselves: the queue reads the clock several times per item, and a Python
+    # method around them measured ~0.3 µs a call
+    monotonic = staticmethod(time.monotonic)
+    wall = staticmethod(wall_now)
 
     def call_at(self, when: float, callback: Callable[[], None]) -> Timer:
         # a delay, not loop.call_at: the loop's own clock need not be time.monotonic (uvloop)
