@@ -50,6 +50,7 @@ from contextlib import aclosing
 from types import TracebackType
 from typing import Any
 
+from kubeloop import metrics
 from kubeloop.cache._codec import Codec
 from kubeloop.cache._entry import Key
 from kubeloop.cache._events import Event
@@ -60,7 +61,6 @@ from kubeloop.cache._store import IndexFunctionError, Store
 from kubeloop.cache._subscription import Predicate, Sink, Subscription
 from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.meta import ADDED, DELETED, MODIFIED
-from kubeloop.metrics import CACHE_OBJECT_ERRORS
 from kubeloop.watch import (
     Apply,
     Delete,
@@ -504,7 +504,7 @@ class Informer:
             log.error("%s: %s on %s/%s; keeping its last good version, not ready until fixed", self.name, why,
                       ns, name, exc_info=cause)
         (self._side_broken if relist else self._broken)[key] = why
-        CACHE_OBJECT_ERRORS.labels(self.resource or self.name, label).inc()
+        metrics.CACHE_OBJECT_ERRORS.labels(self.resource or self.name, label).inc()
 
     def _emit(self, ev: Event) -> None:
         for sub in self._subs:

@@ -5,7 +5,7 @@
   reason per line (an informer still listing, a watch failing with 403 naming the permission,
   leadership not known yet, ...). ``?verbose`` lists the passing checks too, and the manager's
   details (the shard map when sharding).
-- ``/metrics``: Prometheus text format of `kubeloop.metrics.REGISTRY`.
+- ``/metrics``: Prometheus text format of `kubeloop.metrics.REGISTRY` (`kubeloop.metrics.exposition`).
 
 Probes and metrics may share one port or use two; either can be off. Port 0 picks a free port
 (the bound URL is then in `ProbeServer.health_url` / `metrics_url`).
@@ -17,9 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from kubeloop.metrics import REGISTRY
+from kubeloop import metrics
 
 __all__ = ["ProbeServer", "Reasons"]
 
@@ -73,9 +72,9 @@ class ProbeServer:
         return web.Response(text="ok\n" if "verbose" not in request.query else "ok: all checks passed\n")
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        body = generate_latest(REGISTRY)  # kubeloop's families render in well under a millisecond
+        body, content_type = metrics.exposition()  # kubeloop's families render in well under a millisecond
         resp = web.Response(body=body)
-        resp.headers["Content-Type"] = CONTENT_TYPE_LATEST
+        resp.headers["Content-Type"] = content_type
         return resp
 
     # ------------------------------------------------------------------ lifetime
