@@ -41,7 +41,6 @@ asks and returns at once, ``await close()`` stops and waits for `run()` to retur
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import logging
 import sys
 import time
@@ -656,6 +655,8 @@ def _release_freed_memory() -> None:
     if _malloc_trim is None:
         _malloc_trim = False
         if sys.platform.startswith("linux"):
+            import ctypes  # on first use, as the rest of this set-up: no cost for a program that lists nothing
+
             try:
                 _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
                 _malloc_trim.argtypes = [ctypes.c_size_t]
