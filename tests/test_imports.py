@@ -10,8 +10,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-LAZY = ("prometheus_client", "http.server", "yaml", "ctypes", "difflib")
+LAZY = ("prometheus_client", "http.server", "yaml", "ctypes", "difflib", "aiohttp.web")
 """Not imported by ``import kubeloop.cache, kubeloop.client`` (an Informer outside a Manager)."""
+
+SCRAPE = """
+import asyncio, aiohttp
+from kubeloop.manager._probes import ProbeServer
+async def scrape() -> None:
+    server = ProbeServer(health_port=None, metrics_port=0, host="127.0.0.1", readiness=list, liveness=list)
+    await server.start()
+    async with aiohttp.ClientSession() as session, session.get(f"{server.metrics_url}/metrics") as resp:
+        assert resp.status == 200 and "workqueue_depth" in await resp.text()
+    await server.stop()
+asyncio.run(scrape())
+"""
+"""A Manager's metrics endpoint, started and scraped once."""
 
 KUBECONFIG = """\
 apiVersion: v1
@@ -46,13 +59,10 @@ def test_cache_and_client_import_none_of_the_heavy_dependencies(tmp_path: Path) 
     assert {"prometheus_client", "http.server"} <= set(registry)  # the registry exists: so does prometheus_client
 
 
-def test_the_manager_imports_prometheus_client_only_for_its_registry() -> None:
-    imported, served = loaded_after(
-        "import kubeloop.manager",
-        "from kubeloop.metrics import exposition; body, _ = exposition()",
-    )
-    assert "prometheus_client" not in imported and "yaml" not in imported
-    assert "prometheus_client" in served
+def test_the_manager_imports_its_web_server_and_prometheus_client_when_metrics_are_served() -> None:
+    imported, scraped = loaded_after("import kubeloop.manager", SCRAPE)
+    assert imported == []
+    assert {"aiohttp.web", "prometheus_client"} <= set(scraped)
 
 
 def test_the_lazily_created_registry_serves_every_family() -> None:
