@@ -11,6 +11,12 @@ plain counters at scrape time: the queue's hot path only bumps integers and
 never touches prometheus_client's locks. Queues register themselves with
 ``WORKQUEUE_COLLECTOR``; a queue without a name is never registered and pays
 nothing.
+
+prometheus_client itself (with http.server, email, gzip, ...: some 30 ms of imports) is imported
+on the first access to ``REGISTRY`` or one of the counters below (module ``__getattr__``, PEP 562),
+which creates all of them at once: a program using an Informer or a Client outside a Manager never
+pays for it, and the families ``/metrics`` serves are the same either way. Only the functions at
+the end of this module import it.
 """
 
 from __future__ import annotations
@@ -18,21 +24,29 @@ from __future__ import annotations
 import threading
 import weakref
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from prometheus_client import CollectorRegistry, Counter
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    HistogramMetricFamily,
-    Metric,
-)
-from prometheus_client.utils import floatToGoString
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry, Counter, Gauge
+    from prometheus_client.core import Metric
 
-REGISTRY = CollectorRegistry(auto_describe=True)
+# Created with prometheus_client on first access (see `__getattr__`); declared here for readers and mypy.
+REGISTRY: CollectorRegistry
 """The registry kubeloop's ``/metrics`` endpoint serves."""
+READ_YOUR_WRITES_WAITS: Counter
+"""kubeloop_controller_read_your_writes_waits{controller, outcome}."""
+EVENTS_DROPPED: Counter
+"""kubeloop_controller_events_dropped{controller, reason}."""
+CACHE_OBJECT_ERRORS: Counter
+"""kubeloop_cache_object_errors{resource, function}."""
+CACHES_COLLECTED: Counter
+"""kubeloop_cache_informers_collected{cluster, resource}."""
+LEADER_STATUS: Gauge
+"""leader_election_master_status{name} (controller-runtime's name)."""
+SLOWPATH_TOTAL: Counter
+"""leader_election_slowpath_total{name}."""
 
 # controller-runtime: prometheus.ExponentialBuckets(10e-9, 10, 12), i.e. 1e-8 s .. 1e3 s.
 WORKQUEUE_DURATION_BUCKETS: tuple[float, ...] = tuple(float(f"1e{exp}") for exp in range(-8, 4))
@@ -127,43 +141,39 @@ class WorkQueueCollector:
     def _families(self) -> tuple[Metric, ...]:
         labels = list(WORKQUEUE_LABELS)
         return (
-            GaugeMetricFamily("workqueue_depth", "Current depth of workqueue", labels=labels),
-            CounterMetricFamily("workqueue_adds", "Total number of adds handled by workqueue", labels=labels),
-            CounterMetricFamily(
-                "workqueue_retries", "Total number of retries handled by workqueue", labels=labels
-            ),
-            HistogramMetricFamily(
+            _family("gauge", "workqueue_depth", "Current depth of workqueue", labels),
+            _family("counter", "workqueue_adds", "Total number of adds handled by workqueue", labels),
+            _family("counter", "workqueue_retries", "Total number of retries handled by workqueue", labels),
+            _family(
+                "histogram",
                 "workqueue_queue_duration_seconds",
                 "How long in seconds an item stays in workqueue before being requested",
-                labels=labels,
+                labels,
             ),
-            HistogramMetricFamily(
+            _family(
+                "histogram",
                 "workqueue_work_duration_seconds",
                 "How long in seconds processing an item from workqueue takes.",
-                labels=labels,
+                labels,
             ),
-            GaugeMetricFamily(
+            _family(
+                "gauge",
                 "workqueue_unfinished_work_seconds",
                 "How many seconds of work has been done that is in progress and hasn't been observed by "
                 "work_duration. Large values indicate stuck threads. One can deduce the number of stuck "
                 "threads by observing the rate at which this increases.",
-                labels=labels,
+                labels,
             ),
-            GaugeMetricFamily(
+            _family(
+                "gauge",
                 "workqueue_longest_running_processor_seconds",
                 "How many seconds has the longest running processor for workqueue been running.",
-                labels=labels,
+                labels,
             ),
         )
 
     def _histogram(self, sample: DurationSample) -> list[tuple[str, float]]:
-        out: list[tuple[str, float]] = []
-        running = 0
-        for bound, count in zip(self._buckets, sample.counts, strict=False):
-            running += count
-            out.append((floatToGoString(bound), running))
-        out.append(("+Inf", running + sample.counts[-1]))
-        return out
+        return _cumulative(self._buckets, sample.counts)
 
     def describe(self) -> Iterator[Metric]:
         """The families without samples (lets the registry check names without a scrape)."""
@@ -190,7 +200,6 @@ class WorkQueueCollector:
 
 WORKQUEUE_COLLECTOR = WorkQueueCollector()
 """Every named work queue registers here; it is registered in ``REGISTRY``."""
-REGISTRY.register(WORKQUEUE_COLLECTOR)
 
 
 # --------------------------------------------------------------------------- controller families
@@ -281,16 +290,16 @@ class ControllerCollector:
 
     def describe(self) -> Iterator[Metric]:
         """The families without samples."""
-        yield CounterMetricFamily("controller_runtime_reconcile", "Total number of reconciliations per controller",
-                                  labels=["controller", "result"])
+        yield _family("counter", "controller_runtime_reconcile", "Total number of reconciliations per controller",
+                      ["controller", "result"])
         for name, doc, _ in _CONTROLLER_COUNTERS:
-            yield CounterMetricFamily(name, doc, labels=["controller"])
-        yield HistogramMetricFamily("controller_runtime_reconcile_time_seconds",
-                                    "Length of time per reconciliation per controller", labels=["controller"])
-        yield GaugeMetricFamily("controller_runtime_max_concurrent_reconciles",
-                                "Maximum number of concurrent reconciles per controller", labels=["controller"])
-        yield GaugeMetricFamily("controller_runtime_active_workers",
-                                "Number of currently used workers per controller", labels=["controller"])
+            yield _family("counter", name, doc, ["controller"])
+        yield _family("histogram", "controller_runtime_reconcile_time_seconds",
+                      "Length of time per reconciliation per controller", ["controller"])
+        yield _family("gauge", "controller_runtime_max_concurrent_reconciles",
+                      "Maximum number of concurrent reconciles per controller", ["controller"])
+        yield _family("gauge", "controller_runtime_active_workers",
+                      "Number of currently used workers per controller", ["controller"])
 
     def collect(self) -> Iterator[Metric]:
         """One sample set per controller name."""
@@ -301,12 +310,7 @@ class ControllerCollector:
             for fam, (_, _, attr) in zip(counters, _CONTROLLER_COUNTERS, strict=True):
                 fam.add_metric([name], sum(getattr(m, attr) for m in ms))  # type: ignore[attr-defined]
             counts = [sum(c) for c in zip(*(m.time_counts for m in ms), strict=True)]
-            buckets: list[tuple[str, float]] = []
-            running = 0
-            for bound, c in zip(RECONCILE_TIME_BUCKETS, counts, strict=False):
-                running += c
-                buckets.append((floatToGoString(bound), running))
-            buckets.append(("+Inf", running + counts[-1]))
+            buckets = _cumulative(RECONCILE_TIME_BUCKETS, counts)
             hist.add_metric([name], buckets, sum(m.time_sum for m in ms))  # type: ignore[attr-defined]
             max_c.add_metric([name], max(m.max_concurrent for m in ms))  # type: ignore[attr-defined]
             active.add_metric([name], sum(m.active_workers for m in ms))  # type: ignore[attr-defined]
@@ -317,29 +321,6 @@ class ControllerCollector:
 
 CONTROLLER_COLLECTOR = ControllerCollector()
 """Every controller's metrics register here; it is registered in ``REGISTRY``."""
-REGISTRY.register(CONTROLLER_COLLECTOR)
-
-# kubeloop's own controller families (no controller-runtime equivalent).
-READ_YOUR_WRITES_WAITS = Counter(
-    "kubeloop_controller_read_your_writes_waits",
-    "Reconciles that waited for the cache to catch up with the controller's own writes, by outcome",
-    ["controller", "outcome"],
-    registry=REGISTRY,
-)
-EVENTS_DROPPED = Counter(
-    "kubeloop_controller_events_dropped",
-    "Kubernetes Events the recorder dropped (rate limit, full buffer or API error)",
-    ["controller", "reason"],
-    registry=REGISTRY,
-)
-
-
-CACHE_OBJECT_ERRORS = Counter(
-    "kubeloop_cache_object_errors",
-    "Objects a transform, filter or index function raised on; the cache kept their last good version",
-    ["resource", "function"],
-    registry=REGISTRY,
-)
 
 
 # ---- shared caches and dynamic targets (docs/targets.md)
@@ -366,26 +347,19 @@ LIVE_CACHES: weakref.WeakSet[InformerCounts] = weakref.WeakSet()
 LIVE_TARGETS: weakref.WeakSet[TargetCounts] = weakref.WeakSet()
 """Every running controller's targets (registered by the controller), read at scrape time."""
 
-CACHES_COLLECTED = Counter(
-    "kubeloop_cache_informers_collected",
-    "Informers stopped because no one used them for the cache's grace period (their watch closed)",
-    ["cluster", "resource"],
-    registry=REGISTRY,
-)
-
 
 class CacheCollector:
     """Open informers per cluster and resource; targets watched and target caches per controller."""
 
     def describe(self) -> Iterator[Metric]:
         """The families without samples."""
-        yield GaugeMetricFamily("kubeloop_cache_informers_open", "Informers running, per cluster and resource",
-                                labels=["cluster", "resource"])
-        yield GaugeMetricFamily("kubeloop_controller_targets_watched",
-                                "Distinct objects watched with ctx.watch_target, per controller", labels=["controller"])
-        yield GaugeMetricFamily("kubeloop_controller_target_caches",
-                                "Caches a controller holds for its targets, per cluster and resource",
-                                labels=["controller", "cluster", "resource"])
+        yield _family("gauge", "kubeloop_cache_informers_open", "Informers running, per cluster and resource",
+                      ["cluster", "resource"])
+        yield _family("gauge", "kubeloop_controller_targets_watched",
+                      "Distinct objects watched with ctx.watch_target, per controller", ["controller"])
+        yield _family("gauge", "kubeloop_controller_target_caches",
+                      "Caches a controller holds for its targets, per cluster and resource",
+                      ["controller", "cluster", "resource"])
 
     def collect(self) -> Iterator[Metric]:
         """Sums over the live caches and controllers."""
@@ -409,8 +383,6 @@ class CacheCollector:
             caches.add_metric(list(labels), n)  # type: ignore[attr-defined]
         yield from (informers, watched, caches)
 
-
-REGISTRY.register(CacheCollector())
 
 
 # --------------------------------------------------------------------------- sharding
@@ -452,11 +424,11 @@ class ShardCollector:
                 self._sources.remove(source)
 
     def describe(self) -> Iterator[Metric]:
-        yield GaugeMetricFamily("kubeloop_shard_members", "Live members of a sharding group, as a replica sees them",
-                                labels=["name", "replica"])
-        yield GaugeMetricFamily("kubeloop_shard_keys",
-                                "Cached keys each live member owns (rendezvous hashing over the live members), "
-                                "as a replica sees them", labels=["name", "replica", "member"])
+        yield _family("gauge", "kubeloop_shard_members", "Live members of a sharding group, as a replica sees them",
+                      ["name", "replica"])
+        yield _family("gauge", "kubeloop_shard_keys",
+                      "Cached keys each live member owns (rendezvous hashing over the live members), "
+                      "as a replica sees them", ["name", "replica", "member"])
 
     def collect(self) -> Iterator[Metric]:
         members, keys = self.describe()
@@ -473,4 +445,116 @@ class ShardCollector:
 
 SHARD_COLLECTOR = ShardCollector()
 """Sharding memberships register here while they run; it is registered in ``REGISTRY``."""
-REGISTRY.register(SHARD_COLLECTOR)
+
+
+# --------------------------------------------------------------------------- prometheus_client
+#
+# Everything above is plain Python; below is the one place that turns it into prometheus_client
+# objects, on first need (see the module docstring).
+
+
+def _family(kind: Literal["counter", "gauge", "histogram"], name: str, doc: str, labels: list[str]) -> Metric:
+    """A family without samples, for a collector's describe()/collect() (called only by ``REGISTRY``)."""
+    from prometheus_client import core
+
+    cls = {
+        "counter": core.CounterMetricFamily,
+        "gauge": core.GaugeMetricFamily,
+        "histogram": core.HistogramMetricFamily,
+    }[kind]
+    return cls(name, doc, labels=labels)
+
+
+def _cumulative(bounds: tuple[float, ...], counts: Sequence[int]) -> list[tuple[str, float]]:
+    """Histogram buckets as prometheus_client wants them: cumulative, labelled as Go prints floats,
+    from per-bucket counts whose last one is +Inf."""
+    from prometheus_client.utils import floatToGoString
+
+    out: list[tuple[str, float]] = []
+    running = 0
+    for bound, count in zip(bounds, counts, strict=False):
+        running += count
+        out.append((floatToGoString(bound), running))
+    out.append(("+Inf", running + counts[-1]))
+    return out
+
+
+def _prometheus() -> dict[str, Any]:
+    """``REGISTRY`` with every collector registered, and the counters, in the order ``/metrics``
+    has always listed them."""
+    from prometheus_client import CollectorRegistry, Counter, Gauge
+
+    registry = CollectorRegistry(auto_describe=True)
+    registry.register(WORKQUEUE_COLLECTOR)
+    registry.register(CONTROLLER_COLLECTOR)
+    made: dict[str, Any] = {"REGISTRY": registry}
+    # kubeloop's own controller families (no controller-runtime equivalent).
+    made["READ_YOUR_WRITES_WAITS"] = Counter(
+        "kubeloop_controller_read_your_writes_waits",
+        "Reconciles that waited for the cache to catch up with the controller's own writes, by outcome",
+        ["controller", "outcome"],
+        registry=registry,
+    )
+    made["EVENTS_DROPPED"] = Counter(
+        "kubeloop_controller_events_dropped",
+        "Kubernetes Events the recorder dropped (rate limit, full buffer or API error)",
+        ["controller", "reason"],
+        registry=registry,
+    )
+    made["CACHE_OBJECT_ERRORS"] = Counter(
+        "kubeloop_cache_object_errors",
+        "Objects a transform, filter or index function raised on; the cache kept their last good version",
+        ["resource", "function"],
+        registry=registry,
+    )
+    made["CACHES_COLLECTED"] = Counter(
+        "kubeloop_cache_informers_collected",
+        "Informers stopped because no one used them for the cache's grace period (their watch closed)",
+        ["cluster", "resource"],
+        registry=registry,
+    )
+    registry.register(CacheCollector())
+    registry.register(SHARD_COLLECTOR)
+    # leader election (controller-runtime's names)
+    made["LEADER_STATUS"] = Gauge(
+        "leader_election_master_status",
+        "1 while this process holds the leader election lease, else 0.",
+        ["name"],
+        registry=registry,
+    )
+    made["SLOWPATH_TOTAL"] = Counter(
+        "leader_election_slowpath_total",
+        "Lease renewals that had to re-read the Lease (the cached one conflicted).",
+        ["name"],
+        registry=registry,
+    )
+    return made
+
+
+def exposition() -> tuple[bytes, str]:
+    """What ``/metrics`` serves: ``REGISTRY`` in Prometheus text format, and its content type."""
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    registry: CollectorRegistry = __getattr__("REGISTRY")  # a bare name here would not reach __getattr__
+    return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+_PROMETHEUS_NAMES = frozenset(
+    {"REGISTRY", "READ_YOUR_WRITES_WAITS", "EVENTS_DROPPED", "CACHE_OBJECT_ERRORS", "CACHES_COLLECTED",
+     "LEADER_STATUS", "SLOWPATH_TOTAL"}
+)
+_prometheus_lock = threading.Lock()
+
+
+def __getattr__(name: str) -> Any:
+    """The prometheus_client objects above, all created on the first access to any of them."""
+    if name not in _PROMETHEUS_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _prometheus_lock:  # scrapes may come from an exporter thread
+        if "REGISTRY" not in globals():
+            globals().update(_prometheus())  # from now on plain module attributes
+    return globals()[name]
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _PROMETHEUS_NAMES)

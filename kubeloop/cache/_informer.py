@@ -41,7 +41,6 @@ asks and returns at once, ``await close()`` stops and waits for `run()` to retur
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import logging
 import sys
 import time
@@ -50,6 +49,7 @@ from contextlib import aclosing
 from types import TracebackType
 from typing import Any
 
+from kubeloop import metrics
 from kubeloop.cache._codec import Codec
 from kubeloop.cache._entry import Key
 from kubeloop.cache._events import Event
@@ -60,7 +60,6 @@ from kubeloop.cache._store import IndexFunctionError, Store
 from kubeloop.cache._subscription import Predicate, Sink, Subscription
 from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.meta import ADDED, DELETED, MODIFIED
-from kubeloop.metrics import CACHE_OBJECT_ERRORS
 from kubeloop.watch import (
     Apply,
     Delete,
@@ -504,7 +503,7 @@ class Informer:
             log.error("%s: %s on %s/%s; keeping its last good version, not ready until fixed", self.name, why,
                       ns, name, exc_info=cause)
         (self._side_broken if relist else self._broken)[key] = why
-        CACHE_OBJECT_ERRORS.labels(self.resource or self.name, label).inc()
+        metrics.CACHE_OBJECT_ERRORS.labels(self.resource or self.name, label).inc()
 
     def _emit(self, ev: Event) -> None:
         for sub in self._subs:
@@ -656,6 +655,8 @@ def _release_freed_memory() -> None:
     if _malloc_trim is None:
         _malloc_trim = False
         if sys.platform.startswith("linux"):
+            import ctypes  # on first use, as the rest of this set-up: no cost for a program that lists nothing
+
             try:
                 _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
                 _malloc_trim.argtypes = [ctypes.c_size_t]

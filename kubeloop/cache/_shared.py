@@ -37,6 +37,7 @@ from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Unpack
 
+from kubeloop import metrics
 from kubeloop.cache._codec import Codec
 from kubeloop.cache._handle import InformerHandle, _Entry
 from kubeloop.cache._informer import Informer, InformerNotReady
@@ -47,7 +48,6 @@ from kubeloop.client import UnknownKind
 from kubeloop.client._client import Client
 from kubeloop.client._resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.meta import DEFAULT_CLUSTER
-from kubeloop.metrics import CACHES_COLLECTED, LIVE_CACHES
 from kubeloop.watch import WatchConfig, WatchState
 
 __all__ = ["SharedCache"]
@@ -97,7 +97,7 @@ class SharedCache:
         self._tg: asyncio.TaskGroup | None = None
         self._poller: asyncio.Task[None] | None = None
         self._closing = False
-        LIVE_CACHES.add(self)
+        metrics.LIVE_CACHES.add(self)
 
     # ---- clusters
     @property
@@ -387,7 +387,7 @@ class SharedCache:
         if entry.refs > 0:
             return
         log.debug("%s: unused for %.1fs, stopping", entry.scope, self.grace_period)
-        CACHES_COLLECTED.labels(entry.scope.cluster, entry.scope.resource).inc()
+        metrics.CACHES_COLLECTED.labels(entry.scope.cluster, entry.scope.resource).inc()
         self._stop(entry)
 
     def _stop(self, entry: _Entry) -> None:

@@ -10,7 +10,6 @@ Concurrent lookups of one group/version share a single discovery request.
 from __future__ import annotations
 
 import asyncio
-import difflib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -137,6 +136,8 @@ class RESTMapper:
         if gv is None:
             raise UnknownResource(f"unknown resource {ref}: group/version is not served")
         if "." not in ref.group:
+            import difflib  # only to word this error
+
             names = sorted({r.kind for r in gv.by_name.values()} | set(gv.by_name))
             close = difflib.get_close_matches(ref.name, names, n=3)
             hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""

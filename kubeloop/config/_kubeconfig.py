@@ -16,14 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kubeloop.config._cluster import ClusterConfig
 from kubeloop.config._credentials import Auth, Credentials, StaticAuth, TokenFileAuth
 from kubeloop.config._errors import ConfigError
 from kubeloop.config._exec_plugin import EXEC_TIMEOUT, ExecAuth, cluster_info_for_exec
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass
@@ -76,12 +72,14 @@ def kubeconfig_paths(path: str | os.PathLike[str] | None = None) -> list[Path]:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml  # here, not at module level: ~20 ms of imports a program without a kubeconfig never needs
+
     try:
         text = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read kubeconfig: {exc.strerror or exc}", source=str(path)) from None
     try:
-        doc = yaml.load(text, Loader=_Loader)
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from kubeloop import metrics
 from kubeloop.client import Client, KubeloopClientError, NotFound
 from kubeloop.meta import TokenBucket, format_micro_time, object_reference
-from kubeloop.metrics import EVENTS_DROPPED
 
 log = logging.getLogger("kubeloop.controller.events")
 
@@ -92,7 +92,7 @@ class EventRecorder:
         self._closed = False
         self.posted = 0
         self.dropped = 0
-        self._dropped = {r: EVENTS_DROPPED.labels(controller, r) for r in ("full", "spam", "error")}
+        self._dropped = {r: metrics.EVENTS_DROPPED.labels(controller, r) for r in ("full", "spam", "error")}
 
     # ------------------------------------------------------------------ producer side (sync)
 

@@ -45,9 +45,9 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kubeloop import metrics
 from kubeloop.client import WriteDone, WriteHook, WriteRequest
 from kubeloop.meta import resource_version_of, rv_at_least, rv_newer, uid_of
-from kubeloop.metrics import READ_YOUR_WRITES_WAITS
 
 ObjectKey = tuple[str, str, str, str, str]
 """(cluster, group, kind, namespace, name): one object, whatever version or informer shows it."""
@@ -423,11 +423,11 @@ class ReadYourWrites:
         while True:
             outstanding = [w for w in outstanding if not w.seen]
             if not outstanding:
-                READ_YOUR_WRITES_WAITS.labels(self.controller, "caught_up").inc()
+                metrics.READ_YOUR_WRITES_WAITS.labels(self.controller, "caught_up").inc()
                 return
             left = deadline - time.monotonic()
             if left <= 0:
-                READ_YOUR_WRITES_WAITS.labels(self.controller, "timeout").inc()
+                metrics.READ_YOUR_WRITES_WAITS.labels(self.controller, "timeout").inc()
                 self.log.debug("%s: cache did not show %d own write(s) of %s within %.1fs", self.controller,
                                len(outstanding), owner, self.timeout)
                 self.tracker.release(outstanding)

@@ -38,8 +38,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from kubeloop.config import ClusterConfig, ConfigError, load_kubeconfig
 from kubeloop.meta import DEFAULT_CLUSTER, LabelSelector
 
@@ -75,6 +73,8 @@ def plan(current: Mapping[str, str], desired: Mapping[str, str]) -> Plan:
 def kubeconfig_from_secret(raw: bytes, source: str) -> ClusterConfig:
     """A `ClusterConfig` from kubeconfig bytes read from a Secret (see the module docstring for
     what is refused). Raises `ConfigError` naming ``source``."""
+    import yaml  # only when a kubeconfig Secret is read (as in kubeloop.config's _read_yaml)
+
     try:
         doc = yaml.safe_load(raw)
     except yaml.YAMLError as exc:

@@ -31,24 +31,14 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from prometheus_client import Counter, Gauge
-
+from kubeloop import metrics
 from kubeloop.client import ApiError, Client, Conflict, KubeloopClientError, NotFound
 from kubeloop.manager import _lease
 from kubeloop.manager._lease import JITTER_FACTOR, LEASE, LeaderElection, LeaseRecord, Observer, Tenure
-from kubeloop.metrics import REGISTRY
 
-__all__ = ["LEADER_STATUS", "SLOWPATH_TOTAL", "LeaderElector"]
+__all__ = ["LeaderElector"]
 
 log = logging.getLogger("kubeloop.manager._leader")
-
-LEADER_STATUS = Gauge("leader_election_master_status",
-                      "1 while this process holds the leader election lease, else 0.", ["name"],
-                      registry=REGISTRY)
-SLOWPATH_TOTAL = Counter("leader_election_slowpath_total",
-                         "Lease renewals that had to re-read the Lease (the cached one conflicted).", ["name"],
-                         registry=REGISTRY)
-
 
 class LeaderElector:
     """One candidate for one Lease (see the module docstring).
@@ -139,7 +129,7 @@ class LeaderElector:
         self.is_leader = leading
         if not leading:
             self.tenure.end()
-        LEADER_STATUS.labels(self.config.name).set(1 if leading else 0)
+        metrics.LEADER_STATUS.labels(self.config.name).set(1 if leading else 0)
         if leading:
             self.transitions += 1
             self._stolen = False
@@ -160,7 +150,7 @@ class LeaderElector:
                 self._remember(await self._write(self._lease, rec), rec, now)
                 return True
             except Conflict:
-                SLOWPATH_TOTAL.labels(cfg.name).inc()
+                metrics.SLOWPATH_TOTAL.labels(cfg.name).inc()
                 log.debug("%s: renewal conflicted; re-reading the lease", self.description)
             except (ApiError, KubeloopClientError) as exc:
                 self.last_error = f"renewing: {exc}"

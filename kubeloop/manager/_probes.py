@@ -5,7 +5,7 @@
   reason per line (an informer still listing, a watch failing with 403 naming the permission,
   leadership not known yet, ...). ``?verbose`` lists the passing checks too, and the manager's
   details (the shard map when sharding).
-- ``/metrics``: Prometheus text format of `kubeloop.metrics.REGISTRY`.
+- ``/metrics``: Prometheus text format of `kubeloop.metrics.REGISTRY` (`kubeloop.metrics.exposition`).
 
 Probes and metrics may share one port or use two; either can be off. Port 0 picks a free port
 (the bound URL is then in `ProbeServer.health_url` / `metrics_url`).
@@ -13,18 +13,20 @@ Probes and metrics may share one port or use two; either can be off. Port 0 pick
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from kubeloop import metrics
 
-from kubeloop.metrics import REGISTRY
+if TYPE_CHECKING:
+    from aiohttp import web
 
 __all__ = ["ProbeServer", "Reasons"]
 
 Reasons = Callable[[], list[str]]
 """A check: returns why something is not healthy/ready (an empty list: all good)."""
+_Handler = Callable[["web.Request"], Awaitable["web.Response"]]
 
 
 @dataclass
@@ -53,30 +55,24 @@ class ProbeServer:
     metrics_url: str | None = field(default=None, init=False)
     _sites: list[_Site] = field(default_factory=list, init=False, repr=False)
 
-    # ------------------------------------------------------------------ handlers
+    # ------------------------------------------------------------------ answers: (status, text) for a query
 
-    async def _healthz(self, request: web.Request) -> web.Response:
-        return self._answer(self.liveness(), request, "unhealthy")
+    def _healthz(self, query: Mapping[str, str]) -> tuple[int, str]:
+        return self._answer(self.liveness(), query, "unhealthy")
 
-    async def _readyz(self, request: web.Request) -> web.Response:
-        resp = self._answer(self.readiness(), request, "not ready")
-        if "verbose" in request.query and self.details is not None:
-            resp.text = (resp.text or "") + "".join(f"{line}\n" for line in self.details())
-        return resp
+    def _readyz(self, query: Mapping[str, str]) -> tuple[int, str]:
+        status, text = self._answer(self.readiness(), query, "not ready")
+        if "verbose" in query and self.details is not None:
+            text += "".join(f"{line}\n" for line in self.details())
+        return status, text
 
     @staticmethod
-    def _answer(reasons: list[str], request: web.Request, failing: str) -> web.Response:
+    def _answer(reasons: list[str], query: Mapping[str, str], failing: str) -> tuple[int, str]:
         """200 ``ok``, or 503 with `failing` (what a failed probe means: a liveness failure is not
         a readiness one, and an operator reading the answer must not be sent the wrong way)."""
         if reasons:
-            return web.Response(status=503, text=f"{failing}:\n" + "".join(f"- {r}\n" for r in reasons))
-        return web.Response(text="ok\n" if "verbose" not in request.query else "ok: all checks passed\n")
-
-    async def _metrics(self, request: web.Request) -> web.Response:
-        body = generate_latest(REGISTRY)  # kubeloop's families render in well under a millisecond
-        resp = web.Response(body=body)
-        resp.headers["Content-Type"] = CONTENT_TYPE_LATEST
-        return resp
+            return 503, f"{failing}:\n" + "".join(f"- {r}\n" for r in reasons)
+        return 200, "ok\n" if "verbose" not in query else "ok: all checks passed\n"
 
     # ------------------------------------------------------------------ lifetime
 
@@ -91,14 +87,33 @@ class ProbeServer:
                 sites.append((self.health_port, ["health"]))
             if self.metrics_port is not None:
                 sites.append((self.metrics_port, ["metrics"]))
+        if not sites:
+            return
+        # aiohttp's server is imported here, when a port is served: a Manager serving none (embedded
+        # in a program, in tests) does not pay its ~25 ms of imports at start-up.
+        from aiohttp import web
+
+        def plain(answer: Callable[[Mapping[str, str]], tuple[int, str]]) -> _Handler:
+            async def handle(request: web.Request) -> web.Response:
+                status, text = answer(request.query)
+                return web.Response(status=status, text=text)
+
+            return handle
+
+        async def scrape(request: web.Request) -> web.Response:
+            body, content_type = metrics.exposition()  # kubeloop's families render in well under a millisecond
+            resp = web.Response(body=body)
+            resp.headers["Content-Type"] = content_type
+            return resp
+
         try:
             for port, roles in sites:
                 app = web.Application()
                 if "health" in roles:
-                    app.router.add_get("/healthz", self._healthz)
-                    app.router.add_get("/readyz", self._readyz)
+                    app.router.add_get("/healthz", plain(self._healthz))
+                    app.router.add_get("/readyz", plain(self._readyz))
                 if "metrics" in roles:
-                    app.router.add_get("/metrics", self._metrics)
+                    app.router.add_get("/metrics", scrape)
                 runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
                 await runner.setup()
                 site = web.TCPSite(runner, self.host, port, reuse_address=True)
