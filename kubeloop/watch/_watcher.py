@@ -9,11 +9,11 @@ machine's output events:
             ...
 
 or `await watcher.run(callback)`, or `watcher.event_batches()` for consumers that take the events
-in lists (the informer: no async-generator round trip per event). Structured concurrency: the loop runs inside the consumer's own
-task (an async generator), so the watcher owns no background task and cannot leak one. `stop()`
-(from any task, or from the consumer itself) ends the stream cleanly: an outstanding request or
-backoff sleep is interrupted, the watch stream is closed, and the iteration finishes without an
-exception. Cancelling the consumer's task cancels the watcher with it.
+in lists (the informer: no async-generator round trip per event). Structured concurrency: the loop
+runs inside the consumer's own task (an async generator), so the watcher owns no background task
+and cannot leak one. `stop()` (from any task, or from the consumer itself) ends the stream cleanly:
+an outstanding request or backoff sleep is interrupted, the watch stream is closed, and the
+iteration finishes without an exception. Cancelling the consumer's task cancels the watcher with it.
 """
 
 from __future__ import annotations
