@@ -351,12 +351,15 @@ class Informer:
             async with asyncio.TaskGroup() as tg:
                 compactor = tg.create_task(self._compactor(), name=f"compactor {self.name}")
                 try:
-                    async with aclosing(self.watcher.events()) as events:
-                        async for ev in events:
-                            try:
-                                handle(ev)
-                            except Exception:
-                                log.exception("%s: failed to handle %r", self.name, type(ev).__name__)
+                    async with aclosing(self.watcher.event_batches()) as batches:
+                        async for batch in batches:
+                            for ev in batch:
+                                try:
+                                    handle(ev)
+                                except Exception:
+                                    log.exception("%s: failed to handle %r", self.name, type(ev).__name__)
+                                if self._stop_requested:  # a subscriber's sink may call stop()
+                                    break
                 finally:
                     compactor.cancel()
         finally:

@@ -14,15 +14,17 @@ names the missing permission) and track readiness.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Awaitable, Callable
 from typing import Unpack
 
 from kubeloop.client._client import ALL_NAMESPACES, Client
+from kubeloop.client._events import WatchEvent
 from kubeloop.client._options import ListKeywords, ListOptions
 from kubeloop.client._resources import ApiResource, ResourceLike
-from kubeloop.watch import CONNECTED, EventLike, ListPage, RawEvent
+from kubeloop.client._watch import WatchStream
+from kubeloop.watch import ListPage
 
-__all__ = ["ClientSource"]
+__all__ = ["ClientSource", "ClientWatch"]
 
 
 class ClientSource:
@@ -73,10 +75,15 @@ class ClientSource:
             self.on_success()
         return ListPage(page.items, page.resource_version, page.continue_token)
 
-    async def watch(self, *, resource_version: str | None, resource_version_match: str | None,
-                    timeout_seconds: int, allow_bookmarks: bool,
-                    send_initial_events: bool) -> AsyncGenerator[EventLike, None]:
-        """One WATCH: yields CONNECTED once the server said 200, then the events in batches."""
+    def watch(self, *, resource_version: str | None, resource_version_match: str | None,
+              timeout_seconds: int, allow_bookmarks: bool, send_initial_events: bool) -> ClientWatch:
+        """One WATCH, connected on `open()` or first use (see `ClientWatch`)."""
+        return ClientWatch(lambda: self._connect(
+            resource_version=resource_version, timeout_seconds=timeout_seconds,
+            allow_bookmarks=allow_bookmarks, send_initial_events=send_initial_events))
+
+    async def _connect(self, *, resource_version: str | None, timeout_seconds: int, allow_bookmarks: bool,
+                       send_initial_events: bool) -> WatchStream:
         try:
             res = await self._resolve()
             stream = self.client.watch(
@@ -86,15 +93,48 @@ class ClientSource:
         except Exception as exc:
             self._failed("watch", exc)
             raise
-        try:
-            if self.on_success is not None:
-                self.on_success()
-            yield RawEvent(CONNECTED, None)
-            while True:
-                batch = await stream.batches()
-                if not batch:
-                    return
-                for ev in batch:
-                    yield ev  # a client WatchEvent is an EventLike already
-        finally:
+        if self.on_success is not None:
+            self.on_success()
+        return stream
+
+
+class ClientWatch:
+    """One watch of a `ClientSource`: the client's `WatchStream` behind the source's discovery and
+    error hooks.
+
+    It offers `open()` (the watcher learns the server accepted the watch before any event) and
+    `batches()` (the watcher takes every event already received in one call), and is an async
+    iterator of events for any other reader.
+    """
+
+    def __init__(self, connect: Callable[[], Awaitable[WatchStream]]) -> None:
+        self._connect: Callable[[], Awaitable[WatchStream]] | None = connect
+        self._stream: WatchStream | None = None
+
+    async def open(self) -> WatchStream:
+        """Resolve the resource and send the request (raises what the client raises)."""
+        if self._stream is None:
+            connect, self._connect = self._connect, None
+            if connect is None:
+                raise RuntimeError("this watch was closed or failed to open; start a new one")
+            self._stream = await connect()
+        return self._stream
+
+    async def batches(self) -> list[WatchEvent]:
+        """See `WatchStream.batches`."""
+        stream = self._stream if self._stream is not None else await self.open()
+        return await stream.batches()
+
+    def __aiter__(self) -> ClientWatch:
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        stream = self._stream if self._stream is not None else await self.open()
+        return await stream.__anext__()
+
+    async def aclose(self) -> None:
+        """Close the connection (a watch closed before it opened never connects)."""
+        self._connect = None
+        stream, self._stream = self._stream, None
+        if stream is not None:
             await stream.aclose()

@@ -8,8 +8,8 @@ Internal modules are private (`_name.py`); import everything from `kubeloop.watc
   `Delete` events (_events.py) out; `state`, `last_error`, `counters`, `synced`,
   `resource_version`, `describe()` for metrics and readiness.
 - `Watcher` (_watcher.py): runs the machine against a `WatchSource` (_source.py) in the consumer's
-  own task: `async for event in watcher.events()` or `await watcher.run(callback)`; `stop()`,
-  `wake()`.
+  own task: `async for event in watcher.events()`, `await watcher.run(callback)`, or
+  `watcher.event_batches()` (the same events in lists, for bulk consumers); `stop()`, `wake()`.
 - The adapter from `kubeloop.client` to a `WatchSource` is `kubeloop.cache.ClientSource`.
 - `Backoff` (_backoff.py), `WatchConfig`/`ListSemantic` (_config.py), `WatchError`/`ErrorKind`/
   `classify_exception`/`classify_status` (_errors.py).

@@ -6,6 +6,7 @@ A driver (`kubeloop.watch._watcher.Watcher`, or a test) loops:
     action = machine.next_action(now)          # List, Watch, Sleep, or None once stopped
     List  -> events = machine.on_list_page(page, now) | machine.on_list_error(error, now)
     Watch -> for each event: events = machine.on_watch_event(type, obj, now)
+                 (or for each run of them: events = machine.on_watch_events(run, now))
                  (stop reading as soon as `machine.watch_open` is False)
              then machine.on_watch_ended(now) | machine.on_watch_error(error, now)
     Sleep -> wait `seconds` (or less, after `wake()`), then ask `next_action` again
@@ -52,7 +53,7 @@ Rules (client-go's reflector and kube-runtime's watcher, see DESIGN.md and resea
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +75,7 @@ from kubeloop.watch._phases import (
     Watching,
     WatchState,
 )
-from kubeloop.watch._source import CONNECTED, INITIAL_EVENTS_END, ListPage
+from kubeloop.watch._source import CONNECTED, INITIAL_EVENTS_END, EventLike, ListPage
 
 NOT_OLDER_THAN = "NotOlderThan"
 
@@ -339,20 +340,38 @@ class WatchMachine:
 
         `resource_version`, when the source already knows it, saves reading it from `obj`.
         """
+        out: list[WatcherEvent] = []
+        self._watch_event(out, event_type, obj, now, resource_version)
+        return out
+
+    def on_watch_events(self, events: Iterable[EventLike], now: float) -> list[WatcherEvent]:
+        """Watch events that arrived together: `on_watch_event` for each, in order, up to the first
+        that closes the watch (the rest belong to a stream the driver must close)."""
+        out: list[WatcherEvent] = []
+        step = self._watch_event
+        for ev in events:
+            if not step(out, ev.type, ev.object, now, ev.resource_version):
+                break
+        return out
+
+    def _watch_event(self, out: list[WatcherEvent], event_type: str, obj: Any, now: float,
+                     resource_version: str | None) -> bool:
+        """Append the output of one watch event to `out`; False once the watch is closed."""
         phase = self._phase
         if type(phase) is not Watching:
             if type(phase) is Streaming:
-                return self._streaming_event(phase, event_type, obj, now, resource_version)
+                return self._streaming_event(out, phase, event_type, obj, now, resource_version)
             if type(phase) is Stopped:
-                return []
+                return False
             raise ProtocolError("on_watch_event() while no WATCH is outstanding")
         counters = self.counters
         if event_type == CONNECTED:
             self._sticky = None
-            return []
+            return True
         counters.events += 1
         if event_type == ERROR:
-            return self._watch_failed(phase, classify_status(obj), now)
+            out.extend(self._watch_failed(phase, classify_status(obj), now))
+            return False
         self._sticky = None
         rv = resource_version if resource_version is not None else resource_version_of(obj)
         if event_type == BOOKMARK:
@@ -361,16 +380,16 @@ class WatchMachine:
             self._progress_at = now
             if rv is not None:
                 self._advance(rv)
-            return []
+            return True
         if rv is not None and not self._advance(rv):
             counters.stale_events += 1
-            return []
+            return True
         self._progress_at = now  # only events that made progress count (stale replays do not)
         if event_type == MODIFIED or event_type == ADDED:
-            return [Apply(obj)]
-        if event_type == DELETED:
-            return [Delete(obj)]
-        return []
+            out.append(Apply(obj))
+        elif event_type == DELETED:
+            out.append(Delete(obj))
+        return True
 
     def _advance(self, rv: str) -> bool:
         """Move the resume point to `rv`; False when it is not newer (integers only compare)."""
@@ -383,18 +402,17 @@ class WatchMachine:
         self._rv = rv
         return True
 
-    def _streaming_event(
-        self, phase: Streaming, event_type: str, obj: Any, now: float, resource_version: str | None
-    ) -> list[WatcherEvent]:
+    def _streaming_event(self, out: list[WatcherEvent], phase: Streaming, event_type: str, obj: Any,
+                         now: float, resource_version: str | None) -> bool:
         if event_type == CONNECTED:
             self._sticky = None
-            return []
+            return True
         self.counters.events += 1
         if event_type == ERROR:
-            return self._watch_failed(phase, classify_status(obj), now)
+            out.extend(self._watch_failed(phase, classify_status(obj), now))
+            return False
         self._sticky = None
         self._progress_at = now
-        out: list[WatcherEvent] = []
         if not phase.init_sent:
             out.append(INIT)
             phase = self._phase = Streaming(phase.quorum, init_sent=True, started_at=phase.started_at)
@@ -405,7 +423,7 @@ class WatchMachine:
             error = WatchError(ErrorKind.OTHER, f"no initial-events-end bookmark within {self.config.list_deadline}s "
                                                 "(the server ignores sendInitialEvents?); using LIST")
             out.extend(self._watch_failed(phase, error, now))
-            return out
+            return False
         if event_type == ADDED or event_type == MODIFIED:
             out.append(InitApply(obj))
         elif event_type == BOOKMARK:
@@ -415,11 +433,11 @@ class WatchMachine:
                 if rv is None:
                     error = WatchError(ErrorKind.OTHER, "initial-events-end bookmark without a resourceVersion")
                     out.extend(self._watch_failed(phase, error, now))
-                    return out
+                    return False
                 out.append(self._finish_cycle(rv))
                 self._phase = Watching(phase.started_at)  # the same stream goes on
         # DELETED cannot happen before the end bookmark (initial events are synthetic ADDEDs).
-        return out
+        return True
 
     def on_watch_ended(self, now: float) -> list[WatcherEvent]:
         """The server closed the watch cleanly (its timeoutSeconds elapsed, or it went away)."""

@@ -86,6 +86,10 @@ class WatchSource(Protocol):
         raises on an HTTP error, yields events, and ends when the server closes the stream. The
         watcher closes it (`aclose()`, when present) as soon as it no longer needs it. If it has an
         `async open()` method (like `kubeloop.client.WatchStream`), the watcher awaits it first, so
-        an accepted watch clears FORBIDDEN / WAITING_FOR_RESOURCE before any event arrives.
+        an accepted watch clears FORBIDDEN / WAITING_FOR_RESOURCE before any event arrives. If it
+        has an `async batches()` method (like `WatchStream.batches`: the events already received,
+        at least one, in order; [] at the end; a bad event raises only after those before it were
+        returned), the watcher reads through it instead of `__anext__`: one await per run of
+        events instead of one per event.
         """
         ...

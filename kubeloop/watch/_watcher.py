@@ -8,11 +8,12 @@ machine's output events:
         async for event in events:      # Init, InitApply, InitDone, Apply, Delete
             ...
 
-or `await watcher.run(callback)`. Structured concurrency: the loop runs inside the consumer's own
-task (an async generator), so the watcher owns no background task and cannot leak one. `stop()`
-(from any task, or from the consumer itself) ends the stream cleanly: an outstanding request or
-backoff sleep is interrupted, the watch stream is closed, and the iteration finishes without an
-exception. Cancelling the consumer's task cancels the watcher with it.
+or `await watcher.run(callback)`, or `watcher.event_batches()` for consumers that take the events
+in lists (the informer: no async-generator round trip per event). Structured concurrency: the loop
+runs inside the consumer's own task (an async generator), so the watcher owns no background task
+and cannot leak one. `stop()` (from any task, or from the consumer itself) ends the stream cleanly:
+an outstanding request or backoff sleep is interrupted, the watch stream is closed, and the
+iteration finishes without an exception. Cancelling the consumer's task cancels the watcher with it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import asyncio
 import inspect
 import logging
 import random
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar
 
@@ -51,6 +52,14 @@ class _Interrupted(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+async def _next_one(iterator: AsyncIterator[EventLike]) -> list[EventLike]:
+    """A stream without `batches()`, read as batches of one ([] at its end)."""
+    try:
+        return [await anext(iterator)]
+    except StopAsyncIteration:
+        return []
 
 
 class Watcher:
@@ -143,6 +152,22 @@ class Watcher:
 
     async def events(self) -> AsyncGenerator[WatcherEvent, None]:
         """The output events, until `stop()`. A watcher runs once; iterate it from one task."""
+        async with aclosing(self.event_batches()) as batches:
+            async for batch in batches:
+                for event in batch:
+                    yield event
+                    if self._stop_requested:
+                        return
+
+    async def event_batches(self) -> AsyncGenerator[list[WatcherEvent], None]:
+        """The output events in non-empty lists, until `stop()`: one per list page, one per run of
+        watch events the stream had already received (see `WatchSource.watch`).
+
+        The same events in the same order as `events()`, for consumers that handle them in bulk:
+        one async-generator round trip per list instead of per event. `stop()` takes effect between
+        lists; a consumer that may call it while handling one checks its own flag. A watcher runs
+        once; iterate it from one task.
+        """
         if self._started:
             raise RuntimeError("a Watcher runs once; create a new one")
         self._started = True
@@ -157,10 +182,14 @@ class Watcher:
                     if not await self._sleep(action.seconds):
                         return
                     continue
-                steps = self._list(action, loop) if isinstance(action, List) else self._watch(action, loop)
-                async with aclosing(steps) as out:
-                    async for event in out:
-                        yield event
+                if isinstance(action, List):
+                    out = await self._list(action, loop)
+                    if out:
+                        yield out
+                    continue
+                async with aclosing(self._watch(action, loop)) as batches:
+                    async for batch in batches:
+                        yield batch
                         if self._stop_requested:
                             return
         finally:
@@ -180,7 +209,7 @@ class Watcher:
             self._sleeping = False
         return True
 
-    async def _list(self, action: List, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[WatcherEvent, None]:
+    async def _list(self, action: List, loop: asyncio.AbstractEventLoop) -> list[WatcherEvent]:
         m = self.machine
         try:
             page = await self._io(self.source.list_page(
@@ -190,16 +219,15 @@ class Watcher:
                 resource_version_match=action.resource_version_match,
             ))
         except _Interrupted:  # stop()
-            return
+            return []
         except Exception as exc:
             out = m.on_list_error(self._classify(exc), loop.time())
             self._report("list")
-        else:
-            out = m.on_list_page(page, loop.time())
-        for event in out:
-            yield event
+            return out
+        return m.on_list_page(page, loop.time())
 
-    async def _watch(self, action: Watch, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[WatcherEvent, None]:
+    async def _watch(self, action: Watch,
+                     loop: asyncio.AbstractEventLoop) -> AsyncGenerator[list[WatcherEvent], None]:
         m = self.machine
         try:
             stream = self.source.watch(
@@ -211,8 +239,9 @@ class Watcher:
             )
             iterator = stream.__aiter__()
         except Exception as exc:
-            for event in m.on_watch_error(self._classify(exc), loop.time()):
-                yield event
+            out = m.on_watch_error(self._classify(exc), loop.time())
+            if out:
+                yield out
             self._report("watch")
             return
         self._idle_timeout = action.idle_timeout
@@ -223,12 +252,11 @@ class Watcher:
             # A stream that can connect explicitly (kubeloop.client's WatchStream) tells us the
             # server accepted the watch before any event: readiness recovers at once.
             if opener is None or await self._open(opener, action, loop):
-                async with aclosing(self._read(iterator, action, loop, accepted=opener is not None)) as out:
-                    async for event in out:
-                        yield event
-            else:
-                for event in self._pending:
-                    yield event
+                async with aclosing(self._read(iterator, action, loop, accepted=opener is not None)) as batches:
+                    async for batch in batches:
+                        yield batch
+            elif self._pending:
+                yield self._pending
         finally:
             self._pending = []
             self._cancel_idle_timer()
@@ -262,23 +290,25 @@ class Watcher:
         return True
 
     async def _read(self, iterator: AsyncIterator[EventLike], action: Watch, loop: asyncio.AbstractEventLoop,
-                    *, accepted: bool) -> AsyncGenerator[WatcherEvent, None]:
+                    *, accepted: bool) -> AsyncGenerator[list[WatcherEvent], None]:
         """Feed the stream's events to the machine until it ends, fails, stalls or is closed.
+
+        A stream with `batches()` hands over every event it has already received in one call (one
+        interruptible await per run of events, not per event); any other is read one event at a time.
 
         The idle deadline runs from the last progress (an event that moved the resourceVersion, a
         bookmark) or from when the consumer handed control back, whichever is later: a stream that
         only replays stale events is stalled as surely as a silent one, and a slow consumer is not.
         """
         m = self.machine
+        batches: Callable[[], Awaitable[Sequence[EventLike]]] | None = getattr(iterator, "batches", None)
+        read = batches if batches is not None else lambda: _next_one(iterator)
         # Until the server accepted the watch (explicit open, or a first event), a failure is a
         # refused request (logged as such), not a broken stream.
         while True:
             self._reading = True
             try:
-                raw = await self._io(iterator.__anext__())
-            except StopAsyncIteration:
-                out = m.on_watch_ended(loop.time())
-                self._report("watch ended")
+                raw = await self._io(read())
             except _Interrupted as exc:
                 if exc.reason != _IDLE:
                     return
@@ -290,21 +320,23 @@ class Watcher:
                 out = m.on_watch_error(self._classify(exc), loop.time())
                 self._report("watch stream" if accepted else "watch", stream=accepted)
             else:
-                accepted = True
-                out = m.on_watch_event(raw.type, raw.object, loop.time(), raw.resource_version)
-                if out:
-                    self._reading = False
-                    for event in out:
-                        yield event
-                    self._read_started = loop.time()  # the consumer's time does not count
-                if not m.watch_open:
-                    self._report("watch")
-                    return
-                continue
+                if raw:
+                    accepted = True
+                    out = m.on_watch_events(raw, loop.time())
+                    if out:
+                        self._reading = False
+                        yield out
+                        self._read_started = loop.time()  # the consumer's time does not count
+                    if not m.watch_open:
+                        self._report("watch")
+                        return
+                    continue
+                out = m.on_watch_ended(loop.time())  # the stream ended
+                self._report("watch ended")
             finally:
                 self._reading = False
-            for event in out:
-                yield event
+            if out:
+                yield out
             return
 
     async def _io(self, awaitable: Awaitable[T]) -> T:

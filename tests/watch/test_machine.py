@@ -19,6 +19,7 @@ from kubeloop.watch import (
     ListPage,
     ListSemantic,
     ProtocolError,
+    RawEvent,
     Relist,
     Rewatch,
     Sleep,
@@ -513,6 +514,21 @@ def test_streaming_list_turns_initial_events_into_init_apply_and_keeps_the_strea
     assert isinstance(w2, Watch)
     assert (w2.resource_version, w2.send_initial_events, w2.resource_version_match) == ("22", False, None)
     assert m.counters.list_requests == 0 and m.counters.lists == 1
+
+
+def test_a_run_of_watch_events_is_fed_as_one_up_to_the_event_that_closes_the_watch() -> None:
+    """`on_watch_events` is `on_watch_event` for each event in order: a streaming list and the
+    watch after it can arrive in one run; events after an ERROR belong to a closed stream."""
+    m = machine(streaming_list=True)
+    m.next_action(0.0)
+    run = [RawEvent("ADDED", obj("a", 7)), RawEvent("BOOKMARK", bookmark(20, initial_end=True)),
+           RawEvent("MODIFIED", obj("a", 21)), RawEvent("MODIFIED", obj("a", 21)),  # a stale replay
+           RawEvent("ERROR", status(500, "InternalError")), RawEvent("DELETED", obj("a", 30))]
+    assert m.on_watch_events(run, 0.1) == [INIT, InitApply(obj("a", 7)), InitDone("20"), Apply(obj("a", 21))]
+    assert not m.watch_open and m.resource_version == "21"
+    assert (m.counters.events, m.counters.stale_events, m.counters.bookmarks) == (5, 1, 1)
+    with pytest.raises(ProtocolError):  # no WATCH outstanding any more, as with on_watch_event
+        m.on_watch_events(run, 0.2)
 
 
 def test_a_server_that_ignores_send_initial_events_falls_back_to_list_for_good() -> None:

@@ -479,3 +479,103 @@ async def test_a_refused_watch_request_is_not_a_broken_stream(caplog: pytest.Log
             await until(events, store, lambda: "after" in store.items)
     assert watcher.counters.errors >= 1
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+class Runs:
+    """A stream that hands over runs of events through `batches()` (as `kubeloop.client.WatchStream`
+    does), then ends; reading it one event at a time is a test failure."""
+
+    def __init__(self, runs: list[list[RawEvent]]) -> None:
+        self.runs = runs
+        self.closed = False
+
+    def __aiter__(self) -> Runs:
+        return self
+
+    async def __anext__(self) -> RawEvent:
+        raise AssertionError("a stream with batches() is read through it")
+
+    async def batches(self) -> list[RawEvent]:
+        await asyncio.sleep(0)
+        return self.runs.pop(0) if self.runs else []
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_a_batching_stream_stops_at_an_error_event_and_resumes() -> None:
+    """Events after an ERROR in the same run came from a broken stream: none is applied, and the
+    watch resumes from the last good event."""
+    source = seeded(1)
+    written: list[dict[str, Any]] = []
+
+    class Changing(Runs):
+        async def batches(self) -> list[RawEvent]:
+            await asyncio.sleep(0)
+            if written:
+                return []
+            written.extend([source.api.put("a"), source.api.put("b")])  # while the watch is open
+            return [RawEvent("MODIFIED", written[0]), RawEvent("ERROR", status(500, "InternalError", "boom")),
+                    RawEvent("MODIFIED", obj("b", 99, bogus="yes"))]
+
+    first = Changing([])
+    runs = FirstWatchReplaced(source.api, lambda _: first)
+    watcher = Watcher(runs, FAST)
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: bool(written) and store.items.get("b") == written[1])
+    assert first.closed and store.view() == api_view(source.api)
+    assert [c["resource_version"] for c in runs.watch_calls][-1] == written[0]["metadata"]["resourceVersion"]
+    assert watcher.last_error is not None and watcher.last_error.kind is ErrorKind.SERVER
+
+
+async def test_stop_from_inside_the_consumer_in_the_middle_of_a_run() -> None:
+    source = seeded(1)
+    first = Runs([[RawEvent("ADDED", obj(f"n{i}", 10 + i)) for i in range(3)]])
+    watcher = Watcher(FirstWatchReplaced(source.api, lambda _: first), FAST)
+    got: list[WatcherEvent] = []
+
+    def on_event(e: WatcherEvent) -> None:
+        got.append(e)
+        if getattr(e, "obj", None) is not None and e.obj["metadata"]["name"] == "n0":  # type: ignore[attr-defined]
+            watcher.stop()
+
+    async with asyncio.timeout(2):
+        await watcher.run(on_event)
+    assert got[-1].obj["metadata"]["name"] == "n0"  # type: ignore[attr-defined]
+    assert first.closed
+
+
+async def test_a_batching_stream_replaying_only_stale_events_is_restarted() -> None:
+    source = seeded(1)
+
+    class Replay(Runs):
+        async def batches(self) -> list[RawEvent]:
+            await asyncio.sleep(0.05)
+            stale = source.api.objects["o0"]
+            return [RawEvent("MODIFIED", stale), RawEvent("MODIFIED", stale)]
+
+    replaying = FirstWatchReplaced(source.api, lambda _: Replay([]))
+    watcher = Watcher(replaying, WatchConfig(watch_timeout=(1, 1), idle_margin=0.0, backoff_initial=0.01))
+    store = Store()
+    async with contextlib.aclosing(watcher.events()) as events:
+        await until(events, store, lambda: store.synced)
+        replaying.api.put("after")
+        await until(events, store, lambda: "after" in store.items, within=4.0)
+    assert len(replaying.watch_calls) == 2
+    assert watcher.last_error is not None and watcher.last_error.kind is ErrorKind.TIMEOUT
+
+
+async def test_event_batches_carry_the_same_events_as_events() -> None:
+    one, two = seeded(5), seeded(5)
+    by_event, by_batch = Store(), Store()
+    w1, w2 = Watcher(one, FAST), Watcher(two, FAST)
+    async with contextlib.aclosing(w1.events()) as events:
+        await until(events, by_event, lambda: by_event.synced)
+    async with contextlib.aclosing(w2.event_batches()) as batches, asyncio.timeout(3):
+        async for batch in batches:
+            assert batch
+            by_batch.feed(batch)
+            if by_batch.synced:
+                break
+    assert by_batch.view() == by_event.view() == api_view(two.api)
