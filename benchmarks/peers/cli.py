@@ -17,6 +17,7 @@ from typing import Any
 
 from benchmarks.peers import kopf_env, report, scenarios, seed
 from benchmarks.peers.emulator import Emulator
+from benchmarks.peers.runner import compile_sources
 from benchmarks.peers.writer import name as churn_name
 from kubeloop.client import Client
 
@@ -127,6 +128,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     chosen = [s for s in a.scenarios.split(",") if s]
     kinds = [k for k in a.kinds.split(",") if k]
     kopf = kopf_env.ensure() if "kopf" in frameworks else None
+    compile_sources()
     result: dict[str, Any] = {
         "benchmark": "peers", "command": " ".join(["python -m benchmarks.peers", *sys.argv[1:]]),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -37,6 +37,7 @@ import orjson
 
 from benchmarks.peers import seed
 from benchmarks.peers.emulator import Emulator
+from benchmarks.peers.runner import compile_sources
 from benchmarks.versus.chart import write_chart
 from benchmarks.versus.run import ROOT, SIDES, Side
 from kubeloop.client import Client, NotFound
@@ -199,6 +200,7 @@ def import_times(runs: int) -> dict[str, list[float]]:
 def run(a: argparse.Namespace, kubeconfig: str, workdir: Path) -> dict[str, Any]:
     kinds = [k for k in a.kinds.split(",") if k]
     phases = set(a.phases.split(","))
+    compile_sources()
     t = time.perf_counter()
     namespaces = asyncio.run(seed_objects(kubeconfig, a.objects, kinds, a.keys))
     sizes = asyncio.run(json_sizes(kubeconfig, namespaces))
