@@ -65,3 +65,31 @@ async def test_selectors_and_all_namespaces(http: Http) -> None:
     assert [i["metadata"]["name"] for i in lst["items"]] == ["c"]
     code, _ = await http.get(BASE, fieldSelector="data.k=v")
     assert code == 400
+
+
+async def test_pages_of_one_namespace_stay_one_snapshot_under_writes(http: Http) -> None:
+    """Pages are ranges of the sorted keys at the first page's resourceVersion: a namespace's pages
+    leave out its neighbours, and writes between pages (in it and around it) do not show."""
+    await http.post("/api/v1/namespaces", {"metadata": {"name": "a"}})
+    await http.post("/api/v1/namespaces", {"metadata": {"name": "a-b"}})  # sorts right after "a"
+    for i in range(7):
+        for ns in ("a", "a-b"):
+            await http.post(f"/api/v1/namespaces/{ns}/configmaps", cm(f"c{i}"))
+    path = "/api/v1/namespaces/a/configmaps"
+    _, whole = await http.get(path)
+    pages = []
+    code, page = await http.get(path, limit="3")
+    while True:
+        assert code == 200, page
+        pages.append(page)
+        await http.post(path, cm(f"new{len(pages)}"))  # between pages: a create, an update, a delete
+        await http.req("PUT", f"{path}/c{len(pages)}", dict(cm(f"c{len(pages)}"), data={"k": "changed"}))
+        await http.req("DELETE", f"/api/v1/namespaces/a-b/configmaps/c{len(pages)}")
+        token = page["metadata"].get("continue")
+        if not token:
+            break
+        code, page = await http.get(path, limit="3", **{"continue": token})
+    assert [len(p["items"]) for p in pages] == [3, 3, 1]
+    assert [i for p in pages for i in p["items"]] == whole["items"]
+    assert {p["metadata"]["resourceVersion"] for p in pages} == {whole["metadata"]["resourceVersion"]}
+    assert [p["metadata"].get("remainingItemCount") for p in pages] == [4, 1, None]

@@ -4,6 +4,9 @@ streaming lists (sendInitialEvents), and watch-related fault injection."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
+
+import orjson
 
 from kubeloop.testing import APIServer
 from tests.testing.conftest import Http, cm
@@ -78,6 +81,33 @@ async def test_send_initial_events_streaming_list(http: Http) -> None:
     assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     code, _ = await http.get(BASE, watch="true", sendInitialEvents="true")
     assert code == 422
+
+
+async def test_initial_events_are_streamed_and_precede_live_changes(http: Http) -> None:
+    """A streaming list of several of the server's writes: the watch's namespace and selector
+    only, in key order; an object changed while they are being sent appears in them as it was
+    when the watch started, and its change follows the initial-events-end bookmark."""
+    await http.post("/api/v1/namespaces", {"metadata": {"name": "other"}})
+    big = "x" * 1500
+    for i in range(400):
+        await http.post(BASE, cm(f"c{i:03}", {"keep": "yes" if i % 4 else "no"}, k=big))
+    await http.post("/api/v1/namespaces/other/configmaps", cm("c000", {"keep": "yes"}, k=big))
+    events: list[dict[str, Any]] = []
+    params = {"watch": "true", "sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan",
+              "allowWatchBookmarks": "true", "labelSelector": "keep=yes"}
+    async with http.s.get(http.url + BASE, params=params) as r:
+        async for line in r.content:
+            events.append(orjson.loads(line))
+            if len(events) == 1:  # the server is still sending the initial events
+                await http.req("PUT", BASE + "/c399", cm("c399", {"keep": "yes"}, k="changed"))
+            if events[-1]["type"] == "MODIFIED":
+                break
+    kinds = [(e["type"], e["object"]["metadata"].get("name")) for e in events]
+    initial = [f"c{i:03}" for i in range(400) if i % 4]
+    assert kinds == [("ADDED", n) for n in initial] + [("BOOKMARK", None), ("MODIFIED", "c399")]
+    assert all(e["object"]["metadata"]["namespace"] == "default" for e in events if e["type"] == "ADDED")
+    assert events[len(initial) - 1]["object"]["data"] == {"k": big}  # c399 as at the watch's start
+    assert events[-1]["object"]["data"] == {"k": "changed"}
 
 
 async def test_faults_close_watches_and_expire_next_watch(server: APIServer, http: Http) -> None:

@@ -39,6 +39,23 @@ def test_snapshot_rewinds_creates_updates_and_deletes() -> None:
     assert sorted(b.objects) == [("default", "a"), ("default", "c")]
 
 
+def test_a_rewound_snapshot_is_kept_for_the_next_pages_and_dropped_once_expired() -> None:
+    store = VersionedStore(history_size=4)
+    b = store.bucket("/configmaps")
+    store.commit(b, ADDED, _cm("b"), None)
+    store.commit(b, ADDED, _cm("a"), None)
+    at = store.rv
+    store.commit(b, ADDED, _cm("c"), None)
+    snap = b.sorted_snapshot(at)
+    assert snap is not None and snap[1] == [("default", "a"), ("default", "b")]
+    store.commit(b, DELETED, _cm("a"), b.objects[("default", "a")])  # later writes leave the past alone
+    again = b.sorted_snapshot(at)
+    assert again is not None and again[0] is snap[0] and again[1] == [("default", "a"), ("default", "b")]
+    for i in range(4):  # history moves past `at`: its pages expire
+        store.commit(b, ADDED, _cm(f"n{i}"), None)
+    assert b.sorted_snapshot(at) is None and b._rewound is None
+
+
 def test_history_eviction_and_compaction_expire_old_versions() -> None:
     store = VersionedStore(history_size=3)
     b = store.bucket("/configmaps")

@@ -42,7 +42,7 @@ from .rbac import Access
 from .registry import Registry, parse_resource_version
 from .resources import ServedResource
 from .shapes import Obj
-from .storage import Stored
+from .storage import Stored, key_range
 from .watch import WatchQueue, bookmark_line, error_line
 
 log = logging.getLogger(__name__)
@@ -556,9 +556,9 @@ class APIApp:
         if expired:
             replay = None
         elif send_initial or ("sendInitialEvents" not in q and not rv):
-            objs = bucket.objects
-            for k in bucket.sorted_keys():
-                watcher.offer_initial(objs[k])
+            objs, keys = bucket.objects, bucket.sorted_keys()
+            lo, hi = key_range(keys, watcher.namespace)
+            watcher.start_initial([objs[keys[i]] for i in range(lo, hi)])
             if send_initial:
                 watcher.push_line(bookmark_line(info.kind, info.api_version, reg.store.rv, initial_end=True))
         else:
@@ -599,6 +599,13 @@ class APIApp:
         interval = self.registry.settings.bookmark_interval
         next_bookmark = loop.time() + interval
         while True:
+            if w.initial_pending:  # the objects present at the start, before any live change
+                if w.closed or self.stopping:
+                    return
+                chunk = w.next_initial()
+                if chunk:
+                    await resp.write(chunk)
+                continue
             if w.lines:
                 lines = w.lines
                 data = b"".join(lines)

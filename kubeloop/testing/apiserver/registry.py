@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,7 @@ from .objectmeta import generate_name, new_uid, now_rfc3339
 from .patch import json_merge_patch, json_patch, strategic_merge_patch
 from .resources import DRY_RUN, ServedResource, Strategy
 from .shapes import Obj
-from .storage import Bucket, Commit, Key, Stored, VersionedStore
+from .storage import Bucket, Commit, Key, Stored, VersionedStore, key_range
 
 NAMESPACES = ("", "namespaces")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
@@ -199,8 +200,8 @@ class Registry:
         snap_rv = self.store.rv
         if token:
             snap_rv, start = _decode_continue(token)
-            objects = bucket.snapshot(snap_rv)
-            if objects is None:
+            snap = bucket.sorted_snapshot(snap_rv)
+            if snap is None:
                 raise errors.expired(
                     "The provided continue parameter is too old to display a consistent list result. You can "
                     "start a new list without the continue parameter, or use the continue token in this "
@@ -211,39 +212,38 @@ class Registry:
             # legacy semantics: a non-zero resourceVersion with a limit is an exact read
             if rv > self.store.rv:
                 raise self.future_rv_error(rv)
-            objects = bucket.snapshot(rv)
-            if objects is None:
+            snap = bucket.sorted_snapshot(rv)
+            if snap is None:
                 raise errors.expired(f"too old resource version: {rv} ({bucket.oldest_rv})")
             snap_rv = rv
         else:
-            objects = bucket.objects
+            snap = bucket.objects, bucket.sorted_keys()
             if rv == 0:
                 limit = 0  # served from the watch cache: the real server ignores limit
-        keys = sorted(objects) if objects is not bucket.objects else bucket.sorted_keys()
-        if namespace is not None:
-            lo = _bisect_ns(keys, namespace)
-            hi = _bisect_ns(keys, namespace + "\x00")
-            keys = keys[lo:hi]
+        objects, keys = snap
+        # a page is a range of the sorted keys (as etcd reads one): found by bisection, never copied
+        lo, hi = key_range(keys, namespace)
         if start is not None:
-            keys = keys[_bisect_key(keys, start):]
+            lo = bisect_left(keys, start, lo, hi)
         items: list[Stored] = []
         token_out = ""
         remaining: int | None = None
         if match is None:
-            page = keys if limit <= 0 else keys[:limit]
-            items = [objects[k] for k in page]
-            if 0 < limit < len(keys):
-                token_out = _encode_continue(snap_rv, page[-1])
-                remaining = len(keys) - limit
+            end = hi if limit <= 0 else min(hi, lo + limit)
+            items = [objects[keys[i]] for i in range(lo, end)]
+            if end < hi:
+                token_out = _encode_continue(snap_rv, keys[end - 1])
+                remaining = hi - end
         else:
             count = 0
-            for i, k in enumerate(keys):
+            for i in range(lo, hi):
+                k = keys[i]
                 st = objects[k]
                 if match(st.obj):
                     items.append(st)
                     count += 1
                     if 0 < limit == count:
-                        if i + 1 < len(keys):
+                        if i + 1 < hi:
                             token_out = _encode_continue(snap_rv, k)
                         break
         if has_selector:
@@ -755,25 +755,3 @@ def _decode_continue(token: str) -> tuple[int, Key]:
                    len(token) - 1 if len(token) % 4 == 1 else len(token))
         raise errors.bad_request(
             f"invalid continue token: continue key is not valid: illegal base64 data at input byte {bad}") from None
-
-
-def _bisect_ns(keys: list[Key], ns: str) -> int:
-    lo, hi = 0, len(keys)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if keys[mid][0] < ns:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-def _bisect_key(keys: list[Key], key: Key) -> int:
-    lo, hi = 0, len(keys)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if keys[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo

@@ -12,6 +12,7 @@ LIST and watch responses are assembled from bytes instead of re-encoding every o
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -31,6 +32,14 @@ def encode_body(obj: Obj) -> bytes:
     if "kind" in obj or "apiVersion" in obj:
         obj = {k: v for k, v in obj.items() if k != "kind" and k != "apiVersion"}
     return orjson.dumps(obj)
+
+
+def key_range(keys: list[Key], namespace: str | None) -> tuple[int, int]:
+    """The slice of sorted `keys` in `namespace` (all of them for None), found by bisection."""
+    if namespace is None:
+        return 0, len(keys)
+    lo = bisect_left(keys, (namespace,))  # (ns,) sorts before every (ns, name)
+    return lo, bisect_left(keys, (namespace + "\x00",), lo)
 
 
 class Stored:
@@ -78,6 +87,7 @@ class Bucket:
         self.oldest_rv = start_rv
         self.watchers: set[Any] = set()
         self._sorted: list[Key] | None = None
+        self._rewound: tuple[int, dict[Key, Stored], list[Key]] | None = None  # see sorted_snapshot
 
     def sorted_keys(self) -> list[Key]:
         """Keys sorted by namespace/name (the order etcd returns); cached until a create/delete."""
@@ -87,10 +97,24 @@ class Bucket:
 
     def snapshot(self, rv: int) -> dict[Key, Stored] | None:
         """The objects as they were at `rv`; None when `rv` is older than the retained history."""
+        got = self.sorted_snapshot(rv)
+        return None if got is None else got[0]
+
+    def sorted_snapshot(self, rv: int) -> tuple[dict[Key, Stored], list[Key]] | None:
+        """The objects as they were at `rv` and their sorted keys; None when `rv` is older than the
+        retained history.
+
+        Rewinding history copies every object and sorts the keys: the last rewound snapshot is kept,
+        so the pages of one list (all read at the first page's RV) cost that once, not once per
+        page, as etcd serves each page as a range read.
+        """
         if rv < self.oldest_rv:
+            self._rewound = None
             return None
         if not self.history or self.history[-1].rv <= rv:
-            return self.objects
+            return self.objects, self.sorted_keys()
+        if self._rewound is not None and self._rewound[0] == rv:
+            return self._rewound[1], self._rewound[2]
         state = dict(self.objects)
         for ch in reversed(self.history):
             if ch.rv <= rv:
@@ -99,7 +123,9 @@ class Bucket:
                 state.pop(ch.key, None)
             else:
                 state[ch.key] = ch.old
-        return state
+        keys = sorted(state)
+        self._rewound = (rv, state, keys)
+        return state, keys
 
     def changes_since(self, rv: int) -> list[Commit] | None:
         """Changes with RV > `rv`, oldest first; None when history no longer reaches back to `rv`."""
@@ -157,6 +183,8 @@ class VersionedStore:
         while len(bucket.history) > bucket.history_size:
             gone = bucket.history.popleft()
             bucket.oldest_rv = gone.rv
+            if bucket._rewound is not None and bucket._rewound[0] < gone.rv:
+                bucket._rewound = None  # expired: its pages get 410 now
         for listener in self.listeners:
             listener(bucket, ch)
         return ch
@@ -168,3 +196,4 @@ class VersionedStore:
             if b is not None:
                 b.history.clear()
                 b.oldest_rv = self.rv
+                b._rewound = None

@@ -43,6 +43,10 @@ class WatchQueue:
         self.last_rv = 0
         #: changes at or below this RV are not sent (a watch from a future resourceVersion)
         self.min_rv = 0
+        #: the objects present when the watch started, sent as ADDED before anything in `lines`
+        #: (rendered a chunk at a time as the client reads them: see `start_initial`)
+        self._initial: list[Stored] = []
+        self._initial_pos = 0
 
     def close(self) -> None:
         """Ask the stream to end (fault injection, server shutdown, resource removed)."""
@@ -91,13 +95,39 @@ class WatchQueue:
             line = ch.lines[cache_key] = event_line(type_, self.render(ch.new))
         return line
 
-    def offer_initial(self, stored: Stored) -> None:
-        """A synthetic ADDED for an object present when the watch started (RV 0 / unset)."""
-        if self.namespace is not None and stored.key[0] != self.namespace:
-            return
-        if self.match is not None and not self.match(stored.obj):
-            return
-        self.push_line(event_line(ADDED, self.render(stored)))
+    def start_initial(self, objects: list[Stored]) -> None:
+        """Send `objects` (the watch's namespace, as they were when it started) as synthetic ADDED
+        events before anything in `lines` (the initial-events-end bookmark, live changes).
+
+        They are filtered and rendered a chunk at a time as the client reads them
+        (`next_initial`), as kube-apiserver streams them from its watch cache: the first event
+        leaves at once, and the server never holds the whole list rendered.
+        """
+        self._initial, self._initial_pos = objects, 0
+
+    @property
+    def initial_pending(self) -> bool:
+        return self._initial_pos < len(self._initial)
+
+    def next_initial(self, max_bytes: int = 256 * 1024) -> bytes:
+        """The next chunk of initial ADDED lines (empty when none are left)."""
+        objects, i, n = self._initial, self._initial_pos, len(self._initial)
+        match, render = self.match, self.render
+        out: list[bytes] = []
+        size = 0
+        while i < n and size < max_bytes:
+            stored = objects[i]
+            i += 1
+            if match is not None and not match(stored.obj):
+                continue
+            line = event_line(ADDED, render(stored))
+            out.append(line)
+            size += len(line)
+        self._initial_pos = i
+        if i >= n:
+            self._initial = []
+            self._initial_pos = 0
+        return b"".join(out)
 
 
 def event_line(type_: str, obj_bytes: bytes) -> bytes:
