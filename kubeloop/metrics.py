@@ -485,49 +485,32 @@ def _prometheus() -> dict[str, Any]:
     from prometheus_client import CollectorRegistry, Counter, Gauge
 
     registry = CollectorRegistry(auto_describe=True)
+    made: dict[str, Any] = {"REGISTRY": registry}
+
+    def metric(key: str, kind: type[Counter] | type[Gauge], name: str, doc: str, labels: list[str]) -> None:
+        made[key] = kind(name, doc, labels, registry=registry)
+
     registry.register(WORKQUEUE_COLLECTOR)
     registry.register(CONTROLLER_COLLECTOR)
-    made: dict[str, Any] = {"REGISTRY": registry}
     # kubeloop's own controller families (no controller-runtime equivalent).
-    made["READ_YOUR_WRITES_WAITS"] = Counter(
-        "kubeloop_controller_read_your_writes_waits",
-        "Reconciles that waited for the cache to catch up with the controller's own writes, by outcome",
-        ["controller", "outcome"],
-        registry=registry,
-    )
-    made["EVENTS_DROPPED"] = Counter(
-        "kubeloop_controller_events_dropped",
-        "Kubernetes Events the recorder dropped (rate limit, full buffer or API error)",
-        ["controller", "reason"],
-        registry=registry,
-    )
-    made["CACHE_OBJECT_ERRORS"] = Counter(
-        "kubeloop_cache_object_errors",
-        "Objects a transform, filter or index function raised on; the cache kept their last good version",
-        ["resource", "function"],
-        registry=registry,
-    )
-    made["CACHES_COLLECTED"] = Counter(
-        "kubeloop_cache_informers_collected",
-        "Informers stopped because no one used them for the cache's grace period (their watch closed)",
-        ["cluster", "resource"],
-        registry=registry,
-    )
+    metric("READ_YOUR_WRITES_WAITS", Counter, "kubeloop_controller_read_your_writes_waits",
+           "Reconciles that waited for the cache to catch up with the controller's own writes, by outcome",
+           ["controller", "outcome"])
+    metric("EVENTS_DROPPED", Counter, "kubeloop_controller_events_dropped",
+           "Kubernetes Events the recorder dropped (rate limit, full buffer or API error)", ["controller", "reason"])
+    metric("CACHE_OBJECT_ERRORS", Counter, "kubeloop_cache_object_errors",
+           "Objects a transform, filter or index function raised on; the cache kept their last good version",
+           ["resource", "function"])
+    metric("CACHES_COLLECTED", Counter, "kubeloop_cache_informers_collected",
+           "Informers stopped because no one used them for the cache's grace period (their watch closed)",
+           ["cluster", "resource"])
     registry.register(CacheCollector())
     registry.register(SHARD_COLLECTOR)
     # leader election (controller-runtime's names)
-    made["LEADER_STATUS"] = Gauge(
-        "leader_election_master_status",
-        "1 while this process holds the leader election lease, else 0.",
-        ["name"],
-        registry=registry,
-    )
-    made["SLOWPATH_TOTAL"] = Counter(
-        "leader_election_slowpath_total",
-        "Lease renewals that had to re-read the Lease (the cached one conflicted).",
-        ["name"],
-        registry=registry,
-    )
+    metric("LEADER_STATUS", Gauge, "leader_election_master_status",
+           "1 while this process holds the leader election lease, else 0.", ["name"])
+    metric("SLOWPATH_TOTAL", Counter, "leader_election_slowpath_total",
+           "Lease renewals that had to re-read the Lease (the cached one conflicted).", ["name"])
     return made
 
 
