@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 from typing import Any
@@ -100,6 +101,32 @@ async def test_slow_subscriber_overflows_into_resync_without_blocking_others(cli
         assert all(e.initial for e in rest if e.type == ADDED)
         await client.create(cm("after"), namespace=ns)
         assert names(await collect(slow, 1)) == [(ADDED, "after")]
+
+
+async def test_a_streaming_list_cut_before_its_end_is_listed_again(client: Client, ns: str, apiserver: Any) -> None:
+    """The server ends the stream while still sending the initial events (no initial-events-end
+    bookmark): nothing is synced from the partial list; the informer lists again and holds exactly
+    what is there, written meanwhile included."""
+    faults = apiserver.require_faults()
+    n, big = 1500, "x" * 10_000  # ~15 MB in all: more than the sockets buffer, so the cut lands mid-stream
+    sem = asyncio.Semaphore(32)
+
+    async def create(i: int) -> None:
+        async with sem:
+            await client.create(cm(f"s{i:04}", data={"k": big}), namespace=ns)
+
+    await asyncio.gather(*(create(i) for i in range(n)))
+    source = ClientSource(client, CM, namespace=ns, label_selector=MINE)
+    async with Informer(source, resource="core/v1/configmaps",
+                        watch_config=dataclasses.replace(FAST, streaming_list=True)) as inf:
+        await eventually(lambda: inf.events_handled > 0, timeout=30, interval=0, what="the first initial event")
+        assert not inf.synced
+        faults.close_watches("configmaps")
+        await client.create(cm("later"), namespace=ns)
+        await inf.wait_synced(60)
+        assert inf.watcher.counters.streaming_fallbacks == 1  # the stream was cut before its end
+        held = sorted(name for _, name in inf.reader.keys())
+        assert held == sorted([f"s{i:04}" for i in range(n)] + ["later"])
 
 
 async def test_relist_after_410_reports_vanished_objects_as_deleted(client: Client, ns: str, apiserver: Any) -> None:
