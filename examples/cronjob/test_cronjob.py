@@ -110,10 +110,10 @@ async def test_a_week_of_an_hourly_schedule(client: Client, namespace: str, cloc
     await eventually(history_limited, what="the history limits")
     status = (await client.get(CronJob.resource(), "backup", namespace=namespace))["status"]
     assert name(parse_time(status["lastScheduleTime"])) == ran[-1][0]
-    # about 1.4 s (printed above) when the machine is not busy with other work, up to 4 s on 2 cores shared
-    # by 8 busy processes; the bound leaves room for a loaded CI runner and still fails at once if
-    # anything waited in real time (a week is 604800 s)
-    assert took < 6.0, f"a week of schedule took {took:.2f}s"
+    # not a speed target: about 1.4 s (printed above) on an idle machine, 4-6.5 s on 2 cores shared with
+    # other busy processes. The bound only catches a wait in real time: a week is 604800 s, and even a
+    # 0.1 s real wait per scheduled hour would add 17 s
+    assert took < 20.0, f"a week of schedule took {took:.2f}s"
 
 
 async def test_concurrency_policies(client: Client, namespace: str, clock: VirtualClock, manager: Manager) -> None:
