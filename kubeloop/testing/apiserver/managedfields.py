@@ -42,6 +42,7 @@ from .fieldpath import (
     with_prefixes,
 )
 from .listtypes import FieldPath, ListTypes, list_types_for
+from .objectmeta import now_rfc3339
 from .patch import deep_copy
 from .resources import ServedResource
 from .shapes import Obj
@@ -62,6 +63,9 @@ class _Manager:
     entry: Obj | None = None  # the original entry, reused verbatim while nothing about it changes
     changed: bool = False
     extra: Obj = field(default_factory=dict)
+    entry_fields: FieldSet | None = None
+    """The fields `entry` encodes, when its `fieldsV1` is the server's own encoding: a manager whose
+    write changed only its time keeps that encoding (the common case: the same fields rewritten)."""
 
     @property
     def ident(self) -> _ManagerId:
@@ -74,7 +78,8 @@ class _Manager:
         if self.time is not None:
             e["time"] = self.time
         e["fieldsType"] = "FieldsV1"
-        e["fieldsV1"] = encode_fields(self.fields)
+        kept = self.entry_fields is not None and self.entry is not None and self.fields == self.entry_fields
+        e["fieldsV1"] = self.entry["fieldsV1"] if kept and self.entry is not None else encode_fields(self.fields)
         if self.subresource:
             e["subresource"] = self.subresource
         return e
@@ -97,8 +102,9 @@ def _go_quote(s: str) -> str:
     return orjson.dumps(s).decode()
 
 
-def _decode_managers(entries: Any) -> dict[_ManagerId, _Manager]:
-    """Parse `managedFields`; raises ValueError on a malformed list."""
+def _decode_managers(entries: Any, ours: bool = True) -> dict[_ManagerId, _Manager]:
+    """Parse `managedFields`; raises ValueError on a malformed list. `ours`: the entries are the
+    server's own (stored), so an unchanged field set may keep its encoding."""
     out: dict[_ManagerId, _Manager] = {}
     if not entries:
         return out
@@ -113,10 +119,11 @@ def _decode_managers(entries: Any) -> dict[_ManagerId, _Manager]:
         fv1 = e.get("fieldsV1")
         fields = decode_fields(fv1) if fv1 is not None else set()
         m = _Manager(str(e.get("manager") or ""), op, str(e.get("apiVersion") or ""),
-                     str(e.get("subresource") or ""), e.get("time"), fields, e)
+                     str(e.get("subresource") or ""), e.get("time"), fields, e,
+                     entry_fields=fields if ours and fv1 is not None else None)
         prev = out.get(m.ident)
         if prev is not None:  # duplicate identity: merge, as the real server does on decode
-            prev.fields |= fields
+            prev.fields = prev.fields | fields
             prev.changed = True
         else:
             out[m.ident] = m
@@ -231,7 +238,7 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
         _set_managed(meta, old_mf)
         return
     try:
-        managers = _decode_managers(base)
+        managers = _decode_managers(base, ours=not from_request)
     except (ValueError, TypeError, AttributeError):
         if not from_request:
             raise
@@ -264,7 +271,7 @@ def record_update(info: ServedResource, new: Obj, old: Obj | None, manager: str,
                   now: str | None = None) -> None:
     """`update_managed_fields` in the registry's terms: version and list types from `info`
     (a `ServedResource`), `now` from the clock unless given."""
-    update_managed_fields(old, new, manager, info.api_version, subresource, now or _now(),
+    update_managed_fields(old, new, manager, info.api_version, subresource, now or now_rfc3339(),
                           list_types=info, reset_fields=reset_fields_of(info, subresource))
 
 
@@ -276,7 +283,7 @@ def record_apply(info: ServedResource, live: Obj | None, config: Obj, manager: s
     if kind and kind != info.kind:
         version = str(config.get("apiVersion") or info.api_version)
         raise _typed_patch_error(config, version, f"no corresponding type for {_gv(version)}, Kind={kind}")
-    return apply(live, config, manager, info.api_version, subresource, force, _now(), list_types=info,
+    return apply(live, config, manager, info.api_version, subresource, force, now_rfc3339(), list_types=info,
                  reset_fields=reset_fields_of(info, subresource))
 
 
@@ -317,22 +324,16 @@ def record_scale(obj: Obj, field: tuple[str, ...], api_version: str, manager: st
     if me is not None:
         mine = managers.get(me)
         if mine is None:
-            managers[me] = _Manager(manager or "", "Update", api_version, "scale", now or _now(), {path},
+            managers[me] = _Manager(manager or "", "Update", api_version, "scale", now or now_rfc3339(), {path},
                                     changed=True)
         else:
-            mine.fields, mine.time, mine.changed = {path}, now or _now(), True
+            mine.fields, mine.time, mine.changed = {path}, now or now_rfc3339(), True
         touched = True
     if not touched:
         return
     for ident in [i for i, m in managers.items() if not m.fields]:
         del managers[ident]
     _set_managed(meta, _encode(managers))
-
-
-def _now() -> str:
-    import datetime as _dt
-
-    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def reset_fields_of(info: ServedResource, subresource: str | None) -> tuple[FieldPath, ...]:
@@ -378,7 +379,7 @@ def apply(live: Obj | None, applied: Obj, manager: str, api_version: str | None 
     if api_version is None:
         api_version = str(applied.get("apiVersion") or "")
     if now is None:
-        now = _now()
+        now = now_rfc3339()
     if not applied.get("kind"):
         raise _typed_patch_error(applied, api_version, "no corresponding type for "
                                  f"{_gv(api_version)}, Kind=")

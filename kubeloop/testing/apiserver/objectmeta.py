@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import datetime
 import random
+import time
 import uuid
+
+_stamp: tuple[int, str] = (-1, "")  # the second formatted last, and its text
 
 
 def now_rfc3339() -> str:
-    """A timestamp as the server writes it (second precision, UTC, `Z`)."""
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A timestamp as the server writes it (second precision, UTC, `Z`); every write stamps one, so
+    the text is made once per second."""
+    global _stamp
+    second = int(time.time())
+    if _stamp[0] != second:
+        _stamp = (second, datetime.datetime.fromtimestamp(second, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return _stamp[1]
 
 
 def new_uid() -> str:

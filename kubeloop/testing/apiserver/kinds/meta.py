@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from kubeloop.meta import (
@@ -196,14 +197,26 @@ STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 
 
+@lru_cache(maxsize=4096)
+def _key_errors(key: str) -> tuple[str, ...]:
+    """`is_qualified_name` of a label or annotation key: every write validates the object's keys
+    again, nearly always the same ones."""
+    return tuple(is_qualified_name(key))
+
+
+@lru_cache(maxsize=4096)
+def _label_value_errors(value: str) -> tuple[str, ...]:
+    return tuple(is_label_value(value))
+
+
 def validate_labels(labels: Any, fld: str) -> list[Cause]:
     causes: list[Cause] = []
     if not isinstance(labels, dict):
         return causes
     for k, v in labels.items():
-        for msg in is_qualified_name(k):
+        for msg in _key_errors(k):
             causes.append(invalid_cause(fld, k, msg))
-        for msg in is_label_value(v if isinstance(v, str) else str(v)):
+        for msg in _label_value_errors(v if isinstance(v, str) else str(v)):
             causes.append(invalid_cause(fld, v, msg))
     return causes
 
@@ -214,7 +227,7 @@ def validate_annotations(annotations: Any, fld: str) -> list[Cause]:
         return causes
     total = 0
     for k, v in annotations.items():
-        for msg in is_qualified_name(k.lower()):
+        for msg in _key_errors(k.lower()):
             causes.append(invalid_cause(fld, k, msg))
         total += len(k) + len(v if isinstance(v, str) else str(v))
     if total > TOTAL_ANNOTATION_SIZE_LIMIT:

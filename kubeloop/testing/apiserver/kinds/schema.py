@@ -17,6 +17,7 @@ import binascii
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -145,6 +146,15 @@ def parse_time(text: str, micro: bool) -> datetime:
     return dt.astimezone(UTC)
 
 
+@lru_cache(maxsize=4096)
+def _normal_time(text: str, micro: bool) -> str:
+    """A decoded time field as the server writes it back (UTC, Go's layout). Every write decodes
+    the object's timestamps again (creationTimestamp, managedFields times), mostly the same few
+    strings: cached (a malformed time raises each time: exceptions are not cached)."""
+    dt = parse_time(text, micro)
+    return format_micro_time(dt) if micro else format_time(dt)
+
+
 def format_time(dt: datetime) -> str:
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -237,8 +247,7 @@ def decode_value(node: Node, value: Any, struct_name: str, path: str) -> Any:
     if k in ("time", "microtime"):
         if not isinstance(value, str):
             raise _type_error(value, node, struct_name, path)
-        dt = parse_time(value, k == "microtime")
-        return format_micro_time(dt) if k == "microtime" else format_time(dt)
+        return _normal_time(value, k == "microtime")
     if k == "bytes":
         if not isinstance(value, str):
             raise _type_error(value, node, struct_name, path)
