@@ -32,8 +32,9 @@ def test_snapshot_rewinds_creates_updates_and_deletes() -> None:
     store.commit(b, MODIFIED, _cm("a", "2"), first.new)
     store.commit(b, DELETED, _cm("b"), b.objects[("default", "b")])
     store.commit(b, ADDED, _cm("c"), None)
-    snap = b.snapshot(at)
-    assert snap is not None
+    rewound = b.sorted_snapshot(at)
+    assert rewound is not None
+    snap = rewound[0]
     assert sorted(snap) == [("default", "a"), ("default", "b")]
     assert snap[("default", "a")].obj["data"] == {"v": "1"}
     assert sorted(b.objects) == [("default", "a"), ("default", "c")]
@@ -64,7 +65,7 @@ def test_history_eviction_and_compaction_expire_old_versions() -> None:
     assert b.changes_since(0) is None  # evicted: a watch from RV 0 history would be incomplete
     since = b.changes_since(3)
     assert since is not None and [c.rv for c in since] == [4, 5]
-    assert b.snapshot(1) is None
+    assert b.sorted_snapshot(1) is None
     store.compact()
     assert b.changes_since(4) is None
     assert b.changes_since(5) == []

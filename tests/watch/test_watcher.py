@@ -419,17 +419,30 @@ async def test_an_accepted_watch_clears_forbidden_before_any_event() -> None:
     assert len(source.list_calls) == 1  # a 403 on the watch does not relist
 
 
-async def test_a_watch_replaying_only_stale_events_is_restarted() -> None:
-    """Issue 11 item 10: bytes are not progress; a stream stuck on old events is a stalled watch."""
-    source = seeded(1)
-
-    async def replay(src: FakeSource) -> AsyncIterator[RawEvent]:
+def _replay_one_at_a_time(src: FakeSource) -> AsyncIterator[RawEvent]:
+    async def replay() -> AsyncIterator[RawEvent]:
         stale = src.api.objects["o0"]
         while True:  # the same old object, over and over: never newer than the list
             yield RawEvent("MODIFIED", stale)
             await asyncio.sleep(0.05)
+    return replay()
 
-    replaying = FirstWatchReplaced(source.api, replay)
+
+def _replay_in_batches(src: FakeSource) -> Runs:
+    class Replay(Runs):
+        async def batches(self) -> list[RawEvent]:  # a stream with batches(): read through it
+            await asyncio.sleep(0.05)
+            stale = src.api.objects["o0"]
+            return [RawEvent("MODIFIED", stale), RawEvent("MODIFIED", stale)]
+    return Replay([])
+
+
+@pytest.mark.parametrize("stream", [_replay_one_at_a_time, _replay_in_batches], ids=["events", "batches"])
+async def test_a_watch_replaying_only_stale_events_is_restarted(stream: Callable[[FakeSource], Any]) -> None:
+    """Issue 11 item 10: bytes are not progress; a stream stuck on old events is a stalled watch,
+    whether the watcher reads it an event or a run of events at a time."""
+    source = seeded(1)
+    replaying = FirstWatchReplaced(source.api, stream)
     watcher = Watcher(replaying, WatchConfig(watch_timeout=(1, 1), idle_margin=0.0, backoff_initial=0.01))
     store = Store()
     async with contextlib.aclosing(watcher.events()) as events:
@@ -544,26 +557,6 @@ async def test_stop_from_inside_the_consumer_in_the_middle_of_a_run() -> None:
         await watcher.run(on_event)
     assert got[-1].obj["metadata"]["name"] == "n0"  # type: ignore[attr-defined]
     assert first.closed
-
-
-async def test_a_batching_stream_replaying_only_stale_events_is_restarted() -> None:
-    source = seeded(1)
-
-    class Replay(Runs):
-        async def batches(self) -> list[RawEvent]:
-            await asyncio.sleep(0.05)
-            stale = source.api.objects["o0"]
-            return [RawEvent("MODIFIED", stale), RawEvent("MODIFIED", stale)]
-
-    replaying = FirstWatchReplaced(source.api, lambda _: Replay([]))
-    watcher = Watcher(replaying, WatchConfig(watch_timeout=(1, 1), idle_margin=0.0, backoff_initial=0.01))
-    store = Store()
-    async with contextlib.aclosing(watcher.events()) as events:
-        await until(events, store, lambda: store.synced)
-        replaying.api.put("after")
-        await until(events, store, lambda: "after" in store.items, within=4.0)
-    assert len(replaying.watch_calls) == 2
-    assert watcher.last_error is not None and watcher.last_error.kind is ErrorKind.TIMEOUT
 
 
 async def test_event_batches_carry_the_same_events_as_events() -> None:

@@ -78,8 +78,11 @@ class _Manager:
         if self.time is not None:
             e["time"] = self.time
         e["fieldsType"] = "FieldsV1"
-        kept = self.entry_fields is not None and self.entry is not None and self.fields == self.entry_fields
-        e["fieldsV1"] = self.entry["fieldsV1"] if kept and self.entry is not None else encode_fields(self.fields)
+        entry = self.entry
+        if entry is not None and self.entry_fields is not None and self.fields == self.entry_fields:
+            e["fieldsV1"] = entry["fieldsV1"]  # only the time changed: the stored encoding stands
+        else:
+            e["fieldsV1"] = encode_fields(self.fields)
         if self.subresource:
             e["subresource"] = self.subresource
         return e

@@ -95,11 +95,6 @@ class Bucket:
             self._sorted = sorted(self.objects)
         return self._sorted
 
-    def snapshot(self, rv: int) -> dict[Key, Stored] | None:
-        """The objects as they were at `rv`; None when `rv` is older than the retained history."""
-        got = self.sorted_snapshot(rv)
-        return None if got is None else got[0]
-
     def sorted_snapshot(self, rv: int) -> tuple[dict[Key, Stored], list[Key]] | None:
         """The objects as they were at `rv` and their sorted keys; None when `rv` is older than the
         retained history.
