@@ -28,7 +28,7 @@ import math
 import sys
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Any
 
@@ -71,6 +71,7 @@ _monotonic = time.monotonic
 _list = list  # `Store.list` shadows the builtin in annotations
 
 _OWNER_FNS = (owner_uid_index, owner_ref_index)
+_OWNER, _TRUSTED, _VIEW = 0, 1, 2  # how `_index_keys` computes an index's keys (see `_replan`)
 
 
 _LISTED = -math.inf
@@ -96,7 +97,7 @@ class _Prepared:
 
     __slots__ = ("data", "ikeys", "labels", "name", "namespace", "obj", "rv", "rv_text", "uid")
 
-    def __init__(self, store: Store, obj: dict[str, Any]) -> None:
+    def __init__(self, store: Store, obj: dict[str, Any], encode: Callable[[dict[str, Any]], Any]) -> None:
         md = obj.get("metadata")
         if not isinstance(md, dict) or not md.get("name"):
             raise ValueError("cannot store an object without metadata.name")
@@ -106,9 +107,10 @@ class _Prepared:
         self.uid = _pack_uid(md.get("uid") or "")
         self.rv_text: str = md.get("resourceVersion") or ""
         self.rv = pack_rv(self.rv_text)
-        self.labels = store._intern_labels(md.get("labels"))
-        self.ikeys = store._index_keys(obj, md)  # the all-empty tuple is shared
-        self.data: Any = None
+        labels = md.get("labels")
+        self.labels = store._intern_labels(labels) if labels else ()
+        self.ikeys = store._index_keys(obj, md) if store._plan else store._no_keys  # the all-empty tuple is shared
+        self.data: Any = encode(obj)
 
 
 class Store:
@@ -138,6 +140,8 @@ class Store:
         self._indexes: dict[str, Index[_Entry]] = {}
         self._no_keys: tuple[Keys, ...] = ()  # one () per index: shared by objects with no index keys
         self._labels: dict[tuple[str, ...], tuple[str, ...]] = {}  # label sets, shared (see _shared)
+        self._label_sets: dict[tuple[tuple[str, str], ...], tuple[str, ...]] = {}  # labels.items() -> shared set
+        self._plan: tuple[tuple[Index[_Entry], int], ...] = ()  # (index, how its keys are computed): _index_keys
         self._ikeys: dict[tuple[Keys, ...], tuple[Keys, ...]] = {}  # index keys per object, shared
         self._hot: OrderedDict[_Entry, FrozenDict] = OrderedDict()
         self._hot_size = 0 if self.codec.shares_objects else hot_size
@@ -160,11 +164,18 @@ class Store:
     def _intern_labels(self, labels: Mapping[str, str] | None) -> tuple[str, ...]:
         if not labels:
             return ()
-        flat = tuple(chain.from_iterable(sorted(labels.items()) if len(labels) > 1 else labels.items()))
-        got = self._labels.get(flat)  # most label sets are already held: nothing to intern
+        items = tuple(labels.items())
+        got = self._label_sets.get(items)  # most objects carry a label set some other object has
         if got is not None:
             return got
-        return self._shared(self._labels, tuple(_intern(s) if isinstance(s, str) else str(s) for s in flat))
+        flat = tuple(chain.from_iterable(sorted(items) if len(items) > 1 else items))
+        got = self._labels.get(flat)
+        if got is None:
+            got = self._shared(self._labels, tuple(_intern(s) if isinstance(s, str) else str(s) for s in flat))
+        if len(self._label_sets) > 2 * self._count + 1024:
+            self._label_sets.clear()  # rebuilt from the writes to come
+        self._label_sets[items] = got
+        return got
 
     def _shared(self, pool: dict[Any, Any], t: tuple[Any, ...]) -> Any:
         """``t``, or the equal tuple an object already holds (label sets and index keys repeat:
@@ -187,6 +198,7 @@ class Store:
                 ikeys[e.ikeys] = e.ikeys
         self._labels.clear()
         self._labels.update(labels)
+        self._label_sets.clear()
         self._ikeys.clear()
         self._ikeys.update(ikeys)
 
@@ -206,33 +218,43 @@ class Store:
 
     def _index_keys(self, obj: dict[str, Any], md: dict[str, Any]) -> tuple[Keys, ...]:
         """The object's keys in every index (``_no_keys`` when it has none)."""
-        indexes = self._indexes.values()
-        if not indexes:
-            return self._no_keys
-        owned = bool(md.get("ownerReferences"))
+        owned = None
         view: Any = None
-        out = []
-        for ix in indexes:
-            if ix.trusted:
-                # the built-in owner indexes give nothing for an object without owners
-                out.append(ix.keys_for(obj) if owned or ix.fn not in _OWNER_FNS else ())
+        out: _list[Keys] = []
+        found = False
+        for ix, how in self._plan:
+            if how == _OWNER:
+                if owned is None:
+                    owned = bool(md.get("ownerReferences"))
+                if not owned:  # the built-in owner indexes give nothing for an object without owners
+                    out.append(())
+                    continue
+                keys = ix.keys_for(obj)
+            elif how == _TRUSTED:
+                keys = ix.keys_for(obj)
             else:
                 if view is None:
                     view = FrozenDict(obj)
                 try:
-                    out.append(ix.keys_for(view))
+                    keys = ix.keys_for(view)
                 except Exception as exc:
                     raise IndexFunctionError(ix.name, ix.fn, exc) from exc
-        ikeys = tuple(out)
-        return self._shared(self._ikeys, ikeys) if any(ikeys) else self._no_keys
+            out.append(keys)
+            if keys:
+                found = True
+        return self._shared(self._ikeys, tuple(out)) if found else self._no_keys
+
+    def _replan(self) -> None:
+        """Recompute `_plan` and `_no_keys` after the set of indexes changed."""
+        self._plan = tuple((ix, _OWNER if ix.trusted and ix.fn in _OWNER_FNS else _TRUSTED if ix.trusted else _VIEW)
+                           for ix in self._indexes.values())
+        self._no_keys = tuple(() for _ in self._indexes)
 
     def _prepare(self, obj: dict[str, Any], deferred: bool = False) -> _Prepared:
         """Phase 1 of every write: check, index and encode (``deferred``: the cheap form, if the
         codec has one). Raises on a bad object or a failing index function; changes nothing."""
-        p = _Prepared(self, obj)
         encode = self._encode_deferred if deferred and self._encode_deferred is not None else self.codec.encode
-        p.data = encode(obj)
-        return p
+        return _Prepared(self, obj, encode)
 
     def _commit(self, p: _Prepared, when: float | None = None, report: bool = True) -> Change | None:
         """Phase 2 of every write: cannot fail. ``when`` queues the object for `compact` (if it was
@@ -533,7 +555,8 @@ class Store:
         computed = [ix.keys_for(self._view(e)._raw if ix.trusted else self._view(e)) for e in entries]
         self._indexes[name] = ix
         self._ikeys.clear()  # every entry's keys change shape (they are no longer shared)
-        old_none, self._no_keys = self._no_keys, tuple(() for _ in self._indexes)
+        old_none = self._no_keys
+        self._replan()
         for e, keys in zip(entries, computed, strict=True):
             e.ikeys = self._no_keys if e.ikeys is old_none and not keys else (*e.ikeys, keys)
             ix.add(e, keys)
@@ -544,7 +567,8 @@ class Store:
         pos = names.index(name)
         del self._indexes[name]
         self._ikeys.clear()
-        old_none, self._no_keys = self._no_keys, tuple(() for _ in self._indexes)
+        old_none = self._no_keys
+        self._replan()
         for e in self._entries():
             e.ikeys = self._no_keys if e.ikeys is old_none else e.ikeys[:pos] + e.ikeys[pos + 1 :]
 

@@ -271,11 +271,17 @@ def test_same_resource_version_is_not_reencoded_and_cluster_scope() -> None:
 def test_label_pool_shares_identical_label_sets() -> None:
     store = Store(codec="json")
     for i in range(20):
-        store.apply(obj("a", f"p{i}", i + 1, {"app": "x", "tier": "web"}))
+        # the same set written in either order is one set (the order a writer used does not matter)
+        labels = {"app": "x", "tier": "web"} if i % 2 else {"tier": "web", "app": "x"}
+        store.apply(obj("a", f"p{i}", i + 1, labels))
     tuples = {id(e.labels) for e in store._by_ns["a"].values()}
     assert len(tuples) == 1
     stats = store.stats()
     assert stats["objects"] == 20 and stats["label_sets"] == 1 and stats["payload_bytes"] > 0
+    assert store.labels_of("p1", "a") == {"app": "x", "tier": "web"}
+    store.apply(obj("a", "p1", 30, {"app": "x", "tier": "db"}))  # a changed value is another set
+    assert store.labels_of("p1", "a") == {"app": "x", "tier": "db"} and store.stats()["label_sets"] == 2
+    assert [o["metadata"]["name"] for o in store.list(label_selector="tier=db")] == ["p1"]
 
 
 def test_hot_cache_serves_repeated_reads_and_is_bounded() -> None:
