@@ -262,7 +262,8 @@ class Informer:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._sync_waiters.append(fut)
         try:
-            await asyncio.wait_for(asyncio.shield(fut), timeout)
+            async with asyncio.timeout(timeout):  # awaits `fut` itself: woken in the loop iteration it is set
+                await fut
         except TimeoutError:
             raise InformerNotReady(f"{self.name}: not synced after {timeout}s: {self.reason}") from None
         finally:

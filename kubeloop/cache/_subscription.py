@@ -46,6 +46,10 @@ Sink = Callable[[Event], None]
 
 log = logging.getLogger("kubeloop.cache")
 
+YIELD_EVERY = 64
+"""Events `Subscription.get` returns in a row without waiting before it yields to the event loop
+once (a 10,000-object replay otherwise holds the loop for ~20 ms)."""
+
 
 class SubscriptionClosed(Exception):
     """`get()` on a subscription that was closed, or whose informer stopped, once it is drained."""
@@ -116,6 +120,7 @@ class Subscription:
         self._closed = False  # closed by the subscriber: end now
         self._on_close = on_close
         self._sink = sink
+        self._unyielded = 0  # events `get` returned since it last waited or yielded
 
     # ------------------------------------------------------------------ informer side
 
@@ -330,13 +335,24 @@ class Subscription:
         return None
 
     async def get(self) -> Event:
-        """The next event; raises `SubscriptionClosed` once closed (or ended and drained)."""
+        """The next event; raises `SubscriptionClosed` once closed (or ended and drained).
+
+        A subscriber reading a long queue (a replay of thousands of objects) hands the loop over
+        every `YIELD_EVERY` events it got without waiting, so other tasks (the informer itself,
+        `wait_synced`, a lease renewal) do not stall behind it; no event is taken before that.
+        """
         while True:
             if self._closed:
                 raise SubscriptionClosed(self.name or "subscription closed")
+            if self._unyielded >= YIELD_EVERY:
+                self._unyielded = 0
+                await asyncio.sleep(0)
+                continue
             ev = self.get_nowait()
             if ev is not None:
+                self._unyielded += 1
                 return ev
+            self._unyielded = 0
             if self._ended:
                 raise SubscriptionClosed(self.name or "informer stopped")
             loop = self._loop

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from kubeloop.cache import Event, Store, Subscription, SubscriptionClosed
+from kubeloop.cache._subscription import YIELD_EVERY
 from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
 
 
@@ -106,6 +108,47 @@ def test_narrowed_subscription_translates_enter_and_leave() -> None:
     got = s.drain()
     assert kinds(got) == [(ADDED, "x"), (MODIFIED, "x"), (DELETED, "x")]
     assert got[0].old is None and got[2].old["metadata"]["labels"]["tier"] == "web"
+
+
+async def test_a_long_replay_hands_the_loop_over_and_a_cancelled_reader_loses_nothing() -> None:
+    f = Feed()
+    n = 5 * YIELD_EVERY + 3
+    for i in range(n):
+        f.put(f"o{i:04d}", i + 1)
+    s = f.sub()
+    s._offer_batch(f.store.keys(), initial=True)
+    ticks = 0
+    most_between = 0  # events the reader got between two turns of the other task
+
+    async def other() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    got: list[str] = []
+    ticker = asyncio.create_task(other())
+    await asyncio.sleep(0)
+    seen_at = ticks
+    run = 0
+    while len(got) < 2 * YIELD_EVERY:
+        got.append((await s.get()).name)
+        run = run + 1 if ticks == seen_at else 1
+        seen_at = ticks
+        most_between = max(most_between, run)
+    assert ticks > 1 and most_between <= YIELD_EVERY  # the other task ran while the replay went on
+
+    reader = asyncio.create_task(s.get())  # due to yield first: cancelled there, it took nothing
+    for _ in range(YIELD_EVERY + 2):
+        if s._unyielded == 0 and not reader.done():
+            break
+        await asyncio.sleep(0)
+    reader.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reader
+    got += [e.name for e in s.drain()]
+    ticker.cancel()
+    assert got == [f"o{i:04d}" for i in range(n)]  # every object once, in order
 
 
 async def test_close_and_end() -> None:
