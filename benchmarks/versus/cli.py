@@ -11,7 +11,9 @@ cluster (objects go to ``versus-*`` namespaces, created if missing and left in p
   traced (tracemalloc, a separate run), both while the informer is running;
 - CPU per watch event at a fixed change rate (informer + one index + one subscriber vs the bare
   watch loop keeping a dict and a label index), from the process's own CPU time;
-- import time (``python -c "import ..."`` minus ``python -c pass``).
+- import time (``python -c "import ..."`` minus ``python -c pass``);
+- with ``--phases ...,instructions`` (needs valgrind): instructions per watch event, counted by
+  callgrind, which repeat where CPU time does not (benchmarks/versus/instructions.py).
 
 Writes JSON (``--out``), an SVG chart beside it and prints the table. ``--scale N ...`` runs the
 scale run instead (benchmarks/versus/scale.py).
@@ -38,6 +40,7 @@ import orjson
 from benchmarks.peers import seed
 from benchmarks.peers.emulator import Emulator
 from benchmarks.peers.runner import compile_sources
+from benchmarks.versus import instructions
 from benchmarks.versus.chart import write_chart
 from benchmarks.versus.run import ROOT, SIDES, Side
 from kubeloop.client import Client, NotFound
@@ -62,7 +65,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rate", type=float, default=400.0, help="changes/s for CPU per event (400)")
     p.add_argument("--seconds", type=float, default=5.0, help="seconds of changes per CPU run (5)")
     p.add_argument("--keys", type=int, default=200, help="ConfigMaps the writer cycles through (200)")
-    p.add_argument("--phases", default="warmup,memory,traced,churn,imports", help="what to measure (all)")
+    p.add_argument("--phases", default="warmup,memory,traced,churn,imports",
+                   help="what to measure (default: all but instructions, which needs valgrind: "
+                        "warmup,memory,traced,churn,imports,instructions)")
     p.add_argument("--kubeconfig", default=None, help="measure against this cluster instead of the emulator")
     p.add_argument("--scale", type=int, nargs="*", default=None,
                    help="the scale run instead: ConfigMap counts beyond 10000 (e.g. --scale 100000 1000000)")
@@ -228,7 +233,15 @@ def run(a: argparse.Namespace, kubeconfig: str, workdir: Path) -> dict[str, Any]
                 print(f"run {run_no + 1} churn {side:8} {r['us_per_event']:.0f} us/event over {r['events']} events "
                       f"({r['achieved_per_s']:.0f}/s)", flush=True)
     imports = import_times(max(5, a.runs)) if "imports" in phases else {}
-    return {"sizes": sizes, "loads": loads, "churn": churn, "imports": imports}
+    counts: dict[str, dict[str, Any]] = {}
+    if "instructions" in phases:
+        if not instructions.available():
+            raise SystemExit("--phases instructions needs valgrind (and callgrind_control) installed")
+        for side in SIDES:  # one run each: the counts repeat to within ~1%
+            counts[side] = instructions.one_count(side, kubeconfig, CHURN_NS, workdir)
+            print(f"instructions {side:8} {counts[side]['per_event'] / 1e3:.0f}k per event over "
+                  f"{counts[side]['events']} events ({instructions.RATE:.0f}/s)", flush=True)
+    return {"sizes": sizes, "loads": loads, "churn": churn, "imports": imports, "instructions": counts}
 
 
 def summarize(raw: dict[str, Any]) -> list[dict[str, Any]]:
@@ -273,6 +286,9 @@ def summarize(raw: dict[str, Any]) -> list[dict[str, Any]]:
     if raw["churn"]:
         add("CPU per watch event, configmaps", "us", [r["us_per_event"] for r in raw["churn"]["kubeloop"]],
             [r["us_per_event"] for r in raw["churn"]["bare"]], "<= 1.2x bare", lambda r: r <= 1.2)
+    if raw.get("instructions"):
+        add("instructions per watch event, configmaps (callgrind)", "k", [raw["instructions"]["kubeloop"]["per_event"] / 1e3],
+            [raw["instructions"]["bare"]["per_event"] / 1e3], "<= 1.2x bare", lambda r: r <= 1.2)
     if raw["imports"]:
         py = med(raw["imports"]["python"])
         add("import time (interpreter start subtracted)", "s", [x - py for x in raw["imports"]["kubeloop"]],
@@ -285,7 +301,7 @@ def fmt(v: float | None, unit: str) -> str:
         return "-"
     if unit == "s":
         return f"{v:.3f}"
-    if unit == "us":
+    if unit in ("us", "k"):
         return f"{v:.0f}"
     return f"{v:.2f}"
 
