@@ -265,7 +265,8 @@ class Informer:
             async with asyncio.timeout(timeout):  # awaits `fut` itself: woken in the loop iteration it is set
                 await fut
         except TimeoutError:
-            raise InformerNotReady(f"{self.name}: not synced after {timeout}s: {self.reason}") from None
+            if not self._synced:  # (synced in the same loop turn as the deadline: not a timeout)
+                raise InformerNotReady(f"{self.name}: not synced after {timeout}s: {self.reason}") from None
         finally:
             if fut in self._sync_waiters:
                 self._sync_waiters.remove(fut)
