@@ -13,7 +13,8 @@ silently; level-triggered consumers (controllers) end up with every key that nee
 Big sets of synthetic events (the initial list, a late subscriber's replay, a resync snapshot)
 are queued as one lazy batch of keys, not as one event each: they cost one queue slot, never
 overflow the queue, and an event's object is read from the store only if the subscriber looks at
-it (most controllers only need the key).
+it (most controllers only need the key). Reading such a batch, `get()` yields to the event loop
+every `YIELD_EVERY` events, so a 10,000-object replay does not stall the process's other tasks.
 
 A subscription of a narrower scope served by a broader informer has a `predicate`: events are
 translated at offer time (entering the scope reads as `added`, leaving it as `deleted`).
