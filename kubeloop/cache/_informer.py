@@ -561,9 +561,9 @@ class Informer:
         if self._broken and self._broken.pop((ns, name), None) is not None:
             log.info("%s: %s/%s is stored again", self.name, ns, name)
         if change is None:
-            old = store.delete(ns, name, rv)
-            if old is not None:  # stopped passing the filter: gone as far as readers know
-                self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
+            gone = store._remove(ns, name, rv)
+            if gone is not None:  # stopped passing the filter: gone as far as readers know
+                self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, change=gone))
             return
         if self._compact_timer is None and store.pending_compaction:
             self._schedule_compaction(self.compact_delay)
@@ -577,10 +577,10 @@ class Informer:
         if type(md) is not dict:
             return
         ns, name, rv = _key_and_rv(md)
-        old = self.store.delete(ns, name, rv)
+        gone = self.store._remove(ns, name, rv)  # its `old` is decoded only if a subscriber reads it
         self._broken.pop((ns, name), None)
-        if old is not None:
-            self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, old=old))
+        if gone is not None:
+            self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, change=gone))
 
     def _new_store(self) -> Store:
         """An empty store like ours (codec, indexes) to build a (re)list in.

@@ -396,14 +396,22 @@ class Store:
 
     def delete(self, namespace: str, name: str, resource_version: str | None = None) -> FrozenDict | None:
         """Remove one object; returns what was stored (None if absent)."""
+        gone = self._remove(namespace, name, resource_version)
+        return None if gone is None else gone.old
+
+    def _remove(self, namespace: str, name: str, resource_version: str | None = None) -> Change | None:
+        """`delete`, reporting the removal as a `Change` whose ``old`` is decoded only if read
+        (the informer's delete events: most subscribers only need the key)."""
         e = self._entry(namespace, name)
         if resource_version:
             self.resource_version = resource_version
         if e is None:
             return None
-        old = self._view(e)
+        hot = self._hot.get(e)
         self._drop(e)
-        return old
+        if hot is not None:
+            return Change(e.namespace, e.name, None, old=hot)
+        return Change(e.namespace, e.name, None, old_data=e.data, codec=self.codec)
 
     def replace(self, objs: Iterable[dict[str, Any]], resource_version: str = "") -> ReplaceResult:
         """Make the store hold exactly ``objs`` (a relist); returns the difference.

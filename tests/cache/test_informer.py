@@ -17,6 +17,7 @@ from kubeloop.cache import (
     InformerNotReady,
     MetadataOnlyError,
     ReadOnlyError,
+    ZlibDictCodec,
     thaw,
 )
 from kubeloop.client import Client
@@ -181,6 +182,34 @@ async def test_default_transform_drops_managed_fields_and_none_keeps_them(client
         await kept.wait_synced(5)
         assert "managedFields" not in stripped.reader.get("mf", ns)["metadata"]  # type: ignore[index]
         assert kept.reader.get("mf", ns)["metadata"]["managedFields"]  # type: ignore[index]
+
+
+class CountingCodec(ZlibDictCodec):
+    """The default codec, counting decodes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.decodes = 0
+
+    def decode(self, stored: Any) -> dict[str, Any]:
+        self.decodes += 1
+        return super().decode(stored)
+
+
+async def test_a_delete_is_delivered_without_decoding_the_object_and_old_reads_it(client: Client, ns: str) -> None:
+    codec = CountingCodec()
+    await client.create(cm("d1", data={"k": "last"}), namespace=ns)
+    async with informer(client, ns, codec=codec) as inf:
+        await inf.wait_synced(5)
+        sub = inf.subscribe(replay=False)
+        decoded = codec.decodes
+        await client.delete(CM, "d1", namespace=ns)
+        (ev,) = await collect(sub, 1)
+        assert (ev.type, ev.name, ev.new) == (DELETED, "d1", None)
+        assert codec.decodes == decoded  # most subscribers only want the key
+        assert ev.old is not None and ev.old["data"] == {"k": "last"}  # read: decoded now, once
+        assert ev.obj is ev.old and codec.decodes == decoded + 1
+        assert inf.reader.get("d1", ns) is None
 
 
 async def test_filter_removes_objects_that_stop_passing(client: Client, ns: str) -> None:
