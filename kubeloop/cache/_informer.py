@@ -552,21 +552,25 @@ class Informer:
         store = self.store
         if rv and store.resource_version_of(name, ns) == rv:
             return  # already stored in exactly this version
+        subscribed = bool(self._subs)
         try:
             prepared = self._prepare(obj)
-            change = store.apply(prepared) if prepared is not None else None
+            # nobody subscribed (a cache only read): no Change, no Event to build
+            change = store._apply(prepared, subscribed) if prepared is not None else None
         except Exception as exc:
             self._fail(ns, name, exc)
             return
         if self._broken and self._broken.pop((ns, name), None) is not None:
             log.info("%s: %s/%s is stored again", self.name, ns, name)
-        if change is None:
+        if prepared is None:
             gone = store._remove(ns, name, rv)
             if gone is not None:  # stopped passing the filter: gone as far as readers know
                 self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, change=gone))
             return
         if self._compact_timer is None and store.pending_compaction:
             self._schedule_compaction(self.compact_delay)
+        if change is None:
+            return
         kind = change.kind
         self._emit(Event(kind, self.cluster, self.resource,
                          change.namespace, change.name, change.new,

@@ -321,20 +321,27 @@ class Store:
         If an index function raises, nothing changes. An object with the same non-empty
         resourceVersion as the stored one is not re-encoded (the change has old == new).
         """
+        change = self._apply(obj, True)
+        assert change is not None
+        return change
+
+    def _apply(self, obj: dict[str, Any], report: bool) -> Change | None:
+        """`apply`; ``report=False`` builds no `Change` (an informer nobody subscribed to)."""
         md = obj.get("metadata")
         if isinstance(md, dict):
             e = self._entry(md.get("namespace") or "", md.get("name") or "")
             rv = md.get("resourceVersion") or ""
             if e is not None and rv and pack_rv(rv) == e.rv:
-                view = self._view(e)
                 self.resource_version = rv
+                if not report:
+                    return None
+                view = self._view(e)
                 return Change(e.namespace, e.name, view, old=view)
         deferred = self._defer_writes
         p = self._prepare(obj, deferred)
-        change = self._commit(p, _monotonic() if deferred else None)
+        change = self._commit(p, _monotonic() if deferred else None, report)
         if p.rv_text:
             self.resource_version = p.rv_text
-        assert change is not None
         return change
 
     def load(self, obj: dict[str, Any]) -> None:

@@ -212,6 +212,32 @@ async def test_a_delete_is_delivered_without_decoding_the_object_and_old_reads_i
         assert inf.reader.get("d1", ns) is None
 
 
+async def test_an_informer_nobody_subscribed_to_keeps_its_cache_and_indexes_exact(client: Client, ns: str) -> None:
+    def keep(obj: Any) -> bool:
+        return (obj["metadata"].get("labels") or {}).get("drop") != "yes"
+
+    inf = informer(client, ns, filter=keep)
+    inf.add_index("tier", lambda o: (o["metadata"].get("labels") or {}).get("tier"))
+    async with inf:
+        await inf.wait_synced(5)
+        assert not inf.subscriptions  # writes below build no events
+        await client.create(cm("u1", labels={"tier": "web"}), namespace=ns)
+        await client.create(cm("u2", labels={"tier": "web"}), namespace=ns)
+        await client.create(cm("u3"), namespace=ns)
+        await client.patch(CM, "u1", {"metadata": {"labels": {"tier": "db"}}, "data": {"k": "v2"}}, namespace=ns)
+        await client.patch(CM, "u3", {"metadata": {"labels": {"drop": "yes"}}}, namespace=ns)
+        await client.delete(CM, "u2", namespace=ns)
+        await client.create(cm("u4", labels={"tier": "web"}), namespace=ns)
+        await eventually(lambda: inf.reader.get("u4", ns) is not None)
+        assert sorted(n for _, n in inf.reader.keys()) == ["u1", "u4"]
+        u1 = inf.reader.get("u1", ns)
+        assert u1 is not None and u1["data"]["k"] == "v2"
+        assert inf.store.index_keys("tier", "db") == {(ns, "u1")}
+        assert inf.store.index_keys("tier", "web") == {(ns, "u4")}
+        late = inf.subscribe()
+        assert sorted(names(await collect(late, 2))) == [(ADDED, "u1"), (ADDED, "u4")]
+
+
 async def test_filter_removes_objects_that_stop_passing(client: Client, ns: str) -> None:
     await client.create(cm("f1", labels={"keep": "yes"}), namespace=ns)
     await client.create(cm("f2"), namespace=ns)
