@@ -42,7 +42,7 @@ from benchmarks.peers.emulator import Emulator
 from benchmarks.peers.runner import compile_sources
 from benchmarks.versus import instructions
 from benchmarks.versus.chart import write_chart
-from benchmarks.versus.run import ROOT, SIDES, Side
+from benchmarks.versus.run import ROOT, SIDES, Side, write_and_wait
 from kubeloop.client import Client, NotFound
 from kubeloop.config import load_kubeconfig
 
@@ -166,17 +166,7 @@ def one_churn(side: str, kubeconfig: str, workdir: Path, a: argparse.Namespace) 
         time.sleep(0.5)
         s.send("mark")
         start = s.expect("mark")
-        writer = subprocess.run([sys.executable, "-m", "benchmarks.peers.writer", kubeconfig, CHURN_NS,
-                                 str(a.rate), str(a.seconds), str(a.keys), "32"],
-                                cwd=ROOT, env=s.env, capture_output=True, text=True, check=True)
-        wrote = json.loads(writer.stdout.strip().splitlines()[-1])
-        want = start["events"] + wrote["writes"] - wrote["errors"]
-        deadline = time.monotonic() + 60
-        while True:
-            s.send("count")
-            if s.expect("count")["events"] >= want or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
+        wrote = write_and_wait(s, kubeconfig, CHURN_NS, a.rate, a.seconds, a.keys, start["events"], wait=60, poll=0.1)
         s.send("mark")
         end = s.expect("mark", 60)
         s.send("quit")

@@ -17,16 +17,14 @@ for the side's own pending work (kubeloop's compaction).
 from __future__ import annotations
 
 import glob
-import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.versus.run import ROOT, Side
+from benchmarks.versus.run import Side, write_and_wait
 
 RATE = 20.0
 SECONDS = 10.0
@@ -65,17 +63,7 @@ def one_count(side: str, kubeconfig: str, namespace: str, workdir: Path) -> dict
         s.send("mark")
         start = s.expect("mark", 300)
         _control("--zero", str(s.pid))
-        writer = subprocess.run([sys.executable, "-m", "benchmarks.peers.writer", kubeconfig, namespace,
-                                 str(RATE), str(SECONDS), str(KEYS), "32"],
-                                cwd=ROOT, env=s.env, capture_output=True, text=True, check=True)
-        wrote = json.loads(writer.stdout.strip().splitlines()[-1])
-        want = start["events"] + wrote["writes"] - wrote["errors"]
-        deadline = time.monotonic() + 300
-        while True:
-            s.send("count")
-            if s.expect("count", 300)["events"] >= want or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
+        write_and_wait(s, kubeconfig, namespace, RATE, SECONDS, KEYS, start["events"], wait=300, poll=0.2)
         s.send("mark")
         end = s.expect("mark", 300)
         _control("--dump", str(s.pid))

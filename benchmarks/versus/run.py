@@ -1,5 +1,5 @@
 """Launch one side as its own process and talk to it (report lines on its stdout, commands on its
-stdin); CPU read from /proc by pid."""
+stdin; CPU read from /proc by pid), and drive the writer against it (`write_and_wait`)."""
 
 from __future__ import annotations
 
@@ -99,3 +99,21 @@ class Side:
     def pid(self) -> int:
         assert self.proc is not None
         return self.proc.pid
+
+
+def write_and_wait(s: Side, kubeconfig: str, namespace: str, rate: float, seconds: float, keys: int,
+                   seen_before: int, *, wait: float, poll: float) -> dict[str, Any]:
+    """Run the writer (`benchmarks.peers.writer`: `keys` ConfigMaps of `namespace` patched at `rate`
+    for `seconds`), then ask the side for its event count until it has seen every write that
+    succeeded (or `wait` seconds passed); returns the writer's report."""
+    writer = subprocess.run([sys.executable, "-m", "benchmarks.peers.writer", kubeconfig, namespace,
+                             str(rate), str(seconds), str(keys), "32"],
+                            cwd=ROOT, env=s.env, capture_output=True, text=True, check=True)
+    wrote: dict[str, Any] = json.loads(writer.stdout.strip().splitlines()[-1])
+    want = seen_before + wrote["writes"] - wrote["errors"]
+    deadline = time.monotonic() + wait
+    while True:
+        s.send("count")
+        if s.expect("count", wait)["events"] >= want or time.monotonic() > deadline:
+            return wrote
+        time.sleep(poll)

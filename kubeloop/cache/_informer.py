@@ -562,10 +562,8 @@ class Informer:
             return
         if self._broken and self._broken.pop((ns, name), None) is not None:
             log.info("%s: %s/%s is stored again", self.name, ns, name)
-        if prepared is None:
-            gone = store._remove(ns, name, rv)
-            if gone is not None:  # stopped passing the filter: gone as far as readers know
-                self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, change=gone))
+        if prepared is None:  # stopped passing the filter: gone as far as readers know
+            self._remove(ns, name, rv)
             return
         if self._compact_timer is None and store.pending_compaction:
             self._schedule_compaction(self.compact_delay)
@@ -581,8 +579,12 @@ class Informer:
         if type(md) is not dict:
             return
         ns, name, rv = _key_and_rv(md)
-        gone = self.store._remove(ns, name, rv)  # its `old` is decoded only if a subscriber reads it
         self._broken.pop((ns, name), None)
+        self._remove(ns, name, rv)
+
+    def _remove(self, ns: str, name: str, rv: str | None) -> None:
+        """Drop the object and report it deleted (its `old` is decoded only if a subscriber reads it)."""
+        gone = self.store._remove(ns, name, rv)
         if gone is not None:
             self._emit(Event(DELETED, self.cluster, self.resource, ns, name, None, change=gone))
 

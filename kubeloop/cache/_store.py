@@ -107,9 +107,8 @@ class _Prepared:
         self.uid = _pack_uid(md.get("uid") or "")
         self.rv_text: str = md.get("resourceVersion") or ""
         self.rv = pack_rv(self.rv_text)
-        labels = md.get("labels")
-        self.labels = store._intern_labels(labels) if labels else ()
-        self.ikeys = store._index_keys(obj, md) if store._plan else store._no_keys  # the all-empty tuple is shared
+        self.labels = store._intern_labels(md.get("labels"))
+        self.ikeys = store._index_keys(obj, md)  # the all-empty tuple is shared
         self.data: Any = encode(obj)
 
 
@@ -168,12 +167,12 @@ class Store:
         got = self._label_sets.get(items)  # most objects carry a label set some other object has
         if got is not None:
             return got
+        if self._outgrown(self._label_sets):
+            self._prune_pools()  # (before this set joins a pool: pruning keeps only what objects hold)
         flat = tuple(chain.from_iterable(sorted(items) if len(items) > 1 else items))
         got = self._labels.get(flat)
         if got is None:
             got = self._shared(self._labels, tuple(_intern(s) if isinstance(s, str) else str(s) for s in flat))
-        if len(self._label_sets) > 2 * self._count + 1024:
-            self._label_sets.clear()  # rebuilt from the writes to come
         self._label_sets[items] = got
         return got
 
@@ -183,10 +182,14 @@ class Store:
         got = pool.get(t)
         if got is not None:
             return got
-        if len(pool) > 2 * self._count + 1024:
+        if self._outgrown(pool):
             self._prune_pools()
         pool[t] = t
         return t
+
+    def _outgrown(self, pool: dict[Any, Any]) -> bool:
+        """A sharing pool holds more entries than twice the objects stored (+1024): prune."""
+        return len(pool) > 2 * self._count + 1024
 
     def _prune_pools(self) -> None:
         """Forget shared tuples no stored object holds any more (in place)."""
