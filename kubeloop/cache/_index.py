@@ -75,7 +75,8 @@ class Index(Generic[E]):
 
     A bucket with one entry holds the entry itself, not a one-item dict: indexes on
     (nearly) unique values, such as an IP or a uid, then cost a dict slot per object.
-    Larger buckets are insertion-ordered dicts used as sets (entries hash by identity).
+    Larger buckets are insertion-ordered dicts used as sets. Entries compare by value (the store
+    files objects by their (namespace, name) key).
     """
 
     __slots__ = ("buckets", "fn", "name", "trusted")
@@ -119,7 +120,7 @@ class Index(Generic[E]):
                 buckets[k] = entry
             elif type(b) is dict:
                 b[entry] = None
-            elif b is not entry:
+            elif b != entry:
                 buckets[k] = {b: None, entry: None}  # type: ignore[dict-item]
 
     def remove(self, entry: E, keys: Keys) -> None:
@@ -135,7 +136,7 @@ class Index(Generic[E]):
                     buckets[k] = next(iter(b))
                 elif not b:
                     del buckets[k]
-            elif b is entry:
+            elif b == entry:
                 del buckets[k]
 
     def move(self, entry: E, old: Keys, new: Keys) -> None:

@@ -34,6 +34,13 @@ from typing import Any
 
 from kubeloop.cache._codec import Codec, make_codec
 from kubeloop.cache._entry import (
+    DATA,
+    IKEYS,
+    LABELS,
+    NAME,
+    NS,
+    RV,
+    UID,
     Change,
     Key,
     ReplaceResult,
@@ -41,6 +48,7 @@ from kubeloop.cache._entry import (
     _pack_uid,
     _unpack_uid,
     field_value,
+    labels_dict,
 )
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._index import (
@@ -78,9 +86,9 @@ _LISTED = -math.inf
 """The write time `load` queues listed objects with: due at once."""
 
 
-def _due(item: _Entry | tuple[float, _Entry, Any]) -> float:
+def _due(item: _Entry | tuple[float, _Entry]) -> float:
     """When a queued object was written (-inf for a listed one)."""
-    return item[0] if type(item) is tuple else _LISTED
+    return item[0] if len(item) == 2 else _LISTED
 
 
 class IndexFunctionError(Exception):
@@ -136,13 +144,13 @@ class Store:
         self.codec: Codec = make_codec(codec)
         self._by_ns: dict[str, dict[str, _Entry]] = {}
         self._count = 0
-        self._indexes: dict[str, Index[_Entry]] = {}
+        self._indexes: dict[str, Index[Key]] = {}
         self._no_keys: tuple[Keys, ...] = ()  # one () per index: shared by objects with no index keys
         self._labels: dict[tuple[str, ...], tuple[str, ...]] = {}  # label sets, shared (see _shared)
         self._label_sets: dict[tuple[tuple[str, str], ...], tuple[str, ...]] = {}  # labels.items() -> shared set
-        self._plan: tuple[tuple[Index[_Entry], int], ...] = ()  # (index, how its keys are computed): _index_keys
+        self._plan: tuple[tuple[Index[Key], int], ...] = ()  # (index, how its keys are computed): _index_keys
         self._ikeys: dict[tuple[Keys, ...], tuple[Keys, ...]] = {}  # index keys per object, shared
-        self._hot: OrderedDict[_Entry, FrozenDict] = OrderedDict()
+        self._hot: OrderedDict[Key, FrozenDict] = OrderedDict()
         self._hot_size = 0 if self.codec.shares_objects else hot_size
         self._encode_deferred = getattr(self.codec, "encode_deferred", None)
         self._compact = getattr(self.codec, "compact", None)
@@ -150,9 +158,9 @@ class Store:
             self._encode_deferred = self._compact = None
         self._defer_writes = defer_writes and self._encode_deferred is not None
         # objects held in the cheap form, oldest first: a listed entry (due at once) or a watched
-        # write (written when, entry, the data written then). A listed entry is queued bare: a
-        # tuple per listed object, freed once compacted, measured ~5% more RSS (fragmentation).
-        self._queue: deque[_Entry | tuple[float, _Entry, Any]] = deque()
+        # write (written when, entry). A listed entry is queued bare: a tuple per listed object,
+        # freed once compacted, measured ~5% more RSS (fragmentation).
+        self._queue: deque[_Entry | tuple[float, _Entry]] = deque()
         self.resource_version: str = ""
         if owner_index:
             self.add_index(OWNER_INDEX, owner_uid_index, trusted=True)
@@ -197,8 +205,8 @@ class Store:
         ikeys: dict[tuple[Keys, ...], tuple[Keys, ...]] = {}
         for bucket in self._by_ns.values():
             for e in bucket.values():
-                labels[e.labels] = e.labels
-                ikeys[e.ikeys] = e.ikeys
+                labels[e[LABELS]] = e[LABELS]
+                ikeys[e[IKEYS]] = e[IKEYS]
         self._labels.clear()
         self._labels.update(labels)
         self._label_sets.clear()
@@ -206,18 +214,19 @@ class Store:
         self._ikeys.update(ikeys)
 
     def _view(self, e: _Entry) -> FrozenDict:
-        hot = self._hot
         if self._hot_size:
-            v = hot.get(e)
+            hot = self._hot
+            key = (e[NS], e[NAME])
+            v = hot.get(key)
             if v is not None:
-                hot.move_to_end(e)
+                hot.move_to_end(key)
                 return v
-            v = FrozenDict(self.codec.decode(e.data))
-            hot[e] = v
+            v = FrozenDict(self.codec.decode(e[DATA]))
+            hot[key] = v
             if len(hot) > self._hot_size:
                 hot.popitem(last=False)
             return v
-        return FrozenDict(self.codec.decode(e.data))
+        return FrozenDict(self.codec.decode(e[DATA]))
 
     def _index_keys(self, obj: dict[str, Any], md: dict[str, Any]) -> tuple[Keys, ...]:
         """The object's keys in every index (``_no_keys`` when it has none)."""
@@ -262,48 +271,50 @@ class Store:
     def _commit(self, p: _Prepared, when: float | None = None, report: bool = True) -> Change | None:
         """Phase 2 of every write: cannot fail. ``when`` queues the object for `compact` (if it was
         encoded in the cheap form); ``report=False`` skips building the `Change` (a list load)."""
-        bucket = self._by_ns.get(p.namespace)
+        ns, name = p.namespace, p.name
+        bucket = self._by_ns.get(ns)
         if bucket is None:
-            bucket = self._by_ns[p.namespace] = {}
-        e = bucket.get(p.name)
+            bucket = self._by_ns[ns] = {}
+        old = bucket.get(name)
+        e = bucket[name] = (ns, name, p.uid, p.rv, p.labels, p.ikeys, p.data)
         change: Change | None = None
-        if e is None:
-            e = _Entry()
-            e.namespace, e.name, e.uid, e.rv = p.namespace, p.name, p.uid, p.rv
-            e.labels, e.ikeys, e.data = p.labels, p.ikeys, p.data
-            bucket[p.name] = e
+        if old is None:
             self._count += 1
             if p.ikeys is not self._no_keys:
+                key = (ns, name)
                 for ix, keys in zip(self._indexes.values(), p.ikeys, strict=True):
                     if keys:
-                        ix.add(e, keys)
+                        ix.add(key, keys)
             if report:
-                change = Change(p.namespace, p.name, FrozenDict(p.obj))
+                change = Change(ns, name, FrozenDict(p.obj))
         else:
-            old_view = self._hot.pop(e, None)
+            old_view = self._hot.pop((ns, name), None) if self._hot else None
             if report:
                 change = Change(
-                    p.namespace, p.name, FrozenDict(p.obj), old=old_view,
-                    old_data=e.data if old_view is None else None,
+                    ns, name, FrozenDict(p.obj), old=old_view,
+                    old_data=old[DATA] if old_view is None else None,
                     codec=self.codec if old_view is None else None,
                 )
-            if p.ikeys is not e.ikeys:  # index keys are shared tuples: unchanged keys are the same one
-                for ix, old_keys, new_keys in zip(self._indexes.values(), e.ikeys, p.ikeys, strict=True):
-                    ix.move(e, old_keys, new_keys)
-            e.uid, e.rv, e.labels, e.ikeys, e.data = p.uid, p.rv, p.labels, p.ikeys, p.data
+            if p.ikeys is not old[IKEYS]:  # index keys are shared tuples: unchanged keys are the same one
+                key = (ns, name)
+                for ix, old_keys, new_keys in zip(self._indexes.values(), old[IKEYS], p.ikeys, strict=True):
+                    ix.move(key, old_keys, new_keys)
         if when is not None and self._compact is not None:
-            self._queue.append(e if when == _LISTED else (when, e, p.data))
+            self._queue.append(e if when == _LISTED else (when, e))
         return change
 
     def _drop(self, e: _Entry) -> None:
-        bucket = self._by_ns[e.namespace]
-        del bucket[e.name]
+        ns, name = e[NS], e[NAME]
+        bucket = self._by_ns[ns]
+        del bucket[name]
         if not bucket:
-            del self._by_ns[e.namespace]
+            del self._by_ns[ns]
         self._count -= 1
-        for ix, keys in zip(self._indexes.values(), e.ikeys, strict=True):
-            ix.remove(e, keys)
-        self._hot.pop(e, None)
+        key = (ns, name)
+        if e[IKEYS] is not self._no_keys:
+            for ix, keys in zip(self._indexes.values(), e[IKEYS], strict=True):
+                ix.remove(key, keys)
+        self._hot.pop(key, None)
 
     def _entry(self, namespace: str, name: str) -> _Entry | None:
         bucket = self._by_ns.get(namespace)
@@ -334,12 +345,12 @@ class Store:
         if isinstance(md, dict):
             e = self._entry(md.get("namespace") or "", md.get("name") or "")
             rv = md.get("resourceVersion") or ""
-            if e is not None and rv and pack_rv(rv) == e.rv:
+            if e is not None and rv and pack_rv(rv) == e[RV]:
                 self.resource_version = rv
                 if not report:
                     return None
                 view = self._view(e)
-                return Change(e.namespace, e.name, view, old=view)
+                return Change(e[NS], e[NAME], view, old=view)
         deferred = self._defer_writes
         p = self._prepare(obj, deferred)
         change = self._commit(p, _monotonic() if deferred else None, report)
@@ -388,16 +399,23 @@ class Store:
         try:
             while queue and (limit is None or n < limit):
                 item = queue[0]
-                if isinstance(item, tuple):
-                    when, e, data = item
+                if len(item) == 2:
+                    when, e = item
                     if when > before:
                         return when
+                    listed = False
                 else:  # listed: compacted as it is now (a write made while the codec still trains
-                    e = item  # its dictionary is stored as JSON and not queued)
-                    data = e.data
+                    e, listed = item, True  # its dictionary is stored as JSON and not queued)
                 popleft()
-                if e.data is data and (by_ns.get(e.namespace) or {}).get(e.name) is e:
-                    e.data = compact(data)
+                bucket = by_ns.get(e[NS])
+                cur = None if bucket is None else bucket.get(e[NAME])
+                # a watched write counts if not written again since (the same data: `_set_ikeys`
+                # may have replaced its tuple); a newer write is queued itself
+                if cur is not None and (listed or cur[DATA] is e[DATA]):
+                    ns, name, uid, rv, labels, ikeys, data = cur
+                    small = compact(data)
+                    if small is not data:
+                        bucket[name] = (ns, name, uid, rv, labels, ikeys, small)  # type: ignore[index]
                     n += 1
         except Exception:
             queue.clear()
@@ -417,11 +435,11 @@ class Store:
             self.resource_version = resource_version
         if e is None:
             return None
-        hot = self._hot.get(e)
+        hot = self._hot.get((e[NS], e[NAME])) if self._hot else None
         self._drop(e)
         if hot is not None:
-            return Change(e.namespace, e.name, None, old=hot)
-        return Change(e.namespace, e.name, None, old_data=e.data, codec=self.codec)
+            return Change(e[NS], e[NAME], None, old=hot)
+        return Change(e[NS], e[NAME], None, old_data=e[DATA], codec=self.codec)
 
     def replace(self, objs: Iterable[dict[str, Any]], resource_version: str = "") -> ReplaceResult:
         """Make the store hold exactly ``objs`` (a relist); returns the difference.
@@ -436,24 +454,24 @@ class Store:
             if isinstance(md, dict):
                 e = self._entry(md.get("namespace") or "", md.get("name") or "")
                 rv = md.get("resourceVersion") or ""
-                if e is not None and rv and pack_rv(rv) == e.rv:
-                    prepared[(e.namespace, e.name)] = e
+                if e is not None and rv and pack_rv(rv) == e[RV]:
+                    prepared[(e[NS], e[NAME])] = e
                     continue
             p = self._prepare(obj)
             prepared[(p.namespace, p.name)] = p
         # ---- commit: nothing below can fail
         result = ReplaceResult()
         for e in list(self._entries()):
-            if (e.namespace, e.name) not in prepared:
-                old_view = self._hot.get(e)
+            if (e[NS], e[NAME]) not in prepared:
+                old_view = self._hot.get((e[NS], e[NAME]))
                 result.deleted.append(Change(
-                    e.namespace, e.name, None, old=old_view,
-                    old_data=e.data if old_view is None else None,
+                    e[NS], e[NAME], None, old=old_view,
+                    old_data=e[DATA] if old_view is None else None,
                     codec=self.codec if old_view is None else None,
                 ))
                 self._drop(e)
         for item in prepared.values():
-            if isinstance(item, _Prepared):
+            if type(item) is _Prepared:
                 c = self._commit(item)
                 assert c is not None
                 (result.added if c.kind == ADDED else result.modified).append(c)
@@ -478,17 +496,17 @@ class Store:
     def resource_version_of(self, name: str, namespace: str = "") -> str | None:
         """The stored object's resourceVersion without decoding it."""
         e = self._entry(namespace, name)
-        return None if e is None else str(e.rv)
+        return None if e is None else str(e[RV])
 
     def uid_of(self, name: str, namespace: str = "") -> str | None:
         """The stored object's uid without decoding it."""
         e = self._entry(namespace, name)
-        return None if e is None else _unpack_uid(e.uid)
+        return None if e is None else _unpack_uid(e[UID])
 
     def labels_of(self, name: str, namespace: str = "") -> dict[str, str] | None:
         """The stored object's labels without decoding it."""
         e = self._entry(namespace, name)
-        return None if e is None else e.labels_dict()
+        return None if e is None else labels_dict(e)
 
     def list(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
              field_selector: FieldSelectorLike | None = None) -> _list[FrozenDict]:
@@ -502,7 +520,7 @@ class Store:
     def list_keys(self, namespace: str | None = None, label_selector: LabelSelectorLike | None = None,
                   field_selector: FieldSelectorLike | None = None) -> _list[Key]:
         """Like :meth:`list` but only the keys (no decoding unless a field selector needs it)."""
-        return [(e.namespace, e.name) for e in self._select(namespace, label_selector, field_selector)]
+        return [(e[NS], e[NAME]) for e in self._select(namespace, label_selector, field_selector)]
 
     def _select(
         self,
@@ -525,10 +543,10 @@ class Store:
                     return
                 namespace = pinned
         for e in self._entries(namespace):
-            if lsel is not None and not lsel.matches(e.labels_dict() if e.labels else {}):
+            if lsel is not None and not lsel.matches(labels_dict(e) if e[LABELS] else {}):
                 continue
             if cheap:
-                fields = {"metadata.name": e.name, "metadata.namespace": e.namespace}
+                fields = {"metadata.name": e[NAME], "metadata.namespace": e[NS]}
                 if not all(r.matches(fields) for r in cheap):
                     continue
             if costly:
@@ -539,7 +557,7 @@ class Store:
 
     def keys(self) -> _list[Key]:
         """Every (namespace, name)."""
-        return [(e.namespace, e.name) for e in self._entries()]
+        return [(e[NS], e[NAME]) for e in self._entries()]
 
     def namespaces(self) -> _list[str]:
         """Namespaces that hold at least one object."""
@@ -568,7 +586,7 @@ class Store:
         """
         if name in self._indexes or name == NAMESPACE_INDEX:
             raise ValueError(f"index {name!r} already exists")
-        ix: Index[_Entry] = Index(name, fn, trusted=trusted)
+        ix: Index[Key] = Index(name, fn, trusted=trusted)
         entries = list(self._entries())
         computed = [ix.keys_for(self._view(e)._raw if ix.trusted else self._view(e)) for e in entries]
         self._indexes[name] = ix
@@ -576,8 +594,9 @@ class Store:
         old_none = self._no_keys
         self._replan()
         for e, keys in zip(entries, computed, strict=True):
-            e.ikeys = self._no_keys if e.ikeys is old_none and not keys else (*e.ikeys, keys)
-            ix.add(e, keys)
+            self._set_ikeys(e, self._no_keys if e[IKEYS] is old_none and not keys else (*e[IKEYS], keys))
+            if keys:
+                ix.add((e[NS], e[NAME]), keys)
 
     def remove_index(self, name: str) -> None:
         """Drop an index and the keys remembered for it."""
@@ -587,38 +606,43 @@ class Store:
         self._ikeys.clear()
         old_none = self._no_keys
         self._replan()
-        for e in self._entries():
-            e.ikeys = self._no_keys if e.ikeys is old_none else e.ikeys[:pos] + e.ikeys[pos + 1 :]
+        for e in list(self._entries()):
+            self._set_ikeys(e, self._no_keys if e[IKEYS] is old_none else e[IKEYS][:pos] + e[IKEYS][pos + 1 :])
+
+    def _set_ikeys(self, e: _Entry, ikeys: tuple[Keys, ...]) -> None:
+        """Replace a stored entry's index keys (its tuple; a queued compaction still finds it by data)."""
+        ns, name, uid, rv, labels, _, data = e
+        self._by_ns[ns][name] = (ns, name, uid, rv, labels, ikeys, data)
 
     @property
     def indexes(self) -> _list[str]:
         """Names of the registered indexes (NAMESPACE_INDEX is always available)."""
         return [NAMESPACE_INDEX, *self._indexes]
 
-    def _bucket(self, index: str, key: str) -> Iterable[_Entry]:
-        if index == NAMESPACE_INDEX:
-            return (self._by_ns.get(key) or {}).values()
+    def _index(self, index: str) -> Index[Key]:
         ix = self._indexes.get(index)
         if ix is None:
             raise KeyError(f"no index named {index!r}")
-        return ix.members(key)
+        return ix
 
     def by_index(self, index: str, key: str) -> _list[FrozenDict]:
         """The objects filed under ``key`` in ``index`` (read-only views)."""
-        return [self._view(e) for e in self._bucket(index, key)]
+        if index == NAMESPACE_INDEX:
+            return [self._view(e) for e in (self._by_ns.get(key) or {}).values()]
+        by_ns = self._by_ns
+        return [self._view(by_ns[ns][name]) for ns, name in self._index(index).members(key)]
 
     def index_keys(self, index: str, key: str) -> set[Key]:
         """The (namespace, name) of the objects filed under ``key`` in ``index`` (no decoding)."""
-        return {(e.namespace, e.name) for e in self._bucket(index, key)}
+        if index == NAMESPACE_INDEX:
+            return {(key, name) for name in self._by_ns.get(key) or ()}
+        return set(self._index(index).members(key))
 
     def index_values(self, index: str) -> _list[str]:
         """Every key that currently has objects in ``index``."""
         if index == NAMESPACE_INDEX:
             return list(self._by_ns)
-        ix = self._indexes.get(index)
-        if ix is None:
-            raise KeyError(f"no index named {index!r}")
-        return list(ix.buckets)
+        return list(self._index(index).buckets)
 
     def object_index_keys(self, index: str, name: str, namespace: str = "") -> tuple[str, ...]:
         """The keys one stored object is filed under in ``index``."""
@@ -626,18 +650,15 @@ class Store:
         if e is None:
             return ()
         if index == NAMESPACE_INDEX:
-            return (e.namespace,)
+            return (e[NS],)
         pos = list(self._indexes).index(index)
-        return unpack(e.ikeys[pos])
+        return unpack(e[IKEYS][pos])
 
     def index_function(self, index: str) -> IndexFunc | None:
         """The function of ``index`` (None for the built-in NAMESPACE_INDEX); KeyError if unknown."""
         if index == NAMESPACE_INDEX:
             return None
-        ix = self._indexes.get(index)
-        if ix is None:
-            raise KeyError(f"no index named {index!r}")
-        return ix.fn
+        return self._index(index).fn
 
     def values(self, index: str, key: str) -> _list[Any]:
         """The values a `ValueIndex` gives for ``key``, one per object filed under it (see `_values`)."""
@@ -647,7 +668,7 @@ class Store:
 
     def stats(self) -> dict[str, Any]:
         """Object count, payload bytes held by the codec, decoded views cached."""
-        payload = sum(self.codec.stored_size(e.data) for e in self._entries())
+        payload = sum(self.codec.stored_size(e[DATA]) for e in self._entries())
         return {
             "objects": self._count,
             "codec": self.codec.name,
