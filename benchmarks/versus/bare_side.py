@@ -11,6 +11,7 @@ T_START = time.time()
 
 import asyncio  # noqa: E402
 import gc  # noqa: E402
+import random  # noqa: E402
 import tracemalloc  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -18,7 +19,17 @@ import aiohttp  # noqa: E402
 import orjson  # noqa: E402
 
 from benchmarks.peers.operators.bare_operator import list_all, server_of  # noqa: E402
-from benchmarks.versus.child import LABEL, answer_marks, args, emit, hwm, rss, run, until_closed  # noqa: E402
+from benchmarks.versus.child import (  # noqa: E402
+    LABEL,
+    answer_marks,
+    args,
+    emit,
+    hwm,
+    reads,
+    rss,
+    run,
+    until_closed,
+)
 
 T_IMPORTED = time.time()
 
@@ -53,6 +64,10 @@ async def main() -> None:
         if traced:
             fields["traced"], fields["traced_peak"] = tracemalloc.get_traced_memory()
         emit("compacted", **fields)
+        if mode == "scale":  # a read is a dict lookup here (the object held decoded)
+            keys = list(objects)
+            rng = random.Random(1)
+            emit("gets", **reads([(rng.choice(keys),) for _ in range(20000)], objects.get))
         if mode == "churn":
             await churn(http, url, rv, objects, index)
         else:

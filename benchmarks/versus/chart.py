@@ -67,32 +67,40 @@ def write_chart(path: Path, rows: list[dict[str, Any]], title: str) -> None:
     _svg(path, 900, y, parts)
 
 
-def write_lines(path: Path, title: str, xs: list[float], series: list[tuple[str, str, list[float]]]) -> None:
-    """One small panel per series (label, unit, values) against xs (log scale): the scale chart."""
-    width, panel_h = 900, 170
-    parts = [f'<text x="10" y="20" font-family="sans-serif" font-size="14" font-weight="bold">{escape(title)}</text>']
+def write_lines(path: Path, title: str, xs: list[float],
+                series: list[tuple[str, str, list[float], list[float] | None]]) -> None:
+    """One small panel per series (label, unit, kubeloop's values, the bare loop's or None) against xs
+    (log scale): the scale chart."""
     import math
 
+    width, panel_h = 900, 170
+    parts = [f'<text x="10" y="20" font-family="sans-serif" font-size="14" font-weight="bold">{escape(title)}</text>']
     lx = [math.log10(x) for x in xs]
     x_lo, x_hi = min(lx), max(lx) if max(lx) > min(lx) else min(lx) + 1
-    for i, (label, unit, ys) in enumerate(series):
+    left, plot_w, plot_h = 90, width - 140, panel_h - 60
+    for i, (label, unit, ys, bare) in enumerate(series):
         top = 40 + i * panel_h
-        y_hi = max(ys) * 1.25 if ys and max(ys) > 0 else 1.0
-        left, plot_w, plot_h = 90, width - 140, panel_h - 60
+        every = ys + (bare or [])
+        y_hi = max(every) * 1.25 if every and max(every) > 0 else 1.0
         parts.append(f'<text x="10" y="{top + 12}" {_FONT} font-weight="bold">{escape(label)} ({escape(unit)})</text>')
         parts.append(f'<line x1="{left}" y1="{top + 20 + plot_h}" x2="{left + plot_w}" y2="{top + 20 + plot_h}" '
                      f'stroke="#444"/><line x1="{left}" y1="{top + 20}" x2="{left}" y2="{top + 20 + plot_h}" stroke="#444"/>')
-        pts = []
-        for x, v, y in zip(xs, lx, ys, strict=True):
+        for x, v in zip(xs, lx, strict=True):
             px = left + (v - x_lo) / (x_hi - x_lo) * plot_w
-            py = top + 20 + plot_h - y / y_hi * plot_h
-            pts.append(f"{px:.1f},{py:.1f}")
-            parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="{KUBELOOP}"/>')
-            parts.append(f'<text x="{px + 6:.1f}" y="{py - 6:.1f}" font-family="sans-serif" font-size="10">'
-                         f'{y:.3g}</text>')
             parts.append(f'<text x="{px:.1f}" y="{top + 34 + plot_h}" font-family="sans-serif" font-size="10" '
                          f'text-anchor="middle">{int(x):,}</text>')
-        parts.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{KUBELOOP}" stroke-width="2"/>')
+        for values, colour in ((bare, BARE), (ys, KUBELOOP)):
+            if values is None:
+                continue
+            pts = []
+            for v, y in zip(lx, values, strict=True):
+                px = left + (v - x_lo) / (x_hi - x_lo) * plot_w
+                py = top + 20 + plot_h - y / y_hi * plot_h
+                pts.append(f"{px:.1f},{py:.1f}")
+                parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="{colour}"/>')
+                parts.append(f'<text x="{px + 6:.1f}" y="{py - 6:.1f}" font-family="sans-serif" font-size="10">'
+                             f'{y:.3g}</text>')
+            parts.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{colour}" stroke-width="2"/>')
         parts.append(f'<text x="{left - 6}" y="{top + 24}" font-family="sans-serif" font-size="10" '
                      f'text-anchor="end">{y_hi:.3g}</text><text x="{left - 6}" y="{top + 20 + plot_h}" '
                      f'font-family="sans-serif" font-size="10" text-anchor="end">0</text>')

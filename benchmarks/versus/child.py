@@ -4,7 +4,7 @@ side prints on stdout, its memory read from /proc, and the parent's commands on 
 A side runs as ``python -m benchmarks.versus.<side>_side MODE KIND NAMESPACE KUBECONFIG``; MODE is
 ``warmup`` (time from launch to synced), ``memory`` (RSS growth over a warmed baseline, at sync
 and after compaction), ``traced`` (the same with tracemalloc on), ``churn`` (CPU per watch event)
-or ``scale`` (``memory`` plus `get` latency).
+or ``scale`` (``memory`` plus `get` latency and the garbage collector's pause, `reads`).
 """
 
 from __future__ import annotations
@@ -78,6 +78,29 @@ async def until_closed() -> None:
     """Hold the state until the parent closes stdin (the process then exits normally)."""
     async for _ in await commands():
         pass
+
+
+def reads(calls: list[tuple[Any, ...]], get: Callable[..., Any]) -> dict[str, Any]:
+    """``get(*args)`` timed for each args in ``calls`` (keys picked at random by the caller):
+    p50 and p99 in µs; then the pause one full garbage collection takes with this state held (the
+    median of three ``gc.collect()``: a collection stops the event loop for that long) and the
+    number of objects the collector tracks."""
+    import gc
+
+    times = []
+    clock = time.perf_counter_ns
+    for args in calls:
+        t = clock()
+        get(*args)
+        times.append(clock() - t)
+    times.sort()
+    pauses = []
+    for _ in range(3):
+        t = clock()
+        gc.collect()
+        pauses.append(clock() - t)
+    return {"get_p50_us": times[len(times) // 2] / 1e3, "get_p99_us": times[int(len(times) * 0.99)] / 1e3,
+            "gc_pause_ms": sorted(pauses)[1] / 1e6, "gc_tracked": len(gc.get_objects())}
 
 
 def resource_of(kind: str) -> str:

@@ -20,6 +20,7 @@ from benchmarks.versus.child import (  # noqa: E402
     args,
     emit,
     hwm,
+    reads,
     resource_of,
     rss,
     run,
@@ -99,18 +100,9 @@ async def main() -> None:
 
 def get_latency(inf: Informer, samples: int = 20000) -> dict[str, Any]:
     """`get` of random keys through the informer's reader (a cold object: decoded on each read)."""
-    keys = inf.reader.keys()
     rng = random.Random(1)
-    pick = [rng.choice(keys) for _ in range(samples)]
-    get = inf.reader.get
-    times = []
-    clock = time.perf_counter_ns
-    for ns, name in pick:
-        t = clock()
-        get(name, ns)
-        times.append(clock() - t)
-    times.sort()
-    return {"get_p50_us": times[len(times) // 2] / 1e3, "get_p99_us": times[int(len(times) * 0.99)] / 1e3}
+    keys = inf.reader.keys()
+    return reads([(name, ns) for ns, name in (rng.choice(keys) for _ in range(samples))], inf.reader.get)
 
 
 async def churn(inf: Informer, seen: list[int]) -> None:
