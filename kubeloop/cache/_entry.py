@@ -49,7 +49,7 @@ A plain tuple, not a class: the cyclic garbage collector stops tracking a tuple 
 strings, bytes, ints and such tuples, so stored objects add nothing to its full collections (a class
 instance is always tracked: with 1,000,000 objects stored, each full collection paused the event
 loop for ~250 ms; as tuples, ~5 ms). A write replaces the object's tuple; nothing holds an entry but
-its namespace's bucket and the compaction queue (the indexes hold keys).
+its namespace's bucket and the compaction queue (the indexes hold names).
 """
 
 NS: Final = 0

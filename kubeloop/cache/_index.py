@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 __all__ = [
     "NAMESPACE_INDEX",
@@ -59,10 +59,12 @@ def owner_ref_index(obj: Mapping[str, Any]) -> list[str]:
     return [owner_ref_key(r.get("apiVersion", ""), r.get("kind", ""), ns, r.get("name", "")) for r in refs]
 
 
-E = TypeVar("E")
-
 Keys = str | tuple[str, ...]
 """An object's keys in one index, packed: one key is held as the str itself (saves a tuple)."""
+
+Bucket = tuple[str, str] | dict[str, str | tuple[str, ...]]
+"""One index key's objects: (namespace, name) for one object, else ``{name: namespace}`` (a tuple of
+namespaces for a name filed from several)."""
 
 
 def unpack(keys: Keys) -> tuple[str, ...]:
@@ -70,13 +72,14 @@ def unpack(keys: Keys) -> tuple[str, ...]:
     return (keys,) if type(keys) is str else keys  # type: ignore[return-value]
 
 
-class Index(Generic[E]):
-    """One named index: key -> the entries filed under it.
+class Index:
+    """One named index: key -> the objects, as (namespace, name), filed under it.
 
-    A bucket with one entry holds the entry itself, not a one-item dict: indexes on
-    (nearly) unique values, such as an IP or a uid, then cost a dict slot per object.
-    Larger buckets are insertion-ordered dicts used as sets. Entries compare by value (the store
-    files objects by their (namespace, name) key).
+    A bucket with one object holds its (namespace, name), not a one-item dict: indexes on (nearly)
+    unique values, such as an IP or a uid, then cost a tuple per object. A larger bucket is a dict
+    ``{name: namespace}``: a member costs one dict slot and references strings the store holds
+    anyway, no tuple of its own (a tuple per member was ~56 bytes per indexed object). The rare
+    name filed from several namespaces holds a tuple of them.
     """
 
     __slots__ = ("buckets", "fn", "name", "trusted")
@@ -85,7 +88,7 @@ class Index(Generic[E]):
         self.name = name
         self.fn = fn
         self.trusted = trusted  # fn gets the plain object (built-in functions that never change it)
-        self.buckets: dict[str, E | dict[E, None]] = {}
+        self.buckets: dict[str, Bucket] = {}
 
     def keys_for(self, view: Mapping[str, Any]) -> Keys:
         """The distinct keys ``fn`` gives for an object, packed and interned (many objects share them)."""
@@ -102,47 +105,78 @@ class Index(Generic[E]):
         keys = tuple(out)
         return keys[0] if len(keys) == 1 else keys
 
-    def members(self, key: str) -> Iterable[E]:
-        """The entries filed under ``key``."""
+    def members(self, key: str) -> list[tuple[str, str]]:
+        """The (namespace, name) of the objects filed under ``key``."""
         b = self.buckets.get(key)
         if b is None:
-            return ()
-        if type(b) is dict:
-            return b
-        return (b,)  # type: ignore[return-value]
+            return []
+        if type(b) is tuple:
+            return [b]
+        d: dict[str, str | tuple[str, ...]] = b  # type: ignore[assignment]
+        out = [(ns, name) for name, ns in d.items() if type(ns) is str]
+        if len(out) < len(d):  # some names are filed from several namespaces
+            out += [(n, name) for name, nss in d.items() if type(nss) is tuple for n in nss]
+        return out
 
-    def add(self, entry: E, keys: Keys) -> None:
-        """Put ``entry`` under each key."""
+    def add(self, namespace: str, name: str, keys: Keys) -> None:
+        """File the object under each key."""
         buckets = self.buckets
         for k in unpack(keys):
             b = buckets.get(k)
             if b is None:
-                buckets[k] = entry
-            elif type(b) is dict:
-                b[entry] = None
-            elif b != entry:
-                buckets[k] = {b: None, entry: None}  # type: ignore[dict-item]
+                buckets[k] = (namespace, name)
+            elif type(b) is tuple:
+                if b[1] != name or b[0] != namespace:
+                    d: dict[str, str | tuple[str, ...]] = {b[1]: b[0]}
+                    _put(d, namespace, name)
+                    buckets[k] = d
+            else:
+                _put(b, namespace, name)  # type: ignore[arg-type]
 
-    def remove(self, entry: E, keys: Keys) -> None:
-        """Take ``entry`` out of each key's bucket (empty buckets go away)."""
+    def remove(self, namespace: str, name: str, keys: Keys) -> None:
+        """Take the object out of each key's bucket (empty buckets go away)."""
         buckets = self.buckets
         for k in unpack(keys):
             b = buckets.get(k)
             if b is None:
                 continue
-            if type(b) is dict:
-                b.pop(entry, None)
-                if len(b) == 1:
-                    buckets[k] = next(iter(b))
-                elif not b:
+            if type(b) is tuple:
+                if b[1] == name and b[0] == namespace:
                     del buckets[k]
-            elif b == entry:
+                continue
+            d: dict[str, str | tuple[str, ...]] = b  # type: ignore[assignment]
+            have = d.get(name)
+            if have is None:
+                continue
+            if type(have) is str:
+                if have != namespace:
+                    continue
+                del d[name]
+            elif namespace in have:
+                rest = tuple(n for n in have if n != namespace)
+                d[name] = rest[0] if len(rest) == 1 else rest
+            if not d:
                 del buckets[k]
+            elif len(d) == 1:
+                ((last, ns),) = d.items()
+                if type(ns) is str:
+                    buckets[k] = (ns, last)
 
-    def move(self, entry: E, old: Keys, new: Keys) -> None:
-        """Re-file ``entry`` from ``old`` keys to ``new`` keys, touching only the difference."""
+    def move(self, namespace: str, name: str, old: Keys, new: Keys) -> None:
+        """Re-file the object from ``old`` keys to ``new`` keys, touching only the difference."""
         if old == new:
             return
         o, n = unpack(old), unpack(new)
-        self.remove(entry, tuple(k for k in o if k not in n))
-        self.add(entry, tuple(k for k in n if k not in o))
+        self.remove(namespace, name, tuple(k for k in o if k not in n))
+        self.add(namespace, name, tuple(k for k in n if k not in o))
+
+
+def _put(d: dict[str, str | tuple[str, ...]], namespace: str, name: str) -> None:
+    have = d.get(name)
+    if have is None:
+        d[name] = namespace
+    elif type(have) is str:
+        if have != namespace:
+            d[name] = (have, namespace)
+    elif namespace not in have:
+        d[name] = (*have, namespace)

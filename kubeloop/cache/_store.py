@@ -144,11 +144,11 @@ class Store:
         self.codec: Codec = make_codec(codec)
         self._by_ns: dict[str, dict[str, _Entry]] = {}
         self._count = 0
-        self._indexes: dict[str, Index[Key]] = {}
+        self._indexes: dict[str, Index] = {}
         self._no_keys: tuple[Keys, ...] = ()  # one () per index: shared by objects with no index keys
         self._labels: dict[tuple[str, ...], tuple[str, ...]] = {}  # label sets, shared (see _shared)
         self._label_sets: dict[tuple[tuple[str, str], ...], tuple[str, ...]] = {}  # labels.items() -> shared set
-        self._plan: tuple[tuple[Index[Key], int], ...] = ()  # (index, how its keys are computed): _index_keys
+        self._plan: tuple[tuple[Index, int], ...] = ()  # (index, how its keys are computed): _index_keys
         self._ikeys: dict[tuple[Keys, ...], tuple[Keys, ...]] = {}  # index keys per object, shared
         self._hot: OrderedDict[Key, FrozenDict] = OrderedDict()
         self._hot_size = 0 if self.codec.shares_objects else hot_size
@@ -281,10 +281,9 @@ class Store:
         if old is None:
             self._count += 1
             if p.ikeys is not self._no_keys:
-                key = (ns, name)
                 for ix, keys in zip(self._indexes.values(), p.ikeys, strict=True):
                     if keys:
-                        ix.add(key, keys)
+                        ix.add(ns, name, keys)
             if report:
                 change = Change(ns, name, FrozenDict(p.obj))
         else:
@@ -296,9 +295,8 @@ class Store:
                     codec=self.codec if old_view is None else None,
                 )
             if p.ikeys is not old[IKEYS]:  # index keys are shared tuples: unchanged keys are the same one
-                key = (ns, name)
                 for ix, old_keys, new_keys in zip(self._indexes.values(), old[IKEYS], p.ikeys, strict=True):
-                    ix.move(key, old_keys, new_keys)
+                    ix.move(ns, name, old_keys, new_keys)
         if when is not None and self._compact is not None:
             self._queue.append(e if when == _LISTED else (when, e))
         return change
@@ -310,11 +308,11 @@ class Store:
         if not bucket:
             del self._by_ns[ns]
         self._count -= 1
-        key = (ns, name)
         if e[IKEYS] is not self._no_keys:
             for ix, keys in zip(self._indexes.values(), e[IKEYS], strict=True):
-                ix.remove(key, keys)
-        self._hot.pop(key, None)
+                ix.remove(ns, name, keys)
+        if self._hot:
+            self._hot.pop((ns, name), None)
 
     def _entry(self, namespace: str, name: str) -> _Entry | None:
         bucket = self._by_ns.get(namespace)
@@ -586,7 +584,7 @@ class Store:
         """
         if name in self._indexes or name == NAMESPACE_INDEX:
             raise ValueError(f"index {name!r} already exists")
-        ix: Index[Key] = Index(name, fn, trusted=trusted)
+        ix: Index = Index(name, fn, trusted=trusted)
         entries = list(self._entries())
         computed = [ix.keys_for(self._view(e)._raw if ix.trusted else self._view(e)) for e in entries]
         self._indexes[name] = ix
@@ -596,7 +594,7 @@ class Store:
         for e, keys in zip(entries, computed, strict=True):
             self._set_ikeys(e, self._no_keys if e[IKEYS] is old_none and not keys else (*e[IKEYS], keys))
             if keys:
-                ix.add((e[NS], e[NAME]), keys)
+                ix.add(e[NS], e[NAME], keys)
 
     def remove_index(self, name: str) -> None:
         """Drop an index and the keys remembered for it."""
@@ -619,7 +617,7 @@ class Store:
         """Names of the registered indexes (NAMESPACE_INDEX is always available)."""
         return [NAMESPACE_INDEX, *self._indexes]
 
-    def _index(self, index: str) -> Index[Key]:
+    def _index(self, index: str) -> Index:
         ix = self._indexes.get(index)
         if ix is None:
             raise KeyError(f"no index named {index!r}")
