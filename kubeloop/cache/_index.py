@@ -78,7 +78,7 @@ class Index:
     A bucket with one object holds its (namespace, name), not a one-item dict: indexes on (nearly)
     unique values, such as an IP or a uid, then cost a tuple per object. A larger bucket is a dict
     ``{name: namespace}``: a member costs one dict slot and references strings the store holds
-    anyway, no tuple of its own (a tuple per member was ~56 bytes per indexed object). The rare
+    anyway, no tuple of its own (a tuple per member would cost ~56 bytes per indexed object). The rare
     name filed from several namespaces holds a tuple of them.
     """
 
@@ -110,12 +110,11 @@ class Index:
         b = self.buckets.get(key)
         if b is None:
             return []
-        if type(b) is tuple:
+        if isinstance(b, tuple):
             return [b]
-        d: dict[str, str | tuple[str, ...]] = b  # type: ignore[assignment]
-        out = [(ns, name) for name, ns in d.items() if type(ns) is str]
-        if len(out) < len(d):  # some names are filed from several namespaces
-            out += [(n, name) for name, nss in d.items() if type(nss) is tuple for n in nss]
+        out = [(ns, name) for name, ns in b.items() if type(ns) is str]
+        if len(out) < len(b):  # some names are filed from several namespaces
+            out += [(n, name) for name, nss in b.items() if type(nss) is tuple for n in nss]
         return out
 
     def add(self, namespace: str, name: str, keys: Keys) -> None:
@@ -125,13 +124,13 @@ class Index:
             b = buckets.get(k)
             if b is None:
                 buckets[k] = (namespace, name)
-            elif type(b) is tuple:
+            elif isinstance(b, tuple):
                 if b[1] != name or b[0] != namespace:
                     d: dict[str, str | tuple[str, ...]] = {b[1]: b[0]}
                     _put(d, namespace, name)
                     buckets[k] = d
             else:
-                _put(b, namespace, name)  # type: ignore[arg-type]
+                _put(b, namespace, name)
 
     def remove(self, namespace: str, name: str, keys: Keys) -> None:
         """Take the object out of each key's bucket (empty buckets go away)."""
@@ -140,11 +139,11 @@ class Index:
             b = buckets.get(k)
             if b is None:
                 continue
-            if type(b) is tuple:
+            if isinstance(b, tuple):
                 if b[1] == name and b[0] == namespace:
                     del buckets[k]
                 continue
-            d: dict[str, str | tuple[str, ...]] = b  # type: ignore[assignment]
+            d = b
             have = d.get(name)
             if have is None:
                 continue

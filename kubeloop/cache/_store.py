@@ -287,19 +287,24 @@ class Store:
             if report:
                 change = Change(ns, name, FrozenDict(p.obj))
         else:
-            old_view = self._hot.pop((ns, name), None) if self._hot else None
             if report:
-                change = Change(
-                    ns, name, FrozenDict(p.obj), old=old_view,
-                    old_data=old[DATA] if old_view is None else None,
-                    codec=self.codec if old_view is None else None,
-                )
+                change = self._change(old, FrozenDict(p.obj))
+            if self._hot:
+                self._hot.pop((ns, name), None)
             if p.ikeys is not old[IKEYS]:  # index keys are shared tuples: unchanged keys are the same one
                 for ix, old_keys, new_keys in zip(self._indexes.values(), old[IKEYS], p.ikeys, strict=True):
                     ix.move(ns, name, old_keys, new_keys)
         if when is not None and self._compact is not None:
             self._queue.append(e if when == _LISTED else (when, e))
         return change
+
+    def _change(self, e: _Entry, new: FrozenDict | None) -> Change:
+        """The `Change` from stored entry ``e`` to ``new`` (None: removed). Its ``old`` is the hot
+        view if there is one, else decoded from ``e`` only when a subscriber reads it."""
+        old = self._hot.get((e[NS], e[NAME])) if self._hot else None
+        if old is not None:
+            return Change(e[NS], e[NAME], new, old=old)
+        return Change(e[NS], e[NAME], new, old_data=e[DATA], codec=self.codec)
 
     def _drop(self, e: _Entry) -> None:
         ns, name = e[NS], e[NAME]
@@ -433,11 +438,9 @@ class Store:
             self.resource_version = resource_version
         if e is None:
             return None
-        hot = self._hot.get((e[NS], e[NAME])) if self._hot else None
+        gone = self._change(e, None)
         self._drop(e)
-        if hot is not None:
-            return Change(e[NS], e[NAME], None, old=hot)
-        return Change(e[NS], e[NAME], None, old_data=e[DATA], codec=self.codec)
+        return gone
 
     def replace(self, objs: Iterable[dict[str, Any]], resource_version: str = "") -> ReplaceResult:
         """Make the store hold exactly ``objs`` (a relist); returns the difference.
@@ -461,12 +464,7 @@ class Store:
         result = ReplaceResult()
         for e in list(self._entries()):
             if (e[NS], e[NAME]) not in prepared:
-                old_view = self._hot.get((e[NS], e[NAME]))
-                result.deleted.append(Change(
-                    e[NS], e[NAME], None, old=old_view,
-                    old_data=e[DATA] if old_view is None else None,
-                    codec=self.codec if old_view is None else None,
-                ))
+                result.deleted.append(self._change(e, None))
                 self._drop(e)
         for item in prepared.values():
             if type(item) is _Prepared:
