@@ -11,7 +11,7 @@ runs in a fresh subprocess that ingests the objects the way an informer does
   (``index_keys``, and ``by_index`` returning one decoded object).
 
 Usage: python benchmarks/store_bench.py [--objects N (default 5000: ~40 s)] [--kinds pods,configmaps]
-       [--modes plain-dicts,exact-bytes,store-dict,store-json,store-zlib] [--no-trace]
+       [--modes plain-dicts,exact-bytes,store-dict,store-json,store-zstd,store-zlib] [--no-trace]
 Writes benchmarks/results/store.json and prints a table.
 """
 
@@ -36,9 +36,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-MODES = ["plain-dicts", "exact-bytes", "store-dict", "store-json", "store-zlib", "store-zlib-bare"]
+MODES = ["plain-dicts", "exact-bytes", "store-dict", "store-json", "store-zstd", "store-zlib", "store-zstd-bare"]
 # store-*: Store(codec=*) with its defaults (built-in owner indexes, 64 hot decoded views);
-# store-zlib-bare: no owner indexes, no hot views (the floor of the compact store).
+# store-zstd-bare: no owner indexes, no hot views (the floor of the compact store).
 KINDS = ["pods", "configmaps"]
 SAMPLES = 4000  # timed calls per round (3 rounds) per latency figure
 

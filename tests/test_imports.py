@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-LAZY = ("prometheus_client", "http.server", "yaml", "ctypes", "difflib", "aiohttp.web")
+LAZY = ("prometheus_client", "http.server", "yaml", "ctypes", "difflib", "aiohttp.web", "zstandard")
 """Not imported by ``import kubeloop.cache, kubeloop.client`` (an Informer outside a Manager)."""
 
 SCRAPE = """
@@ -25,6 +25,14 @@ async def scrape() -> None:
 asyncio.run(scrape())
 """
 """A Manager's metrics endpoint, started and scraped once."""
+
+STORE = """
+from kubeloop.cache import Store
+store = Store()
+for i in range(20):
+    store.apply({"metadata": {"name": f"c{i}", "namespace": "n", "uid": f"u{i}", "resourceVersion": str(i + 1)}})
+"""
+"""A store (default codec) given enough objects to learn its dictionary."""
 
 KUBECONFIG = """\
 apiVersion: v1
@@ -49,14 +57,16 @@ def loaded_after(*steps: str) -> list[list[str]]:
 def test_cache_and_client_import_none_of_the_heavy_dependencies(tmp_path: Path) -> None:
     path = tmp_path / "kubeconfig"
     path.write_text(KUBECONFIG)
-    imported, configured, registry = loaded_after(
+    imported, configured, registry, stored = loaded_after(
         "import kubeloop.cache, kubeloop.client",
         f"import kubeloop.config; kubeloop.config.load_kubeconfig({str(path)!r})",
         "import kubeloop.metrics; kubeloop.metrics.REGISTRY",
+        STORE,
     )
     assert imported == []
     assert configured == ["yaml"]  # the kubeconfig is parsed: now PyYAML is needed
     assert {"prometheus_client", "http.server"} <= set(registry)  # the registry exists: so does prometheus_client
+    assert "zstandard" in stored  # the default codec learnt its dictionary: now zstandard is needed
 
 
 def test_the_manager_imports_its_web_server_and_prometheus_client_when_metrics_are_served() -> None:

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 OPERATORS = Path(__file__).resolve().parent / "operators"
 FRAMEWORKS = ("kubeloop", "kopf", "bare", "kubeloop-dict")
 """kubeloop-dict: kubeloop with its cache holding plain dicts (codec="dict") instead of the default
-compact zlib form: a variant showing what the compact store costs in CPU and saves in memory."""
+compact zstd form: a variant showing what the compact store costs in CPU and saves in memory."""
 
 
 def compile_sources() -> None:

@@ -15,7 +15,7 @@ The modules are private (``_name.py``); every public name is exported here.
 
 from typing import TYPE_CHECKING
 
-from kubeloop.cache._codec import Codec, DictCodec, JsonCodec, ZlibDictCodec
+from kubeloop.cache._codec import Codec, DictCodec, JsonCodec, ZlibDictCodec, ZstdDictCodec
 from kubeloop.cache._entry import Change, Key, ReplaceResult
 from kubeloop.cache._events import Event
 from kubeloop.cache._frozen import (
@@ -92,6 +92,7 @@ __all__ = [
     "ValueFunc",
     "ValueIndex",
     "ZlibDictCodec",
+    "ZstdDictCodec",
     "compose",
     "drop_annotations",
     "drop_fields",

@@ -10,15 +10,15 @@ and then offers each resulting change to every subscriber, in that order, in one
   meanwhile as deletes.
 - `Apply` / `Delete`: one change. An object the filter rejects is removed as if deleted.
 
-Deferred compaction: a listed object is stored in the codec's cheap form (exact-size JSON, no
-deflate), so the list costs little more than decoding it; once the list is swapped in, a compactor
-task (a child of `run()`) deflates it in small batches that yield to the event loop, and then hands
+Deferred compaction: a listed object is stored in the codec's cheap form (exact-size JSON, not
+compressed), so the list costs little more than decoding it; once the list is swapped in, a compactor
+task (a child of `run()`) compresses it in small batches that yield to the event loop, and then hands
 freed heap back to the OS (glibc `malloc_trim`). Reads are correct throughout; `compacted()` waits
 for the end (benchmarks measure memory after it). An object a watch event changes is held in the
-cheap form too and deflated once it has stayed unchanged for `compact_delay` seconds, or up to a
+cheap form too and compressed once it has stayed unchanged for `compact_delay` seconds, or up to a
 quarter more (writes falling due are taken in batches, so a busy informer wakes a few times a
 second, not once per write). This write-back compaction means an object that changes again
-meanwhile, as busy objects do, is never deflated for a version nobody keeps, and the reconcile that usually reads it next decodes JSON, not deflate.
+meanwhile, as busy objects do, is never compressed for a version nobody keeps, and the reconcile that usually reads it next decodes JSON, not a compressed form.
 (Written views are not kept decoded: in a measurement that kept each newest view in the store's
 LRU, the views outlived the young GC generation and the collector's extra work cost more than
 the decodes saved.)
@@ -177,7 +177,7 @@ class Informer:
         self.compact_batch = 64
         """Objects compacted between two yields to the event loop (~1 ms of work for Pods)."""
         self.compact_delay = 2.0
-        """Seconds an object changed by a watch event stays in the cheap form before it is deflated
+        """Seconds an object changed by a watch event stays in the cheap form before it is compressed
         (up to a quarter more: the compactor takes the writes that fall due in batches)."""
         self._compact_timer: asyncio.TimerHandle | None = None
         self._finished = asyncio.Event()  # run() returned

@@ -9,13 +9,13 @@ compact form (`kubeloop.cache._entry`): the key, uid, resourceVersion, labels (i
 label selectors) and every index key (so updates and deletes touch only what changed).
 A small LRU keeps the views of recently read objects decoded.
 
-Deferred compaction, one time-ordered queue: with a codec that can defer (the default zlib one),
-an object is first held in the codec's cheap form (exact-size JSON) and queued; `compact` deflates
+Deferred compaction, one time-ordered queue: with a codec that can defer (the default zstd one),
+an object is first held in the codec's cheap form (exact-size JSON) and queued; `compact` compresses
 what is due. Listed objects (`load`) are due at once: a list costs little more than decoding it,
 and the informer compacts it in small batches after it synced. Watched writes (`apply` with
 ``defer_writes``) are due once they stayed unchanged for the caller's delay: an object that changes
-again soon, the usual case under churn, is never deflated for a version nobody keeps, and a read
-right after a change decodes JSON, not deflate.
+again soon, the usual case under churn, is never compressed for a version nobody keeps, and a read
+right after a change decodes JSON, not a compressed form.
 
 This module is over 450 lines because `Store` is one unit: its entries, indexes, hot views and
 compaction queue change together in every write (two-phase, all-or-nothing), and splitting the
@@ -123,7 +123,7 @@ class _Prepared:
 class Store:
     """Objects of one resource by (namespace, name), read-only to readers, with indexes.
 
-    ``codec`` chooses the in-memory form (default ``"zlib"``; ``"json"``, ``"dict"`` or a
+    ``codec`` chooses the in-memory form (default ``"zstd"``; ``"zlib"``, ``"json"``, ``"dict"`` or a
     :class:`~kubeloop.cache.Codec`). The ``hot_size`` most recently read objects stay decoded in
     an LRU (written objects do not enter it: a kept view outlives the young GC generation, and the
     collector's extra work measured more than the decodes saved). ``owner_index`` adds the built-in
@@ -364,7 +364,7 @@ class Store:
     def load(self, obj: dict[str, Any]) -> None:
         """Insert one object of a list being loaded: `apply` without the report, made cheap.
 
-        Takes ownership of ``obj``. With a codec that can defer (the default zlib one), the
+        Takes ownership of ``obj``. With a codec that can defer (the default zstd one), the
         object is held in its cheap form (exact-size JSON) and queued for `compact`, due at once;
         the informer compacts in small batches after it synced; reads are correct in either form.
         If the object is invalid or an index function raises, nothing changes.
@@ -380,7 +380,7 @@ class Store:
         return len(self._queue)
 
     def compact(self, before: float = math.inf, limit: int | None = None) -> float | None:
-        """Deflate up to ``limit`` (default: all) queued objects written at or before ``before`` (a
+        """Compress up to ``limit`` (default: all) queued objects written at or before ``before`` (a
         `time.monotonic()` value; listed objects are always due) and not written again since.
 
         Returns when the oldest object still queued was written (-inf for a listed one; None when

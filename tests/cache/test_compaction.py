@@ -14,7 +14,8 @@ from typing import Any
 import orjson
 import pytest
 
-from kubeloop.cache import OWNER_INDEX, ClientSource, Informer, Store, ZlibDictCodec, thaw
+from kubeloop.cache import OWNER_INDEX, ClientSource, Informer, Store, thaw
+from kubeloop.cache._codec import CODECS
 from kubeloop.cache._entry import _pack_uid, _unpack_uid
 from kubeloop.cache._store import IndexFunctionError
 from kubeloop.client import Client
@@ -42,8 +43,12 @@ def snapshot(store: Store) -> dict[tuple[str, str], Any]:
     return {k: thaw(store.get_key(k)) for k in store.keys()}
 
 
-def test_zlib_deferred_form_decodes_and_compacts_without_decoding() -> None:
-    codec = ZlibDictCodec(train_after=4)
+COMPRESSING = ("zstd", "zlib")
+
+
+@pytest.mark.parametrize("name", COMPRESSING)
+def test_the_deferred_form_decodes_and_compacts_without_decoding(name: str) -> None:
+    codec = CODECS[name](train_after=4)  # type: ignore[call-arg]
     objs = [pod(i) for i in range(20)]
     cheap = [codec.encode_deferred(o) for o in objs]
     assert [codec.decode(c) for c in cheap] == objs
@@ -56,7 +61,7 @@ def test_zlib_deferred_form_decodes_and_compacts_without_decoding() -> None:
     assert [codec.compact(c) for c in compacted[4:]] == compacted[4:]  # already compact: unchanged
 
 
-@pytest.mark.parametrize("codec", ["zlib", "json", "dict"])
+@pytest.mark.parametrize("codec", ["zstd", "zlib", "json", "dict"])
 def test_load_then_compact_reads_the_same_as_apply(codec: str) -> None:
     objs = [pod(i) for i in range(200)]
     applied = Store(codec=codec)
@@ -66,7 +71,7 @@ def test_load_then_compact_reads_the_same_as_apply(codec: str) -> None:
     for o in objs:
         applied.apply(copy.deepcopy(o))
         loaded.load(copy.deepcopy(o))
-    assert loaded.pending_compaction == (200 if codec == "zlib" else 0)
+    assert loaded.pending_compaction == (200 if codec in COMPRESSING else 0)
     assert loaded.resource_version == "1"
 
     def same() -> None:
@@ -88,14 +93,14 @@ def test_load_then_compact_reads_the_same_as_apply(codec: str) -> None:
         applied.delete(f"ns{i % 3}", f"p{i}")
     oldest = loaded.compact(limit=50)
     # 50 compacted; listed versions replaced or deleted meanwhile are skipped, not counted
-    if codec == "zlib":
+    if codec in COMPRESSING:
         assert oldest is not None and 0 < loaded.pending_compaction <= 150
     else:
         assert oldest is None and loaded.pending_compaction == 0
     same()
     assert loaded.compact() is None and loaded.pending_compaction == 0
     same()
-    if codec == "zlib":
+    if codec in COMPRESSING:
         assert loaded.stats()["payload_bytes"] < applied.stats()["payload_bytes"] * 1.1
 
 

@@ -17,7 +17,7 @@ from kubeloop.cache import (
     InformerNotReady,
     MetadataOnlyError,
     ReadOnlyError,
-    ZlibDictCodec,
+    ZstdDictCodec,
     thaw,
 )
 from kubeloop.client import Client
@@ -184,7 +184,7 @@ async def test_default_transform_drops_managed_fields_and_none_keeps_them(client
         assert kept.reader.get("mf", ns)["metadata"]["managedFields"]  # type: ignore[index]
 
 
-class CountingCodec(ZlibDictCodec):
+class CountingCodec(ZstdDictCodec):
     """The default codec, counting decodes."""
 
     def __init__(self) -> None:

@@ -23,7 +23,7 @@ from kubeloop.cache._index import owner_ref_index, owner_uid_index
 from kubeloop.cache._store import IndexFunctionError
 from kubeloop.meta import ADDED, DELETED, MODIFIED, LabelSelector
 
-CODECS = ["zlib", "json", "dict"]
+CODECS = ["zstd", "zlib", "json", "dict"]
 
 
 def obj(ns: str, name: str, rv: int, labels: dict[str, str] | None = None,
@@ -235,7 +235,7 @@ def test_index_function_failure_leaves_store_untouched() -> None:
 
 
 def test_index_keys_change_and_leave_everywhere() -> None:
-    store = Store(codec="zlib", hot_size=0)
+    store = Store(codec="zstd", hot_size=0)
     store.add_index("app", app_index)
     store.add_index("labels", label_pairs_index)
     store.apply(obj("a", "p", 1, {"app": "x", "tier": "web"}, owners=[("u1", "rs1")]))
@@ -286,7 +286,7 @@ def test_label_pool_shares_identical_label_sets() -> None:
 
 
 def test_hot_cache_serves_repeated_reads_and_is_bounded() -> None:
-    store = Store(codec="zlib", hot_size=4)
+    store = Store(codec="zstd", hot_size=4)
     for i in range(10):
         store.apply(obj("a", f"p{i}", i + 1))
     assert store.stats()["hot_views"] == 0  # writes do not enter the LRU by default

@@ -30,7 +30,7 @@ from kubeloop.manager import Manager
 
 
 def cache_options() -> dict[str, Any]:
-    """The cache's codec: the default (compact zlib) unless PEERS_CODEC names another."""
+    """The cache's codec: the default (compact zstd) unless PEERS_CODEC names another."""
     codec = os.environ.get("PEERS_CODEC")
     return {"codec": codec} if codec else {}
 
