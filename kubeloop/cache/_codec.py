@@ -249,7 +249,8 @@ class ZstdDictCodec(_LearntDictionaryCodec):
     0.39x. Deflate copies a primed state for every object; zstd reuses one context and codes
     literals better. A 16 KiB window (``window_log`` 14) compresses objects this size as well as
     the default 512 KiB, and a 4096-entry match table (``hash_log`` 12) as well as the default 16384: the compressor holds ~80-100 KB instead of ~130-160 KB (deflate's
-    primed state is ~137 KiB). Frames are magicless, without checksum or dictionary id (the tag
+    primed state is ~137 KiB); each learnt dictionary also keeps a decompression context, ~96 KB
+    once used (retraining stops when a new dictionary does not help, so a store keeps a few). Frames are magicless, without checksum or dictionary id (the tag
     says which dictionary).
 
     Contexts are shared by all calls, and zstd runs without the GIL: a lock keeps a read from
