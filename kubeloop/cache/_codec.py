@@ -248,10 +248,11 @@ class ZstdDictCodec(_LearntDictionaryCodec):
     of 0.49x; a Pod in 16 us instead of 55, decodes in 6 us instead of 15, to 0.31x instead of
     0.39x. Deflate copies a primed state for every object; zstd reuses one context and codes
     literals better. A 16 KiB window (``window_log`` 14) compresses objects this size as well as
-    the default 512 KiB, and a 4096-entry match table (``hash_log`` 12) as well as the default 16384: the compressor holds ~80-100 KB instead of ~130-160 KB (deflate's
-    primed state is ~137 KiB); each learnt dictionary also keeps a decompression context, ~96 KB
-    once used (retraining stops when a new dictionary does not help, so a store keeps a few). Frames are magicless, without checksum or dictionary id (the tag
-    says which dictionary).
+    the default 512 KiB, and a 4096-entry match table (``hash_log`` 12) as well as the default
+    16384: the compressor holds ~80-100 KB instead of ~130-160 KB (deflate's primed state is
+    ~137 KiB). Each learnt dictionary also keeps a decompression context, ~96 KB once used
+    (retraining stops when a new dictionary does not help, so a store keeps a few). Frames are
+    magicless, without checksum or dictionary id (the tag says which dictionary).
 
     Contexts are shared by all calls, and zstd runs without the GIL: a lock keeps a read from
     another thread from corrupting them (~0.2 us per call). ``zstandard`` is imported when the
