@@ -85,16 +85,15 @@ def write_lines(path: Path, title: str, xs: list[float],
         parts.append(f'<text x="10" y="{top + 12}" {_FONT} font-weight="bold">{escape(label)} ({escape(unit)})</text>')
         parts.append(f'<line x1="{left}" y1="{top + 20 + plot_h}" x2="{left + plot_w}" y2="{top + 20 + plot_h}" '
                      f'stroke="#444"/><line x1="{left}" y1="{top + 20}" x2="{left}" y2="{top + 20 + plot_h}" stroke="#444"/>')
-        for x, v in zip(xs, lx, strict=True):
-            px = left + (v - x_lo) / (x_hi - x_lo) * plot_w
+        pxs = [left + (v - x_lo) / (x_hi - x_lo) * plot_w for v in lx]
+        for x, px in zip(xs, pxs, strict=True):
             parts.append(f'<text x="{px:.1f}" y="{top + 34 + plot_h}" font-family="sans-serif" font-size="10" '
                          f'text-anchor="middle">{int(x):,}</text>')
         for values, colour in ((bare, BARE), (ys, KUBELOOP)):
             if values is None:
                 continue
             pts = []
-            for v, y in zip(lx, values, strict=True):
-                px = left + (v - x_lo) / (x_hi - x_lo) * plot_w
+            for px, y in zip(pxs, values, strict=True):
                 py = top + 20 + plot_h - y / y_hi * plot_h
                 pts.append(f"{px:.1f},{py:.1f}")
                 parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="{colour}"/>')

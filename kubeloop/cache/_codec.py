@@ -173,8 +173,8 @@ class _LearntDictionaryCodec:
             self._add_dictionary(zdict)
 
     def encode(self, obj: dict[str, Any]) -> Any:
-        """Tagged compact bytes."""
-        return self.compact(b"\x00" + orjson.dumps(obj))
+        """Tagged compact bytes: the cheap form, compacted at once."""
+        return self.compact(self.encode_deferred(obj))
 
     def encode_deferred(self, obj: dict[str, Any]) -> Any:
         """The cheap form: tagged exact-size JSON (``decode`` reads it; ``compact`` compresses it later).

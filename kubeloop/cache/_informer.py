@@ -18,7 +18,8 @@ for the end (benchmarks measure memory after it). An object a watch event change
 cheap form too and compressed once it has stayed unchanged for `compact_delay` seconds, or up to a
 quarter more (writes falling due are taken in batches, so a busy informer wakes a few times a
 second, not once per write). This write-back compaction means an object that changes again
-meanwhile, as busy objects do, is never compressed for a version nobody keeps, and the reconcile that usually reads it next decodes JSON, not a compressed form.
+meanwhile, as busy objects do, is never compressed for a version nobody keeps, and the reconcile
+that usually reads it next decodes JSON, not a compressed form.
 (Written views are not kept decoded: in a measurement that kept each newest view in the store's
 LRU, the views outlived the young GC generation and the collector's extra work cost more than
 the decodes saved.)
