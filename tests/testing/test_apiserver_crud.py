@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import orjson
+
 from kubeloop.testing import APIServer
 from tests.testing.conftest import Http, cm
 
@@ -139,3 +141,19 @@ async def test_namespace_finalize_subresource_completes_deletion() -> None:
         assert code == 200 and out["spec"] == {}
         code, _ = await http.get("/api/v1/namespaces/x")
         assert code == 404
+
+
+async def test_merge_patch_that_breaks_the_types_reports_the_patched_object_and_changes_nothing(http: Http) -> None:
+    st, created = await http.post(BASE, cm("typed", labels={"a": "1"}))
+    assert st == 201
+    st, err = await http.req("PATCH", f"{BASE}/typed", {"metadata": {"labels": ["x"]}, "data": {"k": "w"}},
+                             ctype="application/merge-patch+json")
+    assert st == 422 and err["reason"] == "Invalid"
+    # the patched JSON as the patch made it (before the write path added anything), as upstream shows it
+    shown = orjson.loads(orjson.loads(err["message"].split("Invalid value: ", 1)[1].rsplit(": json: ", 1)[0]))
+    assert shown["metadata"]["labels"] == ["x"] and shown["data"] == {"k": "w"}
+    assert shown["kind"] == "ConfigMap" and shown["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    st, now = await http.get(f"{BASE}/typed")
+    assert st == 200 and now == created
+    st, patched = await http.req("PATCH", f"{BASE}/typed", {"data": {"k": "w"}}, ctype="application/merge-patch+json")
+    assert st == 200 and patched["data"] == {"k": "w"} and patched["metadata"]["labels"] == {"a": "1"}

@@ -68,6 +68,22 @@ async def test_timeout_ends_stream_with_bookmark(http: Http) -> None:
     assert int(events[-1]["object"]["metadata"]["resourceVersion"]) > 0
 
 
+async def test_idle_watch_gets_periodic_bookmarks_between_changes_and_ends_on_time(http: Http) -> None:
+    # the server's bookmark interval is 0.2 s here: changes in between must not stop the bookmarks
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    task = asyncio.create_task(http.watch(BASE, 100, resourceVersion="0", timeoutSeconds="1",
+                                          allowWatchBookmarks="true"))
+    await asyncio.sleep(0.3)
+    await http.post(BASE, cm("mid"))
+    events = await asyncio.wait_for(task, 5)
+    took = loop.time() - start
+    assert [e["object"]["metadata"]["name"] for e in events if e["type"] == "ADDED"] == ["mid"]
+    mid = next(i for i, e in enumerate(events) if e["type"] == "ADDED")
+    assert any(e["type"] == "BOOKMARK" for e in events[:mid]) and sum(e["type"] == "BOOKMARK" for e in events[mid:]) >= 2
+    assert 0.9 <= took < 3
+
+
 async def test_send_initial_events_streaming_list(http: Http) -> None:
     await http.post(BASE, cm("a"))
     await http.post(BASE, cm("b"))

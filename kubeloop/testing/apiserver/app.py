@@ -598,38 +598,51 @@ class APIApp:
         deadline = loop.time() + duration
         interval = self.registry.settings.bookmark_interval
         next_bookmark = loop.time() + interval
-        while True:
-            if w.initial_pending:  # the objects present at the start, before any live change
+        # one timer per deadline (the end, the next bookmark), not a timeout context per event
+        timer: asyncio.TimerHandle | None = None
+        armed_at: float | None = None
+
+        def fire() -> None:
+            nonlocal armed_at
+            armed_at = None  # fired: arm again on the next wait (a timer may run a hair early)
+            w.wakeup.set()
+
+        try:
+            while True:
+                if w.initial_pending:  # the objects present at the start, before any live change
+                    if w.closed or self.stopping:
+                        return
+                    chunk = w.next_initial()
+                    if chunk:
+                        await resp.write(chunk)
+                    continue
+                if w.lines:
+                    lines = w.lines
+                    data = b"".join(lines)
+                    lines.clear()
+                    await resp.write(data)
+                    continue
                 if w.closed or self.stopping:
                     return
-                chunk = w.next_initial()
-                if chunk:
-                    await resp.write(chunk)
-                continue
-            if w.lines:
-                lines = w.lines
-                data = b"".join(lines)
-                lines.clear()
-                await resp.write(data)
-                continue
-            if w.closed or self.stopping:
-                return
-            now = loop.time()
-            if now >= deadline:
-                if bookmarks:
+                now = loop.time()
+                if now >= deadline:
+                    if bookmarks:
+                        await resp.write(bookmark_line(info.kind, info.api_version, self.registry.store.rv))
+                    return
+                if bookmarks and now >= next_bookmark:
                     await resp.write(bookmark_line(info.kind, info.api_version, self.registry.store.rv))
-                return
-            if bookmarks and now >= next_bookmark:
-                await resp.write(bookmark_line(info.kind, info.api_version, self.registry.store.rv))
-                next_bookmark = now + interval
-                continue
-            w.wakeup.clear()
-            wait = deadline - now
-            if bookmarks:
-                wait = min(wait, next_bookmark - now)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(max(wait, 0.001)):  # not wait_for: no task per event
-                    await w.wakeup.wait()
+                    next_bookmark = now + interval
+                    continue
+                w.wakeup.clear()
+                wake_at = min(deadline, next_bookmark) if bookmarks else deadline
+                if wake_at != armed_at:
+                    if timer is not None:
+                        timer.cancel()
+                    timer, armed_at = loop.call_at(wake_at, fire), wake_at
+                await w.wakeup.wait()
+        finally:
+            if timer is not None:
+                timer.cancel()
 
 
 def _as_list(v: Any) -> list[str]:

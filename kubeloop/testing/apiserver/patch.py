@@ -65,16 +65,18 @@ def json_equal(a: Any, b: Any) -> bool:
 
 
 # ---- RFC 7386 merge patch -----------------------------------------------------------------------
-def json_merge_patch(target: Any, patch: Any) -> Any:
+def json_merge_patch(target: Any, patch: Any, *, copy: bool = True) -> Any:
     """RFC 7386: objects merge recursively, `null` deletes a key, anything else replaces.
 
     A top-level `null` patch is rejected like the real server does ("Invalid JSON Patch", 400).
+    The result shares nothing with `patch`; with ``copy=False`` an object `target` is merged into
+    in place (for a caller that owns it: saves a deep copy per write).
     """
     if patch is None:
         raise bad_request("Invalid JSON Patch")
     if not isinstance(patch, dict):
         return deep_copy(patch)
-    out = deep_copy(target) if isinstance(target, dict) else {}
+    out = (deep_copy(target) if copy else target) if isinstance(target, dict) else {}
     _merge_into(out, patch)
     return out
 

@@ -434,7 +434,7 @@ class Registry:
         if ptype == "merge":
             if not isinstance(patch, dict):
                 raise errors.bad_request("Invalid JSON Patch")
-            new = json_merge_patch(current, patch)
+            new = json_merge_patch(current, patch, copy=False)  # `current` is a fresh copy of our own
         elif ptype == "json":
             if not isinstance(patch, list):
                 raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
@@ -450,13 +450,19 @@ class Registry:
                 f"the name of the object ({new['metadata'].get('name')}) does not match the name on the URL ({name})")
         if new.get("kind") != info.kind or new.get("apiVersion") != info.api_version:
             new["kind"], new["apiVersion"] = info.kind, info.api_version
-        shown = go_print(patch) if ptype == "smp" else orjson.dumps(new).decode()
+        # what a decoding failure reports: the patch's map for a strategic merge patch, else the patched
+        # JSON as it is now (for a merge patch made again if needed: not encoded on every write)
+        shown = go_print(patch) if ptype == "smp" else orjson.dumps(new).decode() if ptype == "json" else None
         try:
             return self._update_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
                                          subresource=subresource)
         except DecodeFailure as e:
             # the patched object does not fit the kind's types: upstream reports the patch itself
-            # (its map for a strategic merge patch, the patched JSON otherwise) as an invalid field
+            # as an invalid field
+            if shown is None:  # (the write path changed `new`; the merge copies the patch's values)
+                again = json_merge_patch(self.view(info, old), patch, copy=False)
+                again["kind"], again["apiVersion"] = info.kind, info.api_version
+                shown = orjson.dumps(again).decode()
             msg = f"Invalid value: {json.dumps(shown)}: {e.detail}"
             raise StatusError(422, "Invalid", f'"" is invalid: patch: {msg}', {"causes": [
                 cause("FieldValueInvalid", msg, "patch")]}) from None
