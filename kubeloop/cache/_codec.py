@@ -17,7 +17,8 @@ A codec instance belongs to one store (the dictionary codecs learn from its obje
 Deferred compaction: a codec may also offer ``encode_deferred(obj)`` (a cheap form that
 ``decode`` reads too) and ``compact(stored)`` (that form shrunk, anything else returned as is).
 The store then holds a (re)list in the cheap form, so the informer is synced sooner, and the
-informer compacts it afterwards in small batches (see :meth:`kubeloop.cache.Store.compact`).
+informer compacts it afterwards in small batches (see :meth:`kubeloop.cache.Store.compact`);
+objects of 2 KiB or more are compacted as they load (``kubeloop.cache._store.LOAD_COMPACT_SIZE``).
 Both dictionary codecs do: their cheap form is exact-size JSON, compressed later without decoding.
 """
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import math
 import time
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from kubeloop.cache import OWNER_INDEX, ClientSource, Informer, Store, thaw
 from kubeloop.cache._codec import CODECS
 from kubeloop.cache._entry import _pack_uid, _unpack_uid
-from kubeloop.cache._store import IndexFunctionError
+from kubeloop.cache._store import LOAD_COMPACT_SIZE, IndexFunctionError
 from kubeloop.client import Client
 
 from .informer_support import CM, FAST, MINE, client, cm, eventually, ns
@@ -102,6 +103,54 @@ def test_load_then_compact_reads_the_same_as_apply(codec: str) -> None:
     same()
     if codec in COMPRESSING:
         assert loaded.stats()["payload_bytes"] < applied.stats()["payload_bytes"] * 1.1
+
+
+def big_pod(i: int) -> dict[str, Any]:
+    """A pod whose JSON is over LOAD_COMPACT_SIZE (a Pod from a real cluster usually is)."""
+    o = pod(i)
+    o["metadata"]["annotations"] = {"note": f"{i:05d} " + "configuration text " * 120}
+    return o
+
+
+@pytest.mark.parametrize("codec", COMPRESSING)
+def test_large_listed_objects_are_compressed_as_they_load_small_ones_wait(codec: str) -> None:
+    s = Store(codec=codec)
+    assert len(s.codec.encode_deferred(big_pod(0))) >= LOAD_COMPACT_SIZE > len(s.codec.encode_deferred(pod(0)))
+    train = s.codec.train_after  # type: ignore[attr-defined]
+    bigs = [big_pod(i) for i in range(train + 20)]
+    smalls = [pod(i) for i in range(1000, 1010)]
+    for o in bigs + smalls:
+        s.load(copy.deepcopy(o))
+    # the dictionary's samples stay JSON until the compactor; after them, large objects are small at once
+    assert s.pending_compaction == train + len(smalls)
+    assert s.stats()["payload_bytes"] < sum(len(orjson.dumps(o)) for o in bigs) / 2
+    expected = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in bigs + smalls}
+    assert snapshot(s) == expected
+    assert s.compact() is None and s.pending_compaction == 0 and snapshot(s) == expected
+
+    never = Store(codec=codec)
+    never.load_compact_size = math.inf
+    for o in bigs:
+        never.load(copy.deepcopy(o))
+    assert never.pending_compaction == len(bigs)
+
+
+def test_a_codec_fault_while_loading_keeps_the_object_as_json_for_the_compactor() -> None:
+    s = Store(codec="zstd")
+    for i in range(20):
+        s.load(big_pod(i))
+    good = s.pending_compaction
+
+    def broken(stored: Any) -> Any:
+        raise RuntimeError("codec fault")
+
+    s._compact = broken  # a codec that fails from now on
+    s.load(big_pod(99))
+    assert s.pending_compaction == good + 1
+    assert thaw(s.get("p99", "ns0")) == big_pod(99)
+    with pytest.raises(RuntimeError, match="codec fault"):  # the compactor reports it
+        s.compact()
+    assert thaw(s.get("p99", "ns0")) == big_pod(99)
 
 
 def test_load_of_an_existing_name_replaces_it_and_a_failing_index_changes_nothing() -> None:
