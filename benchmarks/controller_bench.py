@@ -113,6 +113,8 @@ async def writer(kubeconfig: str, ns: str, rate: float, duration: float, keys: i
     controller, and that contention, not the path measured, set much of the p99.
     ``how="client"`` writes through kubeloop's `Client`.
     """
+    from benchmarks.peers.writer import paced  # (ROOT is on sys.path once this module ran)
+
     total = int(rate * duration)
     errors = 0
     if how == "client":
@@ -122,7 +124,7 @@ async def writer(kubeconfig: str, ns: str, rate: float, duration: float, keys: i
             async def send(i: int) -> None:
                 await client.patch("v1/ConfigMap", f"cm{i % keys}", {"data": {"t": repr(time.time())}},
                                    namespace=ns)
-            elapsed, errors = await _paced(send, total, rate, concurrency)
+            elapsed, errors = await paced(send, total, rate, concurrency)
     else:
         cfg = load_kubeconfig(kubeconfig)
         url = urlsplit(cfg.server)
@@ -147,34 +149,8 @@ async def writer(kubeconfig: str, ns: str, rate: float, duration: float, keys: i
                     raise RuntimeError(head.split(b"\r\n", 1)[0].decode())
             finally:
                 conns.put_nowait((reader, w))
-        elapsed, errors = await _paced(send, total, rate, concurrency)
+        elapsed, errors = await paced(send, total, rate, concurrency)
     print(json.dumps({"writes": total, "seconds": elapsed, "errors": errors, "writer": how}), flush=True)
-
-
-async def _paced(send: Any, total: int, rate: float, concurrency: int) -> tuple[float, int]:
-    """Call ``send(i)`` for i < total, started at ``rate``/s, at most ``concurrency`` at once;
-    (seconds taken, calls that raised)."""
-    sem = asyncio.Semaphore(concurrency)
-    errors = 0
-    start = time.perf_counter()
-
-    async def one(i: int) -> None:
-        nonlocal errors
-        try:
-            await send(i)
-        except Exception:
-            errors += 1
-        finally:
-            sem.release()
-
-    async with asyncio.TaskGroup() as tg:
-        for i in range(total):
-            delay = start + i / rate - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            await sem.acquire()
-            tg.create_task(one(i))
-    return time.perf_counter() - start, errors
 
 
 @dataclass(frozen=True)

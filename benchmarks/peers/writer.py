@@ -12,6 +12,7 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Awaitable, Callable
 
 from benchmarks.peers.operators.report import STAMP
 from kubeloop.client import Client
@@ -22,32 +23,43 @@ def name(i: int) -> str:
     return f"churn-{i:05d}"
 
 
+async def paced(send: Callable[[int], Awaitable[None]], total: int, rate: float,
+                concurrency: int) -> tuple[float, int]:
+    """Call ``send(i)`` for i < total, started at ``rate``/s, at most ``concurrency`` at once;
+    (seconds taken, calls that raised). The benchmarks' writers share it."""
+    sem = asyncio.Semaphore(concurrency)
+    errors = 0
+    start = time.perf_counter()
+
+    async def one(i: int) -> None:
+        nonlocal errors
+        try:
+            await send(i)
+        except Exception:
+            errors += 1
+        finally:
+            sem.release()
+
+    async with asyncio.TaskGroup() as tg:
+        for i in range(total):
+            delay = start + i / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await sem.acquire()
+            tg.create_task(one(i))
+    return time.perf_counter() - start, errors
+
+
 async def write(kubeconfig: str, ns: str, rate: float, seconds: float, keys: int, concurrency: int) -> dict[str, float]:
     async with Client(load_kubeconfig(kubeconfig), qps=None, timeout=30) as client:
         await client.resolve("v1/ConfigMap")
         total = int(rate * seconds)
-        sem = asyncio.Semaphore(concurrency)
-        errors = 0
 
-        async def one(i: int) -> None:
-            nonlocal errors
-            try:
-                patch = {"metadata": {"annotations": {STAMP: repr(time.time())}}}
-                await client.patch("v1/ConfigMap", name(i % keys), patch, namespace=ns)
-            except Exception:
-                errors += 1
-            finally:
-                sem.release()
-
-        start = time.perf_counter()
-        async with asyncio.TaskGroup() as tg:
-            for i in range(total):
-                delay = start + i / rate - time.perf_counter()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                await sem.acquire()
-                tg.create_task(one(i))
-        return {"writes": total, "seconds": time.perf_counter() - start, "errors": errors}
+        async def send(i: int) -> None:
+            patch = {"metadata": {"annotations": {STAMP: repr(time.time())}}}
+            await client.patch("v1/ConfigMap", name(i % keys), patch, namespace=ns)
+        elapsed, errors = await paced(send, total, rate, concurrency)
+        return {"writes": total, "seconds": elapsed, "errors": errors}
 
 
 if __name__ == "__main__":
