@@ -13,10 +13,10 @@ Deferred compaction, one time-ordered queue: with a codec that can defer (the de
 an object is first held in the codec's cheap form (exact-size JSON) and queued; `compact` compresses
 what is due. Listed objects (`load`) are due at once: a list costs little more than decoding it,
 and the informer compacts it in small batches after it synced (a large object, where compressing
-costs little next to decoding, is compressed as it loads: see `LOAD_COMPACT_SIZE`). Watched writes (`apply` with
-``defer_writes``) are due once they stayed unchanged for the caller's delay: an object that changes
-again soon, the usual case under churn, is never compressed for a version nobody keeps, and a read
-right after a change decodes JSON, not a compressed form.
+costs little next to decoding, is compressed as it loads: see `LOAD_COMPACT_SIZE`). Watched
+writes (`apply` with ``defer_writes``) are due once they stayed unchanged for the caller's delay:
+an object that changes again soon, the usual case under churn, is never compressed for a version
+nobody keeps, and a read right after a change decodes JSON, not a compressed form.
 
 This module is over 450 lines because `Store` is one unit: its entries, indexes, hot views and
 compaction queue change together in every write (two-phase, all-or-nothing), and splitting the
