@@ -199,7 +199,7 @@ async def bench_latency(kubeconfig: str, client: Client, ns: str, rate: float, d
         reconciles += 1
         arrived = probe.arrived.pop(req, None)
         obj = ctx.get()
-        t = ((obj or {}).get("data") or {}).get("t") if obj is not None else None
+        t = (obj.get("data") or {}).get("t") if obj is not None else None
         if t and measuring:
             lat.append(now - float(t))
             if arrived is not None:
