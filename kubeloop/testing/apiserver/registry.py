@@ -430,6 +430,30 @@ class Registry:
             raise errors.bad_request("Invalid JSON Patch") from None
         if old is None:
             raise errors.not_found(info.resource, name, info.group)
+        new = self._patched(info, old, ptype, patch)
+        if new["metadata"].get("name") != name:
+            raise errors.bad_request(
+                f"the name of the object ({new['metadata'].get('name')}) does not match the name on the URL ({name})")
+        shown = go_print(patch) if ptype == "smp" else None
+        try:
+            return self._update_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
+                                         subresource=subresource)
+        except DecodeFailure as e:
+            # the patched object does not fit the kind's types: upstream reports the patch itself (its
+            # map for a strategic merge patch) or the patched JSON, made again here (the write path
+            # changed `new`; not encoded on every write) as an invalid field
+            if shown is None:
+                shown = orjson.dumps(self._patched(info, old, ptype, patch)).decode()
+            msg = f"Invalid value: {json.dumps(shown)}: {e.detail}"
+            raise StatusError(422, "Invalid", f'"" is invalid: patch: {msg}', {"causes": [
+                cause("FieldValueInvalid", msg, "patch")]}) from None
+
+    def _patched(self, info: ServedResource, old: Stored, ptype: str, patch: Any) -> Obj:
+        """``old`` with a merge, JSON or strategic merge patch applied, in `info`'s kind and version.
+
+        Works on a fresh copy of ``old`` each time, and the patch functions copy the patch's values
+        in: the same inputs give the same object again.
+        """
         current = self.view(info, old)
         if ptype == "merge":
             if not isinstance(patch, dict):
@@ -445,27 +469,9 @@ class Registry:
             new = strategic_merge_patch(current, patch, info)
         if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
             raise errors.bad_request("the patched object is not a valid object")
-        if new["metadata"].get("name") != name:
-            raise errors.bad_request(
-                f"the name of the object ({new['metadata'].get('name')}) does not match the name on the URL ({name})")
         if new.get("kind") != info.kind or new.get("apiVersion") != info.api_version:
             new["kind"], new["apiVersion"] = info.kind, info.api_version
-        # what a decoding failure reports: the patch's map for a strategic merge patch, else the patched
-        # JSON as it is now (for a merge patch made again if needed: not encoded on every write)
-        shown = go_print(patch) if ptype == "smp" else orjson.dumps(new).decode() if ptype == "json" else None
-        try:
-            return self._update_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
-                                         subresource=subresource)
-        except DecodeFailure as e:
-            # the patched object does not fit the kind's types: upstream reports the patch itself
-            # as an invalid field
-            if shown is None:  # (the write path changed `new`; the merge copies the patch's values)
-                again = json_merge_patch(self.view(info, old), patch, copy=False)
-                again["kind"], again["apiVersion"] = info.kind, info.api_version
-                shown = orjson.dumps(again).decode()
-            msg = f"Invalid value: {json.dumps(shown)}: {e.detail}"
-            raise StatusError(422, "Invalid", f'"" is invalid: patch: {msg}', {"causes": [
-                cause("FieldValueInvalid", msg, "patch")]}) from None
+        return new
 
     def _apply(self, info: ServedResource, bucket: Bucket, namespace: str, name: str, old: Stored | None,
                body: bytes, *, manager: str, dry_run: bool, subresource: str, force: bool,
