@@ -18,7 +18,7 @@ Deferred compaction: a codec may also offer ``encode_deferred(obj)`` (a cheap fo
 ``decode`` reads too) and ``compact(stored)`` (that form shrunk, anything else returned as is).
 The store then holds a (re)list in the cheap form, so the informer is synced sooner, and the
 informer compacts it afterwards in small batches (see :meth:`kubeloop.cache.Store.compact`);
-objects of 2 KiB or more are compacted as they load (``kubeloop.cache._store.LOAD_COMPACT_SIZE``).
+large objects are compacted as they load (``kubeloop.cache._store.LOAD_COMPACT_SIZE``).
 Both dictionary codecs do: their cheap form is exact-size JSON, compressed later without decoding.
 """
 

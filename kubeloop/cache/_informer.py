@@ -11,8 +11,8 @@ and then offers each resulting change to every subscriber, in that order, in one
 - `Apply` / `Delete`: one change. An object the filter rejects is removed as if deleted.
 
 Deferred compaction: a listed object is stored in the codec's cheap form (exact-size JSON, not
-compressed), so the list costs little more than decoding it (objects of 2 KiB or more are compressed
-as they arrive, where that costs a fraction of decoding them and saves the list's peak: see
+compressed), so the list costs little more than decoding it (large objects are compressed as they
+arrive, where that costs a fraction of decoding them and saves the list's peak: see
 `kubeloop.cache._store.LOAD_COMPACT_SIZE`); once the list is swapped in, a compactor
 task (a child of `run()`) compresses it in small batches that yield to the event loop, and then hands
 freed heap back to the OS (glibc `malloc_trim`). Reads are correct throughout; `compacted()` waits
