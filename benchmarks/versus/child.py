@@ -19,6 +19,9 @@ from typing import Any
 LABEL = "peers/group"
 """The label both sides index by (10 values; the objects of `benchmarks.peers.seed`)."""
 
+LOAD_CHEAP_LIMIT_ENV = "VERSUS_LOAD_CHEAP_LIMIT"
+"""Set by ``--load-cheap-limit``: kubeloop's informers' `load_cheap_limit` (unset: the library's)."""
+
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 

@@ -42,6 +42,7 @@ from benchmarks.peers.emulator import Emulator
 from benchmarks.peers.runner import compile_sources
 from benchmarks.versus import instructions
 from benchmarks.versus.chart import write_chart
+from benchmarks.versus.child import LOAD_CHEAP_LIMIT_ENV
 from benchmarks.versus.run import ROOT, SIDES, Side, write_and_wait
 from kubeloop.client import Client, NotFound
 from kubeloop.config import load_kubeconfig
@@ -71,6 +72,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--kubeconfig", default=None, help="measure against this cluster instead of the emulator")
     p.add_argument("--scale", type=int, nargs="*", default=None,
                    help="the scale run instead: ConfigMap counts beyond 10000 (e.g. --scale 100000 1000000)")
+    p.add_argument("--load-cheap-limit", type=float, default=None, metavar="BYTES",
+                   help="kubeloop's Informer.load_cheap_limit (default: the library's, 64 MiB; 0 compresses "
+                        "every listed object as it arrives, inf none)")
     p.add_argument("--profile", type=Path, default=None,
                    help="run every side under cProfile, keep DIR/<side>-<mode>-<kind>.pstats, print the top functions")
     p.add_argument("--out", type=Path, default=None, help="JSON (default benchmarks/results/versus.json, "
@@ -329,6 +333,8 @@ def environment() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     a = parse(argv)
+    if a.load_cheap_limit is not None:  # read by kubeloop's side (each side inherits the environment)
+        os.environ[LOAD_CHEAP_LIMIT_ENV] = repr(a.load_cheap_limit)
     if a.scale is not None:
         from benchmarks.versus.scale import main as scale_main
         return scale_main(a)

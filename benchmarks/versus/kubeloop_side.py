@@ -9,6 +9,7 @@ T_START = time.time()
 
 import asyncio  # noqa: E402
 import gc  # noqa: E402
+import os  # noqa: E402
 import random  # noqa: E402
 import tracemalloc  # noqa: E402
 from collections.abc import Mapping  # noqa: E402
@@ -16,6 +17,7 @@ from typing import Any  # noqa: E402
 
 from benchmarks.versus.child import (  # noqa: E402
     LABEL,
+    LOAD_CHEAP_LIMIT_ENV,
     answer_marks,
     args,
     emit,
@@ -40,6 +42,9 @@ def by_group(obj: Mapping[str, Any]) -> str | None:
 def new_informer(client: Client, resource: str, namespace: str, **source: Any) -> Informer:
     inf = Informer(ClientSource(client, resource, namespace=namespace, **source), resource=resource)
     inf.add_index("group", by_group)
+    limit = os.environ.get(LOAD_CHEAP_LIMIT_ENV)
+    if limit is not None:
+        inf.load_cheap_limit = float(limit)
     return inf
 
 

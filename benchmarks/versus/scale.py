@@ -113,7 +113,8 @@ def main(a: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="kl-versus-scale-") as tmp:
         for n in sizes:
             results.append(one_n(n, a.runs, Path(tmp)))
-    report(results, f"python -m benchmarks.versus --scale {' '.join(map(str, a.scale))} --runs {a.runs}", out,
+    limit = f" --load-cheap-limit {a.load_cheap_limit:g}" if a.load_cheap_limit is not None else ""
+    report(results, f"python -m benchmarks.versus --scale {' '.join(map(str, a.scale))} --runs {a.runs}{limit}", out,
            (time.time() - started) / 60)
     return 0
 

@@ -13,7 +13,8 @@ and then offers each resulting change to every subscriber, in that order, in one
 Deferred compaction: a listed object is stored in the codec's cheap form (exact-size JSON, not
 compressed), so the list costs little more than decoding it (large objects are compressed as they
 arrive, where that costs a fraction of decoding them and saves the list's peak: see
-`kubeloop.cache._store.LOAD_COMPACT_SIZE`); once the list is swapped in, a compactor
+`kubeloop.cache._store.LOAD_COMPACT_SIZE`; so is every object once `load_cheap_limit` bytes of a
+list wait uncompressed, which bounds a long list's peak); once the list is swapped in, a compactor
 task (a child of `run()`) compresses it in small batches that yield to the event loop, and then hands
 freed heap back to the OS (glibc `malloc_trim`). Reads are correct throughout; `compacted()` waits
 for the end (benchmarks measure memory after it). An object a watch event changes is held in the
@@ -59,7 +60,7 @@ from kubeloop.cache._events import Event
 from kubeloop.cache._frozen import unwrap
 from kubeloop.cache._index import IndexFunc
 from kubeloop.cache._reader import CacheReader
-from kubeloop.cache._store import IndexFunctionError, Store
+from kubeloop.cache._store import LOAD_CHEAP_LIMIT, IndexFunctionError, Store
 from kubeloop.cache._subscription import Predicate, Sink, Subscription
 from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.meta import ADDED, DELETED, MODIFIED
@@ -182,6 +183,11 @@ class Informer:
         self.compact_delay = 2.0
         """Seconds an object changed by a watch event stays in the cheap form before it is compressed
         (up to a quarter more: the compactor takes the writes that fall due in batches)."""
+        self.load_cheap_limit: float = LOAD_CHEAP_LIMIT
+        """Bytes of listed objects a (re)list holds uncompressed before it compresses the rest as
+        they arrive: how far a list's peak may exceed its compacted size (0: compress every listed
+        object at once, the lowest peak for the slowest list; ``math.inf``: never; see
+        `kubeloop.cache._store.LOAD_CHEAP_LIMIT`)."""
         self._compact_timer: asyncio.TimerHandle | None = None
         self._finished = asyncio.Event()  # run() returned
 
@@ -600,6 +606,7 @@ class Informer:
         """
         # a Codec instance is shared (its learnt dictionaries stay valid); a name makes a fresh one
         store = Store(codec=self._codec if self._codec is not None else self.store.codec.name, defer_writes=True)
+        store.load_cheap_limit = self.load_cheap_limit
         for name, fn in self._index_fns.items():
             store.add_index(name, fn)
         return store

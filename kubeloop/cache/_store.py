@@ -13,7 +13,8 @@ Deferred compaction, one time-ordered queue: with a codec that can defer (the de
 an object is first held in the codec's cheap form (exact-size JSON) and queued; `compact` compresses
 what is due. Listed objects (`load`) are due at once: a list costs little more than decoding it,
 and the informer compacts it in small batches after it synced (a large object, where compressing
-costs little next to decoding, is compressed as it loads: see `LOAD_COMPACT_SIZE`). Watched
+costs little next to decoding, is compressed as it loads: see `LOAD_COMPACT_SIZE`; so is every
+object once a long list holds `LOAD_CHEAP_LIMIT` bytes uncompressed, bounding its peak). Watched
 writes (`apply` with ``defer_writes``) are due once they stayed unchanged for the caller's delay:
 an object that changes again soon, the usual case under churn, is never compressed for a version
 nobody keeps, and a read right after a change decodes JSON, not a compressed form.
@@ -98,6 +99,18 @@ then about its compacted size, for a sixth more list time); small ones, whose co
 cost half their list time, wait for the compactor. (`Store.load_compact_size` changes it per store.)
 """
 
+LOAD_CHEAP_LIMIT = 64 * 1024 * 1024
+"""Bytes of listed objects `Store.load` holds uncompressed, waiting for the compactor, before it
+compresses the rest as they load.
+
+Small objects are not compressed as they load (see `LOAD_COMPACT_SIZE`), so without a limit a
+list of a million ConfigMaps would peak at its whole JSON plus the per-object structure (~1.7x the
+compacted size), and a relist after a 410 at that plus the store it replaces. With it, a list
+holds at most this much more than its compacted size whatever its length: lists up to this size
+(~55,000 ConfigMaps of 1.2 KiB) cost what they did, larger ones ~4-5 us more per further small
+object. (`Store.load_cheap_limit` changes it per store, `Informer.load_cheap_limit` per informer.)
+"""
+
 
 def _due(item: _Entry | tuple[float, _Entry]) -> float:
     """When a queued object was written (-inf for a listed one)."""
@@ -172,6 +185,10 @@ class Store:
         self._defer_writes = defer_writes and self._encode_deferred is not None
         self.load_compact_size: float = LOAD_COMPACT_SIZE
         """`load` compresses an object this large at once (``math.inf``: never; see LOAD_COMPACT_SIZE)."""
+        self.load_cheap_limit: float = LOAD_CHEAP_LIMIT
+        """`load` compresses every object at once while this many bytes of listed objects wait
+        uncompressed (``math.inf``: never; see LOAD_CHEAP_LIMIT)."""
+        self._cheap_listed = 0  # bytes of the listed objects queued in the cheap form
         # objects held in the cheap form, oldest first: a listed entry (due at once) or a watched
         # write (written when, entry). A listed entry is queued bare: a tuple per listed object,
         # freed once compacted, measured ~5% more RSS (fragmentation).
@@ -383,17 +400,22 @@ class Store:
         object is held in its cheap form (exact-size JSON) and queued for `compact`, due at once;
         the informer compacts in small batches after it synced; reads are correct in either form.
         An object whose cheap form is `load_compact_size` bytes or more is compressed at once
-        instead (see `LOAD_COMPACT_SIZE`). If the object is invalid or an index function raises,
-        nothing changes.
+        instead (see `LOAD_COMPACT_SIZE`), and so is every object while `load_cheap_limit` bytes of
+        listed objects wait uncompressed (see `LOAD_CHEAP_LIMIT`). If the object is invalid or an
+        index function raises, nothing changes.
         """
         p = self._prepare(obj, deferred=True)
         cheap = p.data
-        if len(cheap) >= self.load_compact_size and self._compact is not None:
+        if self._compact is not None and (len(cheap) >= self.load_compact_size
+                                          or self._cheap_listed >= self.load_cheap_limit):
             try:
                 p.data = self._compact(cheap)
             except Exception:  # kept cheap and queued: `compact` reports the codec's fault
                 p.data = cheap
-        self._commit(p, _LISTED if p.data is cheap else None, report=False)
+        queued = p.data is cheap
+        self._commit(p, _LISTED if queued else None, report=False)
+        if queued and self._compact is not None:
+            self._cheap_listed += len(cheap)
         if p.rv_text:
             self.resource_version = p.rv_text
 
@@ -418,6 +440,7 @@ class Store:
         compact = self._compact
         if compact is None:
             queue.clear()
+            self._cheap_listed = 0
             return None
         n = 0
         popleft = queue.popleft
@@ -432,6 +455,7 @@ class Store:
                     listed = False
                 else:  # listed: compacted as it is now (a write made while the codec still trains
                     e, listed = item, True  # its dictionary is stored as JSON and not queued)
+                    self._cheap_listed -= len(e[DATA])
                 popleft()
                 bucket = by_ns.get(e[NS])
                 cur = None if bucket is None else bucket.get(e[NAME])
@@ -445,6 +469,7 @@ class Store:
                     n += 1
         except Exception:
             queue.clear()
+            self._cheap_listed = 0
             raise
         return _due(queue[0]) if queue else None
 

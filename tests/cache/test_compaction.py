@@ -135,6 +135,36 @@ def test_large_listed_objects_are_compressed_as_they_load_small_ones_wait(codec:
     assert never.pending_compaction == len(bigs)
 
 
+@pytest.mark.parametrize("codec", COMPRESSING)
+def test_a_list_longer_than_the_cheap_limit_is_compressed_as_it_loads(codec: str) -> None:
+    s = Store(codec=codec)
+    objs = [pod(i) for i in range(300)]
+    sizes = [len(s.codec.encode_deferred(o)) for o in objs]
+    assert max(sizes) < LOAD_COMPACT_SIZE  # small objects: only the limit compresses them at load
+    s.load_cheap_limit = sum(sizes[:100]) - 1  # reached by the 100th object
+    for o in objs:
+        s.load(copy.deepcopy(o))
+    # 100 wait uncompressed; then every object is compressed at once, but the codec's first
+    # `train_after` calls keep theirs as the samples its dictionary is learnt from (queued too)
+    train = s.codec.train_after  # type: ignore[attr-defined]
+    assert s.pending_compaction == 100 + train
+    expected = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objs}
+    assert snapshot(s) == expected
+    cheap = sum(sizes[:100 + train])
+    assert cheap < s.stats()["payload_bytes"] < cheap + sum(sizes[100 + train:]) / 2
+    # compacting what waits frees the limit again: the next list waits uncompressed as the first did
+    assert s.compact() is None and s.pending_compaction == 0 and snapshot(s) == expected
+    for o in [pod(i) for i in range(1000, 1050)]:
+        s.load(o)
+    assert s.pending_compaction == 50
+
+    unlimited = Store(codec=codec)
+    unlimited.load_cheap_limit = math.inf
+    for o in objs:
+        unlimited.load(copy.deepcopy(o))
+    assert unlimited.pending_compaction == len(objs)
+
+
 def test_a_codec_fault_while_loading_keeps_the_object_as_json_for_the_compactor() -> None:
     s = Store(codec="zstd")
     for i in range(20):
@@ -262,6 +292,22 @@ async def test_informer_deflates_watched_changes_once_they_stay_unchanged(client
         await eventually(lambda: inf.store.pending_compaction == 0, timeout=5)
         assert inf.store.stats()["payload_bytes"] < compact * 1.2
         assert inf.reader.get("c0", ns)["data"]["text"] == "changed 2 " * 20
+
+
+async def test_an_informer_with_no_cheap_allowance_holds_its_list_compressed_at_sync(client: Client, ns: str) -> None:
+    for i in range(30):
+        await client.create(cm(f"c{i}", data={"text": f"value {i} " * 20}), namespace=ns)
+    async with informer(client, ns) as inf:
+        # the lowest peak: every listed object compressed as it arrives (a list, and any relist,
+        # is built in a store of its own that takes the informer's limit)
+        inf.load_cheap_limit = 0
+        await inf.wait_synced(5)
+        # the list's store took the limit (`Store.load` under it: the test above); at most the
+        # codec's dictionary samples wait for the compactor
+        assert inf.store.load_cheap_limit == 0 and len(inf.store) == 30
+        assert inf.store.pending_compaction <= inf.store.codec.train_after  # type: ignore[attr-defined]
+        assert sorted(thaw(inf.reader.get(f"c{i}", ns))["data"]["text"] for i in range(30)) == sorted(
+            f"value {i} " * 20 for i in range(30))
 
 
 async def test_compacted_returns_for_an_empty_list_and_after_a_stop_before_sync(client: Client, ns: str) -> None:
