@@ -297,10 +297,11 @@ async def test_informer_deflates_watched_changes_once_they_stay_unchanged(client
 async def test_an_informer_with_no_cheap_allowance_holds_its_list_compressed_at_sync(client: Client, ns: str) -> None:
     for i in range(30):
         await client.create(cm(f"c{i}", data={"text": f"value {i} " * 20}), namespace=ns)
-    async with informer(client, ns) as inf:
-        # the lowest peak: every listed object compressed as it arrives (a list, and any relist,
-        # is built in a store of its own that takes the informer's limit)
-        inf.load_cheap_limit = 0
+    inf = informer(client, ns)
+    # the lowest peak: every listed object compressed as it arrives (a list, and any relist, is
+    # built in a store of its own that takes the informer's limit)
+    inf.load_cheap_limit = 0
+    async with inf:
         await inf.wait_synced(5)
         # the list's store took the limit (`Store.load` under it: the test above); at most the
         # codec's dictionary samples wait for the compactor
