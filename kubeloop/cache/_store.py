@@ -186,8 +186,8 @@ class Store:
         self.load_compact_size: float = LOAD_COMPACT_SIZE
         """`load` compresses an object this large at once (``math.inf``: never; see LOAD_COMPACT_SIZE)."""
         self.load_cheap_limit: float = LOAD_CHEAP_LIMIT
-        """`load` compresses every object at once while this many bytes of listed objects wait
-        uncompressed (``math.inf``: never; see LOAD_CHEAP_LIMIT)."""
+        """Once this many bytes of listed objects wait uncompressed, `load` compresses each further
+        object as it arrives (``math.inf``: never; see LOAD_CHEAP_LIMIT)."""
         self._cheap_listed = 0  # bytes of the listed objects queued in the cheap form
         # objects held in the cheap form, oldest first: a listed entry (due at once) or a watched
         # write (written when, entry). A listed entry is queued bare: a tuple per listed object,
@@ -400,7 +400,7 @@ class Store:
         object is held in its cheap form (exact-size JSON) and queued for `compact`, due at once;
         the informer compacts in small batches after it synced; reads are correct in either form.
         An object whose cheap form is `load_compact_size` bytes or more is compressed at once
-        instead (see `LOAD_COMPACT_SIZE`), and so is every object while `load_cheap_limit` bytes of
+        instead (see `LOAD_COMPACT_SIZE`), and so is every object once `load_cheap_limit` bytes of
         listed objects wait uncompressed (see `LOAD_CHEAP_LIMIT`). If the object is invalid or an
         index function raises, nothing changes.
         """
