@@ -3,13 +3,16 @@
 Rules (following client-go): 429 is retried for every verb (the server did not process the request),
 honouring Retry-After; 5xx responses, timeouts and broken connections only for requests that are safe
 to repeat (GET: get, list, discovery); a connection that could not be established at all is retried
-for every verb, since nothing was sent. Delays grow exponentially with full jitter, up to a bound.
+for every verb, since nothing was sent. Delays grow exponentially up to a bound, drawn between half
+the bound and the bound (`kubeloop.meta.Backoff` from half the delays, jitter 1.0).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from kubeloop.meta import Backoff
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 RETRYABLE_5XX = frozenset({500, 502, 503, 504})
@@ -17,19 +20,29 @@ RETRYABLE_5XX = frozenset({500, 502, 503, 504})
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How many times and how long to retry. `max_attempts=1` disables retries."""
+    """How many times and how long to retry. `max_attempts=1` disables retries.
+
+    Attempt n (from 1) waits between half and all of ``min(max_delay, base_delay * 2**(n-1))``; a
+    server's Retry-After is honoured up to `max_retry_after`. A zero or negative ``base_delay``, or
+    a ``max_delay`` below it, is a `ValueError` here (see `kubeloop.meta.Backoff`).
+    """
 
     max_attempts: int = 5
     base_delay: float = 0.1
     max_delay: float = 5.0
     max_retry_after: float = 30.0
+    _backoff: Backoff = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # [cap/2, cap) is a backoff from half the delays with a jitter of 1.0: cap/2 * (1 + u)
+        object.__setattr__(self, "_backoff", Backoff(self.base_delay / 2, self.max_delay / 2, jitter=1.0,
+                                                     reset_after=None))
 
     def delay(self, attempt: int, retry_after: float | None = None, rnd: random.Random | None = None) -> float:
         """Seconds to wait before attempt `attempt + 1` (`attempt` counts from 1)."""
         if retry_after is not None and retry_after >= 0:
             return min(retry_after, self.max_retry_after)
-        cap = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
-        return (rnd or random).uniform(cap / 2, cap)
+        return self._backoff.delay(attempt - 1, rnd.random if rnd is not None else None)
 
 
 def should_retry_status(method: str, code: int) -> bool:

@@ -1,10 +1,13 @@
-"""Kubernetes object vocabulary: selectors, name rules, object accessors, resourceVersions, events.
+"""Kubernetes object vocabulary: selectors, name rules, object accessors, resourceVersions, event
+types; and the timing primitives every layer shares: `Clock`, `Backoff`, `TokenBucket`.
 
 The leaf of the package: it imports nothing of kubeloop, so every layer (client, watch, cache,
 queue, controller, manager and the emulator) shares one definition of each concept.
 Internal modules are private (``_name.py``); the public names are exported here.
 """
 
+from kubeloop.meta._backoff import Backoff
+from kubeloop.meta._clock import REAL_CLOCK, Clock, RealClock, Timer, check_clock
 from kubeloop.meta._cluster import DEFAULT_CLUSTER
 from kubeloop.meta._coerce import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
 from kubeloop.meta._errors import SelectorError
@@ -78,9 +81,12 @@ __all__ = [
     "MODIFIED",
     "QUALIFIED_NAME_MSG",
     "QUALIFIED_NAME_SLASH_MSG",
+    "REAL_CLOCK",
     "RESYNC",
     "WATCH_EVENT_TYPES",
     "AlreadyOwnedError",
+    "Backoff",
+    "Clock",
     "EventType",
     "FieldRequirement",
     "FieldSelector",
@@ -89,13 +95,16 @@ __all__ = [
     "InvalidOwnerError",
     "LabelSelector",
     "LabelSelectorLike",
+    "RealClock",
     "Requirement",
     "SelectorError",
     "TimeFormatError",
+    "Timer",
     "TokenBucket",
     "annotations_of",
     "as_field_selector",
     "as_label_selector",
+    "check_clock",
     "config_key_ok",
     "config_keys_ok",
     "controller_of",

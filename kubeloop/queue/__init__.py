@@ -29,7 +29,7 @@ A worker loop::
     await queue.shutdown_and_drain(timeout=30)               # orderly stop
 """
 
-from kubeloop.queue._clock import REAL_CLOCK, Clock, RealClock, Timer, check_clock
+from kubeloop.meta import REAL_CLOCK, Clock, RealClock, Timer, check_clock
 from kubeloop.queue._core import DEFAULT_PRIORITY, DEFAULT_STARVATION_EVERY, LOW_PRIORITY, WorkQueueCore
 from kubeloop.queue._errors import QueueShutDown
 from kubeloop.queue._rate_limit import (

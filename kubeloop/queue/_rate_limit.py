@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Protocol
 
-from kubeloop.meta import TokenBucket
+from kubeloop.meta import Backoff, TokenBucket
 
 
 class RateLimiter(Protocol):
@@ -30,23 +30,27 @@ class RateLimiter(Protocol):
 
 
 class ItemExponentialBackoff:
-    """Per-key ``base * 2**failures``, capped at ``cap`` (default 5 ms .. 1000 s, as controller-runtime)."""
+    """Per-key ``base * 2**failures``, capped at ``cap`` (default 5 ms .. 1000 s, as controller-runtime):
+    `kubeloop.meta.Backoff` without jitter, its failures counted per key."""
 
-    __slots__ = ("_failures", "base", "cap")
+    __slots__ = ("_failures", "backoff")
 
     def __init__(self, base: float = 0.005, cap: float = 1000.0) -> None:
-        if base < 0 or cap < 0:
-            raise ValueError("backoff base and cap must be >= 0")
-        self.base = base
-        self.cap = cap
+        self.backoff = Backoff(base, cap, jitter=0.0, reset_after=None)
         self._failures: dict[Hashable, int] = {}
+
+    @property
+    def base(self) -> float:
+        return self.backoff.initial
+
+    @property
+    def cap(self) -> float:
+        return self.backoff.maximum
 
     def when(self, key: Hashable, now: float) -> float:
         n = self._failures.get(key, 0)
         self._failures[key] = n + 1
-        if n >= 64:  # 2**64 * anything positive is past any sane cap; avoids float overflow
-            return self.cap
-        return min(self.base * (2.0**n), self.cap)
+        return self.backoff.delay(n)
 
     def forget(self, key: Hashable) -> None:
         self._failures.pop(key, None)

@@ -14,8 +14,8 @@ from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from kubeloop.meta import REAL_CLOCK, Clock, Timer, check_clock
 from kubeloop.metrics import WORKQUEUE_COLLECTOR, WorkQueueSnapshot
-from kubeloop.queue._clock import REAL_CLOCK, Clock, Timer, check_clock
 from kubeloop.queue._core import DEFAULT_PRIORITY, DEFAULT_STARVATION_EVERY, WorkQueueCore
 from kubeloop.queue._errors import QueueShutDown
 from kubeloop.queue._rate_limit import RateLimiter

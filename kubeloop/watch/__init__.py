@@ -11,12 +11,11 @@ Internal modules are private (`_name.py`); import everything from `kubeloop.watc
   own task: `async for event in watcher.events()`, `await watcher.run(callback)`, or
   `watcher.event_batches()` (the same events in lists, for bulk consumers); `stop()`, `wake()`.
 - The adapter from `kubeloop.client` to a `WatchSource` is `kubeloop.cache.ClientSource`.
-- `Backoff` (_backoff.py), `WatchConfig`/`ListSemantic` (_config.py), `WatchError`/`ErrorKind`/
-  `classify_exception`/`classify_status` (_errors.py).
+- `WatchConfig`/`ListSemantic` (_config.py; the backoff is `kubeloop.meta.Backoff`),
+  `WatchError`/`ErrorKind`/`classify_exception`/`classify_status` (_errors.py).
 """
 
 from kubeloop.watch._actions import Action, List, Sleep, Watch
-from kubeloop.watch._backoff import Backoff
 from kubeloop.watch._config import ListSemantic, WatchConfig
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception, classify_status
 from kubeloop.watch._events import INIT, Apply, Delete, Init, InitApply, InitDone, WatcherEvent
@@ -41,7 +40,6 @@ __all__ = [
     "Action",
     "Apply",
     "BackingOff",
-    "Backoff",
     "Delete",
     "ErrorKind",
     "EventLike",

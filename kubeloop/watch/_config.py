@@ -47,7 +47,7 @@ class WatchConfig:
     - `min_watch_duration`: a watch that ends sooner than this without a single event counts as a
       failure for backoff (client-go's "very short watch"), so a server that closes watches at once
       cannot make us spin.
-    - `backoff_*`: see `kubeloop.watch._backoff.Backoff`.
+    - `backoff_*`: the failure backoff, see `kubeloop.meta.Backoff`.
     """
 
     page_size: int | None = 500

@@ -57,9 +57,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.meta import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, resource_version_of, rv_int
+from kubeloop.meta import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, Backoff, resource_version_of, rv_int
 from kubeloop.watch._actions import Action, List, Sleep, Watch
-from kubeloop.watch._backoff import Backoff
 from kubeloop.watch._config import ListSemantic, WatchConfig
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_status
 from kubeloop.watch._events import INIT, Apply, Delete, InitApply, InitDone, WatcherEvent

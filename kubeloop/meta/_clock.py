@@ -1,4 +1,4 @@
-"""The clock a controller schedules by: `Clock`, and the real one, `REAL_CLOCK`.
+"""The clock a controller and a cache schedule by: `Clock`, and the real one, `REAL_CLOCK`.
 
 Why an injected clock instead of warping the asyncio loop's time: a controller's I/O (HTTP to the
 API server, watches, leases) must keep running in real time, while its *own* scheduling (delayed
@@ -6,6 +6,10 @@ requeues, ``Result(requeue_after=...)``, debounce, error backoff) and what a rec
 time is (``ctx.now()``) may follow another clock. `kubeloop.testing.VirtualClock` is that other
 clock: a test of a schedule-driven controller moves it forward instead of sleeping. Lease renewal,
 HTTP timeouts and watch backoff deliberately stay on real time.
+
+It lives in this leaf package because two layers take it: the work queue (`kubeloop.queue`
+re-exports it for the controllers and the Manager) and the cache, whose deferred compaction it
+times (`kubeloop.cache.Store`, `kubeloop.cache.Informer`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
 
-from kubeloop.meta import now as wall_now
+from kubeloop.meta._time import now as wall_now
 
 __all__ = ["REAL_CLOCK", "Clock", "RealClock", "Timer", "check_clock"]
 

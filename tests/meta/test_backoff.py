@@ -1,4 +1,5 @@
-"""Backoff: growth, cap, jitter bounds, reset after a healthy period."""
+"""The one `Backoff` (`kubeloop.meta`): growth, cap, jitter bounds, reset after a healthy period,
+and the stateless `delay(n)` its per-key and per-request users call."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import random
 
 import pytest
 
-from kubeloop.watch import Backoff
+from kubeloop.meta import Backoff
 
 
 def test_delays_double_from_initial_up_to_the_cap_without_jitter() -> None:
@@ -78,3 +79,29 @@ def test_explicit_reset() -> None:
 def test_invalid_parameters_are_rejected(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         Backoff(**kwargs)  # type: ignore[arg-type]
+
+
+def test_delay_is_stateless_and_matches_next_delay() -> None:
+    b = Backoff(initial=0.005, maximum=1000.0, jitter=0.0, reset_after=None)
+    assert [b.delay(n) for n in range(4)] == [0.005, 0.01, 0.02, 0.04]
+    assert b.attempts == 0  # delay() counts nothing
+    counted = Backoff(initial=0.005, maximum=1000.0, jitter=0.0, reset_after=None)
+    assert [counted.next_delay(0.0) for _ in range(4)] == [b.delay(n) for n in range(4)]
+
+
+def test_delay_far_past_the_cap_is_the_cap() -> None:
+    b = Backoff(initial=0.005, maximum=1000.0, jitter=0.0)
+    assert b.delay(64) == b.delay(5000) == 1000.0  # 2.0**5000 overflows a float: still the cap
+
+
+def test_delay_draws_jitter_from_the_given_source() -> None:
+    b = Backoff(initial=1.0, maximum=8.0, random=lambda: 0.0)
+    assert b.delay(2) == 4.0
+    assert b.delay(2, random=lambda: 0.5) == 6.0
+    assert Backoff(jitter=0.0, random=lambda: pytest.fail("no jitter: nothing drawn")).delay(3) == pytest.approx(6.4)
+
+
+def test_without_reset_after_only_reset_forgets() -> None:
+    b = Backoff(jitter=0.0, reset_after=None)
+    b.next_delay(0.0)
+    assert b.next_delay(1e9) == pytest.approx(1.6)  # however long the quiet period
