@@ -19,7 +19,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from kubeloop.watch import ListPage, RawEvent, Watcher, WatchMachine
+from kubeloop.client import WatchEvent
+from kubeloop.watch import ListPage, Watcher, WatchMachine
 
 RESULTS = Path(__file__).parent / "results" / "watch.json"
 
@@ -38,12 +39,12 @@ class MemorySource:
     async def list_page(self, **_: Any) -> ListPage:
         return ListPage([], "9")
 
-    def watch(self, **_: Any) -> AsyncIterator[RawEvent]:
+    def watch(self, **_: Any) -> AsyncIterator[WatchEvent]:
         return self._stream()
 
-    async def _stream(self) -> AsyncIterator[RawEvent]:
+    async def _stream(self) -> AsyncIterator[WatchEvent]:
         for o in self.objects:
-            yield RawEvent("MODIFIED", o)
+            yield WatchEvent("MODIFIED", o)
         await asyncio.sleep(3600)
 
 

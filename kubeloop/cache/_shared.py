@@ -44,9 +44,7 @@ from kubeloop.cache._informer import Informer, InformerNotReady
 from kubeloop.cache._scope import Predicate, Scope, Selection, SelectionKeywords
 from kubeloop.cache._source import ClientSource
 from kubeloop.cache._transform import Filter
-from kubeloop.client import UnknownKind
-from kubeloop.client._client import Client
-from kubeloop.client._resources import ApiResource, ResourceLike, ResourceRef
+from kubeloop.client import ApiResource, Client, ResourceLike, ResourceRef, UnknownKind
 from kubeloop.meta import DEFAULT_CLUSTER
 from kubeloop.watch import WatchConfig, WatchState
 

@@ -17,11 +17,16 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Unpack
 
-from kubeloop.client._client import ALL_NAMESPACES, Client
-from kubeloop.client._events import WatchEvent
-from kubeloop.client._options import ListKeywords, ListOptions
-from kubeloop.client._resources import ApiResource, ResourceLike
-from kubeloop.client._watch import WatchStream
+from kubeloop.client import (
+    ALL_NAMESPACES,
+    ApiResource,
+    Client,
+    ListKeywords,
+    ListOptions,
+    ResourceLike,
+    WatchEvent,
+    WatchStream,
+)
 from kubeloop.watch import ListPage
 
 __all__ = ["ClientSource", "ClientWatch"]

@@ -41,12 +41,13 @@ from kubeloop.client._errors import (
     WatchStreamError,
     error_from_status,
 )
-from kubeloop.client._events import WatchEvent
 from kubeloop.client._objects import ObjectList, Page, dumps
 from kubeloop.client._options import ListKeywords, ListOptions
-from kubeloop.client._resources import ApiResource, ResourceRef
+from kubeloop.client._resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.client._retry import RetryPolicy
+from kubeloop.client._transport import TransportOptions
 from kubeloop.client._watch import WatchConnectionLost, WatchStream
+from kubeloop.client._watch_event import WatchEvent, decode_event
 
 __all__ = [
     "ALL_NAMESPACES",
@@ -74,12 +75,14 @@ __all__ = [
     "PatchType",
     "RequestEntityTooLarge",
     "RequestTimeoutError",
+    "ResourceLike",
     "ResourceRef",
     "RetryPolicy",
     "ServerTimeout",
     "ServiceUnavailable",
     "Timeout",
     "TooManyRequests",
+    "TransportOptions",
     "Unauthorized",
     "UnknownKind",
     "UnknownResource",
@@ -91,6 +94,7 @@ __all__ = [
     "WriteDone",
     "WriteHook",
     "WriteRequest",
+    "decode_event",
     "dumps",
     "error_from_status",
     "format_field_selector",

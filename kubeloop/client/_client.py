@@ -23,16 +23,14 @@ from typing import Any, Literal, Unpack
 import aiohttp
 import orjson
 
-from kubeloop.client._events import WatchEvent
 from kubeloop.client._mapper import RESTMapper
 from kubeloop.client._objects import ObjectList, Page, dumps
 from kubeloop.client._options import ListKeywords, ListOptions
 from kubeloop.client._resources import ApiResource, ResourceLike, ResourceRef
 from kubeloop.client._transport import Transport, TransportOptions
 from kubeloop.client._watch import WatchStream
-from kubeloop.config._autodetect import load_config
-from kubeloop.config._cluster import ClusterConfig
-from kubeloop.config._incluster import load_in_cluster
+from kubeloop.client._watch_event import WatchEvent
+from kubeloop.config import ClusterConfig, load_config, load_in_cluster
 from kubeloop.meta import (
     FieldSelectorLike,
     LabelSelectorLike,

@@ -27,9 +27,7 @@ from kubeloop.client._retry import (
     should_retry_connection_error,
     should_retry_status,
 )
-from kubeloop.config._cluster import ClusterConfig
-from kubeloop.config._credentials import Credentials
-from kubeloop.config._tls import make_ssl_context
+from kubeloop.config import ClusterConfig, Credentials, make_ssl_context
 
 log = logging.getLogger("kubeloop.client")
 

@@ -13,8 +13,8 @@ from types import TracebackType
 import aiohttp
 
 from kubeloop.client._errors import ClientConnectionError, WatchStreamError
-from kubeloop.client._events import WatchEvent, decode_event
 from kubeloop.client._jsonlines import LineSplitter
+from kubeloop.client._watch_event import WatchEvent, decode_event
 
 WATCH_READ_SIZE = 64 * 1024
 """Bytes a plain-HTTP watch socket reads at once. asyncio's TCP transport reads with

@@ -11,7 +11,7 @@ from kubeloop.meta._clock import REAL_CLOCK, Clock, RealClock, Timer, check_cloc
 from kubeloop.meta._cluster import DEFAULT_CLUSTER
 from kubeloop.meta._coerce import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
 from kubeloop.meta._errors import SelectorError
-from kubeloop.meta._events import (
+from kubeloop.meta._event_types import (
     ADDED,
     BOOKMARK,
     DELETED,

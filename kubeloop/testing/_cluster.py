@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
-from kubeloop.client import Client
-from kubeloop.client._transport import TransportOptions
+from kubeloop.client import Client, TransportOptions
 from kubeloop.config import load_kubeconfig
 
 if TYPE_CHECKING:

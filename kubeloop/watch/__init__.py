@@ -4,9 +4,10 @@ Internal modules are private (`_name.py`); import everything from `kubeloop.watc
 
 - `WatchMachine` (_machine.py): pure state machine whose state is one `Phase` value (_phases.py:
   `Relist`, `Listing`, `Streaming`, `Rewatch`, `Watching`, `BackingOff`, `Stopped`) carrying its
-  data; inputs in, `List`/`Watch`/`Sleep` actions and `Init`/`InitApply`/`InitDone`/`Apply`/
-  `Delete` events (_events.py) out; `state`, `last_error`, `counters`, `synced`,
-  `resource_version`, `describe()` for metrics and readiness.
+  data; watch events in (`kubeloop.client.WatchEvent`, or anything `EventLike`), `List`/`Watch`/
+  `Sleep` actions (_actions.py) and the outputs `Init`/`InitApply`/`InitDone`/`Apply`/`Delete`
+  (_outputs.py) out; `state`, `last_error`, `counters`, `synced`, `resource_version`,
+  `describe()` for metrics and readiness.
 - `Watcher` (_watcher.py): runs the machine against a `WatchSource` (_source.py) in the consumer's
   own task: `async for event in watcher.events()`, `await watcher.run(callback)`, or
   `watcher.event_batches()` (the same events in lists, for bulk consumers); `stop()`, `wake()`.
@@ -18,8 +19,8 @@ Internal modules are private (`_name.py`); import everything from `kubeloop.watc
 from kubeloop.watch._actions import Action, List, Sleep, Watch
 from kubeloop.watch._config import ListSemantic, WatchConfig
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception, classify_status
-from kubeloop.watch._events import INIT, Apply, Delete, Init, InitApply, InitDone, WatcherEvent
 from kubeloop.watch._machine import ProtocolError, WatchCounters, WatchMachine
+from kubeloop.watch._outputs import INIT, Apply, Delete, Init, InitApply, InitDone, WatcherEvent
 from kubeloop.watch._phases import (
     BackingOff,
     Listing,
@@ -31,7 +32,7 @@ from kubeloop.watch._phases import (
     Watching,
     WatchState,
 )
-from kubeloop.watch._source import CONNECTED, EventLike, ListPage, RawEvent, WatchSource
+from kubeloop.watch._source import CONNECTED, EventLike, ListPage, WatchSource
 from kubeloop.watch._watcher import Watcher
 
 __all__ = [
@@ -52,7 +53,6 @@ __all__ = [
     "Listing",
     "Phase",
     "ProtocolError",
-    "RawEvent",
     "Relist",
     "Rewatch",
     "Sleep",

@@ -11,7 +11,7 @@ A driver (`kubeloop.watch._watcher.Watcher`, or a test) loops:
              then machine.on_watch_ended(now) | machine.on_watch_error(error, now)
     Sleep -> wait `seconds` (or less, after `wake()`), then ask `next_action` again
 
-and hands every returned output event (see `kubeloop.watch._events`) to its consumer in order.
+and hands every returned output event (see `kubeloop.watch._outputs`) to its consumer in order.
 
 The state is one phase value carrying its own data (kube-runtime's `State<K>`): `Relist` (a list
 cycle is due), `Listing` (a paginated list in progress), `Streaming` (a streaming list's initial
@@ -61,7 +61,7 @@ from kubeloop.meta import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, Backoff, re
 from kubeloop.watch._actions import Action, List, Sleep, Watch
 from kubeloop.watch._config import ListSemantic, WatchConfig
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_status
-from kubeloop.watch._events import INIT, Apply, Delete, InitApply, InitDone, WatcherEvent
+from kubeloop.watch._outputs import INIT, Apply, Delete, InitApply, InitDone, WatcherEvent
 from kubeloop.watch._phases import (
     STATE_OF,
     BackingOff,

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 CONNECTED = "CONNECTED"
-"""Optional, not a Kubernetes event type (those are `kubeloop.meta.EventType`): a source may yield `RawEvent(CONNECTED, None)` once the
-server has answered 200 to the watch, so the watcher leaves an error state (e.g. FORBIDDEN) at once
-instead of at the first real event."""
+"""Optional, not a Kubernetes event type (those are `kubeloop.meta.EventType`): a source may yield an
+event of this type (object None) once the server has answered 200 to the watch, so the watcher
+leaves an error state (e.g. FORBIDDEN) at once instead of at the first real event."""
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 """Annotation on the BOOKMARK that ends the initial events of a streaming list."""
@@ -30,22 +30,10 @@ class ListPage:
     continue_token: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RawEvent:
-    """One watch event as the server sent it (`object` decoded; a `Status` for ERROR).
-
-    `resource_version` may be filled in by a source that already knows it (for example a compact
-    decoder); otherwise the watcher reads `object["metadata"]["resourceVersion"]`.
-    """
-
-    type: str
-    object: Any
-    resource_version: str | None = None
-
-
 class EventLike(Protocol):
-    """What a watch stream yields: `RawEvent`, or any object with these attributes (such as
-    `kubeloop.client.WatchEvent`)."""
+    """What a watch stream yields: `kubeloop.client.WatchEvent` (one decoded watch line), or any
+    object with these attributes. `resource_version` may be None (the machine then reads
+    ``object["metadata"]["resourceVersion"]``)."""
 
     @property
     def type(self) -> str: ...

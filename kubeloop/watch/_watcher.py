@@ -29,8 +29,8 @@ from typing import Any, TypeVar
 from kubeloop.watch._actions import List, Sleep, Watch
 from kubeloop.watch._config import WatchConfig
 from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception
-from kubeloop.watch._events import WatcherEvent
 from kubeloop.watch._machine import WatchCounters, WatchMachine
+from kubeloop.watch._outputs import WatcherEvent
 from kubeloop.watch._phases import WatchState
 from kubeloop.watch._source import EventLike, WatchSource
 

@@ -36,7 +36,6 @@ from kubeloop.client import (
     format_label_selector,
 )
 from kubeloop.client._errors import error_from_response
-from kubeloop.client._events import decode_event
 from kubeloop.client._jsonlines import LineSplitter
 from kubeloop.client._mapper import parse_resource_list
 from kubeloop.client._retry import (
@@ -45,6 +44,7 @@ from kubeloop.client._retry import (
     should_retry_connection_error,
     should_retry_status,
 )
+from kubeloop.client._watch_event import decode_event
 
 
 def status(code: int, reason: str, **extra: Any) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop.watch import Apply, Delete, Init, InitApply, InitDone, ListPage, RawEvent, WatcherEvent
+from kubeloop.client import WatchEvent
+from kubeloop.watch import Apply, Delete, Init, InitApply, InitDone, ListPage, WatcherEvent
 
 
 class ApiFailure(Exception):
@@ -143,7 +144,7 @@ class FakeSource:
     """An async `WatchSource` over a `FakeApi`, with fault injection.
 
     `fail_list` / `fail_watch`: exceptions raised by the next calls. `script`: when set, the next
-    watch yields these RawEvents (then ends) instead of the API's history. Watches follow the API
+    watch yields these WatchEvents (then ends) instead of the API's history. Watches follow the API
     live: `notify()` after a mutation; `drop()` ends open watches (clean close).
     """
 
@@ -151,7 +152,7 @@ class FakeSource:
         self.api = api or FakeApi()
         self.fail_list: list[BaseException] = []
         self.fail_watch: list[BaseException] = []
-        self.scripts: list[list[RawEvent | BaseException]] = []
+        self.scripts: list[list[WatchEvent | BaseException]] = []
         self.list_calls: list[dict[str, Any]] = []
         self.watch_calls: list[dict[str, Any]] = []
         self.open_watches = 0
@@ -178,13 +179,13 @@ class FakeSource:
         return self.api.list_page(limit, continue_token)
 
     def watch(self, *, resource_version: str | None, resource_version_match: str | None, timeout_seconds: int,
-              allow_bookmarks: bool, send_initial_events: bool) -> AsyncIterator[RawEvent]:
+              allow_bookmarks: bool, send_initial_events: bool) -> AsyncIterator[WatchEvent]:
         self.watch_calls.append(dict(resource_version=resource_version, resource_version_match=resource_version_match,
                                      timeout_seconds=timeout_seconds, allow_bookmarks=allow_bookmarks,
                                      send_initial_events=send_initial_events))
         return self._watch(resource_version)
 
-    async def _watch(self, resource_version: str | None) -> AsyncIterator[RawEvent]:
+    async def _watch(self, resource_version: str | None) -> AsyncIterator[WatchEvent]:
         self.open_watches += 1
         try:
             await asyncio.sleep(0)
@@ -205,7 +206,7 @@ class FakeSource:
                 events = self.api.events_after(rv)
                 for ev_rv, kind, o in events:
                     rv = ev_rv
-                    yield RawEvent(kind, o)
+                    yield WatchEvent(kind, o)
                     if self._drop != drops:
                         return
                 if events:

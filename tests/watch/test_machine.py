@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from kubeloop.client import WatchEvent
 from kubeloop.watch import (
     INIT,
     Apply,
@@ -19,7 +20,6 @@ from kubeloop.watch import (
     ListPage,
     ListSemantic,
     ProtocolError,
-    RawEvent,
     Relist,
     Rewatch,
     Sleep,
@@ -521,9 +521,9 @@ def test_a_run_of_watch_events_is_fed_as_one_up_to_the_event_that_closes_the_wat
     watch after it can arrive in one run; events after an ERROR belong to a closed stream."""
     m = machine(streaming_list=True)
     m.next_action(0.0)
-    run = [RawEvent("ADDED", obj("a", 7)), RawEvent("BOOKMARK", bookmark(20, initial_end=True)),
-           RawEvent("MODIFIED", obj("a", 21)), RawEvent("MODIFIED", obj("a", 21)),  # a stale replay
-           RawEvent("ERROR", status(500, "InternalError")), RawEvent("DELETED", obj("a", 30))]
+    run = [WatchEvent("ADDED", obj("a", 7)), WatchEvent("BOOKMARK", bookmark(20, initial_end=True)),
+           WatchEvent("MODIFIED", obj("a", 21)), WatchEvent("MODIFIED", obj("a", 21)),  # a stale replay
+           WatchEvent("ERROR", status(500, "InternalError")), WatchEvent("DELETED", obj("a", 30))]
     assert m.on_watch_events(run, 0.1) == [INIT, InitApply(obj("a", 7)), InitDone("20"), Apply(obj("a", 21))]
     assert not m.watch_open and m.resource_version == "21"
     assert (m.counters.events, m.counters.stale_events, m.counters.bookmarks) == (5, 1, 1)

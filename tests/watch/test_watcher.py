@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from kubeloop.client import WatchEvent
 from kubeloop.watch import (
     INIT,
     ErrorKind,
     InitDone,
-    RawEvent,
     WatchConfig,
     Watcher,
     WatcherEvent,
@@ -52,11 +52,11 @@ def seeded(n: int = 3) -> FakeSource:
 class FirstWatchReplaced(FakeSource):
     """A source whose first watch is ``stream(source)`` instead of the API's history; later ones are real."""
 
-    def __init__(self, api: Any, stream: Callable[[FakeSource], AsyncIterator[RawEvent]]) -> None:
+    def __init__(self, api: Any, stream: Callable[[FakeSource], AsyncIterator[WatchEvent]]) -> None:
         super().__init__(api)
-        self._first: Callable[[FakeSource], AsyncIterator[RawEvent]] | None = stream
+        self._first: Callable[[FakeSource], AsyncIterator[WatchEvent]] | None = stream
 
-    def watch(self, **kw: Any) -> AsyncIterator[RawEvent]:
+    def watch(self, **kw: Any) -> AsyncIterator[WatchEvent]:
         if self._first is None:
             return super().watch(**kw)
         stream, self._first = self._first, None
@@ -120,7 +120,7 @@ async def test_410_relists_and_reports_objects_deleted_meanwhile() -> None:
 
 async def test_error_event_closes_the_stream_and_relists() -> None:
     source = seeded(1)
-    source.scripts.append([RawEvent("ADDED", obj("x", 100)), RawEvent("ERROR", status(410, "Expired", "gone"))])
+    source.scripts.append([WatchEvent("ADDED", obj("x", 100)), WatchEvent("ERROR", status(410, "Expired", "gone"))])
     watcher = Watcher(source, FAST)
     store = Store()
     seen: list[WatcherEvent] = []
@@ -276,11 +276,11 @@ async def test_wake_retries_at_once() -> None:
 async def test_idle_watch_is_abandoned_and_resumed() -> None:
     source = seeded(1)
 
-    async def hang(src: FakeSource) -> AsyncIterator[RawEvent]:
+    async def hang(src: FakeSource) -> AsyncIterator[WatchEvent]:
         src.open_watches += 1
         try:
             await asyncio.sleep(3600)
-            yield RawEvent("BOOKMARK", bookmark(1))
+            yield WatchEvent("BOOKMARK", bookmark(1))
         finally:
             src.open_watches -= 1
 
@@ -318,10 +318,10 @@ async def test_idle_timer_does_not_fire_while_the_consumer_is_busy() -> None:
 async def test_streaming_list_through_the_driver() -> None:
     source = FakeSource()
     source.scripts.append([
-        RawEvent("ADDED", obj("a", 3)),
-        RawEvent("ADDED", obj("b", 2)),
-        RawEvent("BOOKMARK", bookmark(5, initial_end=True)),
-        RawEvent("MODIFIED", obj("a", 6)),
+        WatchEvent("ADDED", obj("a", 3)),
+        WatchEvent("ADDED", obj("b", 2)),
+        WatchEvent("BOOKMARK", bookmark(5, initial_end=True)),
+        WatchEvent("MODIFIED", obj("a", 6)),
     ])
     watcher = Watcher(source, WatchConfig(streaming_list=True))
     store = Store()
@@ -349,7 +349,7 @@ async def test_watch_raising_synchronously_is_classified() -> None:
     class Broken(FakeSource):
         broken = 1
 
-        def watch(self, **kw: Any) -> AsyncIterator[RawEvent]:
+        def watch(self, **kw: Any) -> AsyncIterator[WatchEvent]:
             if self.broken:
                 self.broken -= 1
                 raise ConnectionRefusedError("refused")
@@ -369,7 +369,7 @@ async def test_watch_raising_synchronously_is_classified() -> None:
 class OpenableStream:
     """A stream with an explicit `open()`, like kubeloop.client's WatchStream."""
 
-    def __init__(self, inner: AsyncIterator[RawEvent], failure: BaseException | None) -> None:
+    def __init__(self, inner: AsyncIterator[WatchEvent], failure: BaseException | None) -> None:
         self._inner = inner
         self._failure = failure
 
@@ -382,7 +382,7 @@ class OpenableStream:
     def __aiter__(self) -> OpenableStream:
         return self
 
-    async def __anext__(self) -> RawEvent:
+    async def __anext__(self) -> WatchEvent:
         return await self._inner.__anext__()
 
     async def aclose(self) -> None:
@@ -396,7 +396,7 @@ async def test_an_accepted_watch_clears_forbidden_before_any_event() -> None:
     class Openable(FakeSource):
         failures = [ApiFailure(403, message)]
 
-        def watch(self, **kw: Any) -> AsyncIterator[RawEvent]:
+        def watch(self, **kw: Any) -> AsyncIterator[WatchEvent]:
             failure = self.failures.pop(0) if self.failures else None
             return OpenableStream(super().watch(**kw), failure)
 
@@ -419,21 +419,21 @@ async def test_an_accepted_watch_clears_forbidden_before_any_event() -> None:
     assert len(source.list_calls) == 1  # a 403 on the watch does not relist
 
 
-def _replay_one_at_a_time(src: FakeSource) -> AsyncIterator[RawEvent]:
-    async def replay() -> AsyncIterator[RawEvent]:
+def _replay_one_at_a_time(src: FakeSource) -> AsyncIterator[WatchEvent]:
+    async def replay() -> AsyncIterator[WatchEvent]:
         stale = src.api.objects["o0"]
         while True:  # the same old object, over and over: never newer than the list
-            yield RawEvent("MODIFIED", stale)
+            yield WatchEvent("MODIFIED", stale)
             await asyncio.sleep(0.05)
     return replay()
 
 
 def _replay_in_batches(src: FakeSource) -> Runs:
     class Replay(Runs):
-        async def batches(self) -> list[RawEvent]:  # a stream with batches(): read through it
+        async def batches(self) -> list[WatchEvent]:  # a stream with batches(): read through it
             await asyncio.sleep(0.05)
             stale = src.api.objects["o0"]
-            return [RawEvent("MODIFIED", stale), RawEvent("MODIFIED", stale)]
+            return [WatchEvent("MODIFIED", stale), WatchEvent("MODIFIED", stale)]
     return Replay([])
 
 
@@ -465,7 +465,7 @@ async def test_broken_streams_are_warnings_rate_limited(caplog: pytest.LogCaptur
 
     source = seeded(1)
     for _ in range(3):
-        source.scripts.append([RawEvent("BOOKMARK", bookmark(source.api.rv)), WatchStreamError("malformed watch line: b'{not json'")])
+        source.scripts.append([WatchEvent("BOOKMARK", bookmark(source.api.rv)), WatchStreamError("malformed watch line: b'{not json'")])
     watcher = Watcher(source, FAST, name="configmaps")
     store = Store()
     with caplog.at_level("WARNING", logger="kubeloop.watch"):
@@ -498,17 +498,17 @@ class Runs:
     """A stream that hands over runs of events through `batches()` (as `kubeloop.client.WatchStream`
     does), then ends; reading it one event at a time is a test failure."""
 
-    def __init__(self, runs: list[list[RawEvent]]) -> None:
+    def __init__(self, runs: list[list[WatchEvent]]) -> None:
         self.runs = runs
         self.closed = False
 
     def __aiter__(self) -> Runs:
         return self
 
-    async def __anext__(self) -> RawEvent:
+    async def __anext__(self) -> WatchEvent:
         raise AssertionError("a stream with batches() is read through it")
 
-    async def batches(self) -> list[RawEvent]:
+    async def batches(self) -> list[WatchEvent]:
         await asyncio.sleep(0)
         return self.runs.pop(0) if self.runs else []
 
@@ -523,13 +523,13 @@ async def test_a_batching_stream_stops_at_an_error_event_and_resumes() -> None:
     written: list[dict[str, Any]] = []
 
     class Changing(Runs):
-        async def batches(self) -> list[RawEvent]:
+        async def batches(self) -> list[WatchEvent]:
             await asyncio.sleep(0)
             if written:
                 return []
             written.extend([source.api.put("a"), source.api.put("b")])  # while the watch is open
-            return [RawEvent("MODIFIED", written[0]), RawEvent("ERROR", status(500, "InternalError", "boom")),
-                    RawEvent("MODIFIED", obj("b", 99, bogus="yes"))]
+            return [WatchEvent("MODIFIED", written[0]), WatchEvent("ERROR", status(500, "InternalError", "boom")),
+                    WatchEvent("MODIFIED", obj("b", 99, bogus="yes"))]
 
     first = Changing([])
     runs = FirstWatchReplaced(source.api, lambda _: first)
@@ -544,7 +544,7 @@ async def test_a_batching_stream_stops_at_an_error_event_and_resumes() -> None:
 
 async def test_stop_from_inside_the_consumer_in_the_middle_of_a_run() -> None:
     source = seeded(1)
-    first = Runs([[RawEvent("ADDED", obj(f"n{i}", 10 + i)) for i in range(3)]])
+    first = Runs([[WatchEvent("ADDED", obj(f"n{i}", 10 + i)) for i in range(3)]])
     watcher = Watcher(FirstWatchReplaced(source.api, lambda _: first), FAST)
     got: list[WatcherEvent] = []
 

@@ -1,15 +1,16 @@
-"""What a watcher tells its consumer: the five output events.
+"""What a watcher tells its consumer: the five outputs of the machine (its inputs are watch events,
+`kubeloop.client.WatchEvent`; its requests are the actions of `_actions`).
 
 They follow kube-runtime's shape (`Init`, `InitApply`, `InitDone`, `Apply`, `Delete`) so a list is
 streamed one object at a time instead of buffered, with one difference: `Init` is emitted on every
 (re)list, streaming lists included, so the consumer always knows when to start a fresh buffer.
 
-Consumer contract (what the informer's store does):
+Consumer contract (what the informer's store writer does, `kubeloop.cache.StoreWriter`):
 
 - `Init`: a (re)list starts. Discard any partially buffered list from an earlier `Init` that never
   reached `InitDone` and start a new buffer.
 - `InitApply(obj)`: one object of that list; buffer it.
-- `InitDone(resource_version)`: the list is complete. Swap the store for the buffer atomically;
+- `InitDone(resource_version)`: the list is complete. Swap the buffer into the store atomically;
   objects present before but absent from the buffer were deleted while we were not looking, so
   report them deleted. Until the first `InitDone` the store is not synced.
 - `Apply(obj)`: an object was added or modified (after the list).

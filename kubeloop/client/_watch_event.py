@@ -1,4 +1,10 @@
-"""Watch events and the decoding of one watch line (the hot path: one `orjson.loads`, one object)."""
+"""`WatchEvent`, one event of a watch stream, and `decode_event`, which makes one of a watch line
+(the hot path: one `orjson.loads`, one object).
+
+The one form a watch event has from the socket to the watcher: `kubeloop.watch` reads these (and
+test doubles build them) as they are; the watcher's outputs (`kubeloop.watch.Apply`, ...) and the
+cache's `kubeloop.cache.Event` follow.
+"""
 
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ class WatchEvent:
         return error_from_status(self.object, code=500)
 
     def __repr__(self) -> str:
-        meta = self.object.get("metadata") or {}
+        meta = (self.object.get("metadata") if isinstance(self.object, dict) else None) or {}
         return f"WatchEvent({self.type} {meta.get('namespace', '')}/{meta.get('name', '')} rv={meta.get('resourceVersion')})"
 
 
