@@ -3,9 +3,11 @@ shared cache.
 
 The modules are private (``_name.py``); every public name is exported here.
 
-- `Store` (_store.py), indexes (_index.py), read-only views (_frozen.py), codecs (_codec.py).
-- `Informer` (_informer.py): watcher -> transform -> filter -> store -> subscribers.
-- `Subscription` / `Event` (_subscription.py, _events.py): per-subscriber bounded, ordered events.
+- `Store` (_store.py, _entry.py), indexes (_index.py), read-only views (_frozen.py), codecs (_codec.py).
+- `Informer` (_informer.py): watcher -> transform -> filter -> store -> subscribers, made of
+  `StoreWriter` and `BrokenObjects` (_writer.py: the store's one writer, relists swapped in under
+  its readers), `Compactor` (_compactor.py) and `SyncGate` (_sync_gate.py).
+- `Subscription` / `Event` (_subscription.py, _informer_event.py): per-subscriber bounded, ordered events.
 - `SharedCache` / `InformerHandle` (_shared.py, _handle.py): one informer per scope, shared and ref-counted.
 - `Reader` (_reader.py): the one read interface (get, list, keys, by_index, index_keys, values) of
   `Store`, `CacheReader`, `InformerHandle`, the manager's informers and ``ctx.reader()``.
@@ -16,8 +18,8 @@ The modules are private (``_name.py``); every public name is exported here.
 from typing import TYPE_CHECKING
 
 from kubeloop.cache._codec import Codec, DictCodec, JsonCodec, ZlibDictCodec, ZstdDictCodec
+from kubeloop.cache._compactor import Compactor
 from kubeloop.cache._entry import Change, Key, ReplaceResult
-from kubeloop.cache._events import Event
 from kubeloop.cache._frozen import (
     FrozenDict,
     FrozenList,
@@ -38,12 +40,14 @@ from kubeloop.cache._index import (
     owner_uid_index,
 )
 from kubeloop.cache._informer import LIST_PAGE_SIZE, CacheNotSynced, Informer, InformerNotReady
+from kubeloop.cache._informer_event import Event
 from kubeloop.cache._reader import CacheReader, Reader
 from kubeloop.cache._scope import Scope, Selection, SelectionKeywords
 from kubeloop.cache._shared import SharedCache
 from kubeloop.cache._source import ClientSource
 from kubeloop.cache._store import Store
 from kubeloop.cache._subscription import Subscription, SubscriptionClosed
+from kubeloop.cache._sync_gate import SyncGate
 from kubeloop.cache._transform import (
     DEFAULT_TRANSFORM,
     Filter,
@@ -54,6 +58,7 @@ from kubeloop.cache._transform import (
     strip_managed_fields,
 )
 from kubeloop.cache._values import ValueFunc, ValueIndex
+from kubeloop.cache._writer import BrokenObjects, StoreWriter
 
 __all__ = [
     "DEFAULT_TRANSFORM",
@@ -61,11 +66,13 @@ __all__ = [
     "NAMESPACE_INDEX",
     "OWNER_INDEX",
     "OWNER_REF_INDEX",
+    "BrokenObjects",
     "CacheNotSynced",
     "CacheReader",
     "Change",
     "ClientSource",
     "Codec",
+    "Compactor",
     "DictCodec",
     "Event",
     "Filter",
@@ -86,8 +93,10 @@ __all__ = [
     "SelectionKeywords",
     "SharedCache",
     "Store",
+    "StoreWriter",
     "Subscription",
     "SubscriptionClosed",
+    "SyncGate",
     "Transform",
     "ValueFunc",
     "ValueIndex",

@@ -85,7 +85,7 @@ class InformerHandle:
         if r is None:
             s = self.scope
             r = self._reader = CacheReader(
-                inf, s.cluster, s.resource, namespace=s.namespace,
+                inf.store, s.cluster, s.resource, namespace=s.namespace,
                 label_selector=s.label_selector, field_selector=s.field_selector, predicate=self.predicate)
         return r
 

@@ -62,25 +62,18 @@ class Reader(Protocol):
         ...
 
 
-class _Fixed:
-    __slots__ = ("store",)
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-
 class CacheReader:
     """Reads of one informer's store (optionally narrowed); results are read-only views.
 
-    `source` is the informer (anything with a `.store`, read on every call, so a reader stays
-    valid when a relist swaps the informer's store) or a `Store` itself.
+    It holds the `Store` itself: a relist exchanges the store's contents, not the store, so the
+    reader stays valid for the informer's life.
     """
 
-    __slots__ = ("_fields", "_labels", "_namespace", "_pred", "_src", "cluster", "resource")
+    __slots__ = ("_fields", "_labels", "_namespace", "_pred", "_store", "cluster", "resource")
 
     def __init__(
         self,
-        source: Any,
+        store: Store,
         cluster: str,
         resource: str = "",
         *,
@@ -89,18 +82,14 @@ class CacheReader:
         field_selector: FieldSelectorLike | None = None,
         predicate: Predicate | None = None,
     ) -> None:
-        self._src = _Fixed(source) if isinstance(source, Store) else source
+        labels, fields = as_label_selector(label_selector), as_field_selector(field_selector)
+        self._store = store
         self.cluster = cluster
         self.resource = resource
         self._namespace = namespace
-        labels, fields = as_label_selector(label_selector), as_field_selector(field_selector)
         self._labels = None if labels.empty else labels
         self._fields = None if fields.empty else fields
         self._pred = predicate  # the full narrowing predicate (selectors and filter)
-
-    @property
-    def _store(self) -> Store:
-        return self._src.store
 
     @property
     def narrowed(self) -> bool:

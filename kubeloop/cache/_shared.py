@@ -277,21 +277,19 @@ class SharedCache:
     def _start(self, scope: Scope, client: Client, resource: ResourceLike) -> _Entry:
         assert self._tg is not None
         name = str(scope)
-        informer: Informer | None = None
+        forbidden_logged = False  # once per stretch of 403s, until a request succeeds
 
         def on_error(verb: str, exc: BaseException) -> None:
-            code = getattr(exc, "code", None)
-            if informer is None:
-                return
-            if code == 403:
-                if not getattr(informer, "_forbidden_logged", False):
-                    informer._forbidden_logged = True  # type: ignore[attr-defined]
+            nonlocal forbidden_logged
+            if getattr(exc, "code", None) == 403:
+                if not forbidden_logged:
+                    forbidden_logged = True
                     log.error("%s: %s FORBIDDEN: %s; the informer stays not ready until the permission is "
                               "granted", name, verb, getattr(exc, "message", None) or exc)
 
         def on_success() -> None:
-            if informer is not None:
-                informer._forbidden_logged = False  # type: ignore[attr-defined]
+            nonlocal forbidden_logged
+            forbidden_logged = False
 
         source = ClientSource(
             client, resource, namespace=scope.namespace,
@@ -323,7 +321,7 @@ class SharedCache:
             if narrow is broad or narrow.informer.stopped or not broad.scope.covers(narrow.scope):
                 continue
             try:
-                for name, fn in narrow.informer._index_fns.items():
+                for name, fn in narrow.informer.index_functions.items():
                     broad.informer.add_index(name, fn)
             except ValueError as exc:
                 log.warning("%s: not taken over by %s: %s", narrow.scope, broad.scope, exc)

@@ -1,8 +1,11 @@
 """The object store: objects by (namespace, name), compactly held, with indexes.
 
-Sans-IO: the informer (later) calls the writer API (``apply``, ``delete``,
-``replace``) as list/watch results arrive; readers call ``get``, ``list``,
-``by_index``. Readers always get read-only views (:mod:`kubeloop.cache._frozen`).
+Sans-IO: a writer calls the writer API (``apply``, ``delete``, ``replace``, ``load``; an informer's
+is `kubeloop.cache.StoreWriter`) as list/watch results arrive; readers call ``get``, ``list``,
+``by_index``. Readers always get read-only views (:mod:`kubeloop.cache._frozen`). A `Store` object is
+the readers' handle on its contents: a relist is built in a store of its own and its contents are
+exchanged with the readers' store in one step (`_exchange`), so a reader never needs to look the
+store up again. Time (when a watched write was made) is read from an injected `kubeloop.meta.Clock`.
 
 What the store needs to answer without decoding an object is kept beside its
 compact form (`kubeloop.cache._entry`): the key, uid, resourceVersion, labels (interned, for
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
@@ -66,7 +68,8 @@ from kubeloop.cache._index import (
 )
 from kubeloop.cache._values import value_index
 from kubeloop.meta import (
-    ADDED,
+    REAL_CLOCK,
+    Clock,
     FieldSelectorLike,
     LabelSelectorLike,
     as_field_selector,
@@ -76,8 +79,11 @@ from kubeloop.meta import (
 
 __all__ = ["Change", "IndexFunctionError", "Key", "ReplaceResult", "Store"]
 
+Replaced = FrozenDict | _Entry | None
+"""What a write replaced or a removal took away: the object's decoded view if the LRU held one, else
+its entry (decoded only if a subscriber reads it); None when there was nothing (an added object)."""
+
 _intern = sys.intern
-_monotonic = time.monotonic
 _list = list  # `Store.list` shadows the builtin in annotations
 
 _OWNER_FNS = (owner_uid_index, owner_ref_index)
@@ -154,7 +160,8 @@ class Store:
     an LRU (written objects do not enter it: a kept view outlives the young GC generation, and the
     collector's extra work measured more than the decodes saved). ``owner_index`` adds the built-in
     OWNER_INDEX and OWNER_REF_INDEX. With ``defer_writes`` (and a codec that can defer, such as the
-    default), `apply` stores the cheap form and queues the object for `compact` (module docstring).
+    default), `apply` stores the cheap form and queues the object for `compact` (module docstring);
+    ``clock`` (`kubeloop.meta.Clock`, only its ``monotonic()``) says when each write was made.
 
     A written object becomes the store's: the caller must not change it afterwards.
     """
@@ -166,8 +173,11 @@ class Store:
         hot_size: int = 64,
         defer_writes: bool = False,
         owner_index: bool = True,
+        clock: Clock = REAL_CLOCK,
     ) -> None:
         self.codec: Codec = make_codec(codec)
+        self.clock = clock
+        self._monotonic = clock.monotonic  # looked up once: read on every deferred write
         self._by_ns: dict[str, dict[str, _Entry]] = {}
         self._count = 0
         self._indexes: dict[str, Index] = {}
@@ -300,43 +310,45 @@ class Store:
         encode = self._encode_deferred if deferred and self._encode_deferred is not None else self.codec.encode
         return _Prepared(self, obj, encode)
 
-    def _commit(self, p: _Prepared, when: float | None = None, report: bool = True) -> Change | None:
+    def _commit(self, p: _Prepared, when: float | None = None) -> Replaced:
         """Phase 2 of every write: cannot fail. ``when`` queues the object for `compact` (if it was
-        encoded in the cheap form); ``report=False`` skips building the `Change` (a list load)."""
+        encoded in the cheap form). Returns what it replaced (see `Replaced`)."""
         ns, name = p.namespace, p.name
         bucket = self._by_ns.get(ns)
         if bucket is None:
             bucket = self._by_ns[ns] = {}
         old = bucket.get(name)
         e = bucket[name] = (ns, name, p.uid, p.rv, p.labels, p.ikeys, p.data)
-        change: Change | None = None
+        replaced: Replaced = old
         if old is None:
             self._count += 1
             if p.ikeys is not self._no_keys:
                 for ix, keys in zip(self._indexes.values(), p.ikeys, strict=True):
                     if keys:
                         ix.add(ns, name, keys)
-            if report:
-                change = Change(ns, name, FrozenDict(p.obj))
         else:
-            if report:
-                change = self._change(old, FrozenDict(p.obj))
             if self._hot:
-                self._hot.pop((ns, name), None)
+                hot = self._hot.pop((ns, name), None)
+                if hot is not None:
+                    replaced = hot
             if p.ikeys is not old[IKEYS]:  # index keys are shared tuples: unchanged keys are the same one
                 for ix, old_keys, new_keys in zip(self._indexes.values(), old[IKEYS], p.ikeys, strict=True):
                     ix.move(ns, name, old_keys, new_keys)
         if when is not None and self._compact is not None:
             self._queue.append(e if when == _LISTED else (when, e))
-        return change
+        return replaced
 
-    def _change(self, e: _Entry, new: FrozenDict | None) -> Change:
-        """The `Change` from stored entry ``e`` to ``new`` (None: removed). Its ``old`` is the hot
-        view if there is one, else decoded from ``e`` only when a subscriber reads it."""
-        old = self._hot.get((e[NS], e[NAME])) if self._hot else None
-        if old is not None:
-            return Change(e[NS], e[NAME], new, old=old)
-        return Change(e[NS], e[NAME], new, old_data=e[DATA], codec=self.codec)
+    def _change(self, namespace: str, name: str, new: FrozenDict | None, replaced: Replaced) -> Change:
+        """The `Change` that replaced (or removed) ``replaced``; its ``old`` is decoded only if read."""
+        if replaced is None or type(replaced) is FrozenDict:
+            return Change(namespace, name, new, old=replaced)
+        return Change(namespace, name, new, old_data=replaced[DATA], codec=self.codec)  # type: ignore[index]
+
+    def decoded(self, replaced: Replaced) -> FrozenDict | None:
+        """The view of what a write replaced (`Replaced`), decoding an entry."""
+        if replaced is None or type(replaced) is FrozenDict:
+            return replaced
+        return FrozenDict(self.codec.decode(replaced[DATA]))  # type: ignore[index]
 
     def _drop(self, e: _Entry) -> None:
         ns, name = e[NS], e[NAME]
@@ -370,28 +382,27 @@ class Store:
         If an index function raises, nothing changes. An object with the same non-empty
         resourceVersion as the stored one is not re-encoded (the change has old == new).
         """
-        change = self._apply(obj, True)
-        assert change is not None
-        return change
-
-    def _apply(self, obj: dict[str, Any], report: bool) -> Change | None:
-        """`apply`; ``report=False`` builds no `Change` (an informer nobody subscribed to)."""
         md = obj.get("metadata")
         if isinstance(md, dict):
             e = self._entry(md.get("namespace") or "", md.get("name") or "")
             rv = md.get("resourceVersion") or ""
             if e is not None and rv and pack_rv(rv) == e[RV]:
                 self.resource_version = rv
-                if not report:
-                    return None
                 view = self._view(e)
                 return Change(e[NS], e[NAME], view, old=view)
+        replaced = self._write(obj)  # raises unless the metadata is a dict with a name
+        md = obj["metadata"]
+        return self._change(md.get("namespace") or "", md["name"], FrozenDict(obj), replaced)
+
+    def _write(self, obj: dict[str, Any]) -> Replaced:
+        """`apply` for a writer that reports changes its own way (an informer's, as subscriber
+        events): no same-version check, no `Change`; returns what the write replaced."""
         deferred = self._defer_writes
         p = self._prepare(obj, deferred)
-        change = self._commit(p, _monotonic() if deferred else None, report)
+        replaced = self._commit(p, self._monotonic() if deferred else None)
         if p.rv_text:
             self.resource_version = p.rv_text
-        return change
+        return replaced
 
     def load(self, obj: dict[str, Any]) -> None:
         """Insert one object of a list being loaded: `apply` without the report, made cheap.
@@ -413,7 +424,7 @@ class Store:
             except Exception:  # kept cheap and queued: `compact` reports the codec's fault
                 p.data = cheap
         queued = p.data is cheap
-        self._commit(p, _LISTED if queued else None, report=False)
+        self._commit(p, _LISTED if queued else None)
         if queued and self._compact is not None:
             self._cheap_listed += len(cheap)
         if p.rv_text:
@@ -426,7 +437,7 @@ class Store:
 
     def compact(self, before: float = math.inf, limit: int | None = None) -> float | None:
         """Compress up to ``limit`` (default: all) queued objects written at or before ``before`` (a
-        `time.monotonic()` value; listed objects are always due) and not written again since.
+        value of the store's ``clock.monotonic()``; listed objects are always due) and not written again since.
 
         Returns when the oldest object still queued was written (-inf for a listed one; None when
         the queue is empty): the caller comes back once that is old enough. The queue is in write
@@ -475,20 +486,21 @@ class Store:
 
     def delete(self, namespace: str, name: str, resource_version: str | None = None) -> FrozenDict | None:
         """Remove one object; returns what was stored (None if absent)."""
-        gone = self._remove(namespace, name, resource_version)
-        return None if gone is None else gone.old
+        return self.decoded(self._remove(namespace, name, resource_version))
 
-    def _remove(self, namespace: str, name: str, resource_version: str | None = None) -> Change | None:
-        """`delete`, reporting the removal as a `Change` whose ``old`` is decoded only if read
-        (the informer's delete events: most subscribers only need the key)."""
+    def _remove(self, namespace: str, name: str, resource_version: str | None = None) -> Replaced:
+        """`delete`, returning what it took away undecoded (see `Replaced`): an informer's delete
+        events decode it only if a subscriber reads it (most only need the key)."""
         e = self._entry(namespace, name)
         if resource_version:
             self.resource_version = resource_version
-        if e is None:
-            return None
-        gone = self._change(e, None)
+        return None if e is None else self._take(e)
+
+    def _take(self, e: _Entry) -> Replaced:
+        """Drop a stored entry, returning it (or its hot view: decoded already)."""
+        hot = self._hot.get((e[NS], e[NAME])) if self._hot else None
         self._drop(e)
-        return gone
+        return e if hot is None else hot
 
     def replace(self, objs: Iterable[dict[str, Any]], resource_version: str = "") -> ReplaceResult:
         """Make the store hold exactly ``objs`` (a relist); returns the difference.
@@ -512,15 +524,23 @@ class Store:
         result = ReplaceResult()
         for e in list(self._entries()):
             if (e[NS], e[NAME]) not in prepared:
-                result.deleted.append(self._change(e, None))
-                self._drop(e)
+                result.deleted.append(self._change(e[NS], e[NAME], None, self._take(e)))
         for item in prepared.values():
             if type(item) is _Prepared:
-                c = self._commit(item)
-                assert c is not None
-                (result.added if c.kind == ADDED else result.modified).append(c)
+                replaced = self._commit(item)
+                c = self._change(item.namespace, item.name, FrozenDict(item.obj), replaced)
+                (result.added if replaced is None else result.modified).append(c)
         self.resource_version = resource_version or self.resource_version
         return result
+
+    def _exchange(self, other: Store) -> None:
+        """Swap contents with ``other``: objects, indexes, codec, compaction queue, settings, all of it.
+
+        The one-step swap of a relist built in a store of its own: readers holding this store read
+        the new contents from the next call on, and ``other`` holds the previous ones (for the
+        writer's difference, then dropped). Like every write, only the store's writer calls it.
+        """
+        self.__dict__, other.__dict__ = other.__dict__, self.__dict__
 
     def set_resource_version(self, resource_version: str) -> None:
         """Record the latest resourceVersion seen (e.g. from a bookmark)."""

@@ -35,8 +35,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from kubeloop.cache._entry import Key
-from kubeloop.cache._events import Event
 from kubeloop.cache._frozen import FrozenDict
+from kubeloop.cache._informer_event import Event
 from kubeloop.cache._store import Store
 from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
 

@@ -15,11 +15,12 @@ from typing import Any
 import orjson
 import pytest
 
-from kubeloop.cache import OWNER_INDEX, ClientSource, Informer, Store, thaw
+from kubeloop.cache import OWNER_INDEX, ClientSource, Compactor, Informer, Store, thaw
 from kubeloop.cache._codec import CODECS
 from kubeloop.cache._entry import _pack_uid, _unpack_uid
 from kubeloop.cache._store import LOAD_COMPACT_SIZE, IndexFunctionError
 from kubeloop.client import Client
+from kubeloop.testing import VirtualClock
 
 from .informer_support import CM, FAST, MINE, client, cm, eventually, ns
 
@@ -238,6 +239,34 @@ def test_deferred_writes_compact_once_quiet_and_skip_replaced_and_deleted_versio
     d = Store(codec="dict", defer_writes=True)
     d.apply(pod(1))
     assert d.pending_compaction == 0 and d.compact(time.monotonic()) is None
+
+
+async def test_deferred_writes_are_timed_by_the_store_clock() -> None:
+    """The store reads when a write was made from its injected clock, as the work queue does."""
+    clock = VirtualClock()
+    s = Store(defer_writes=True, clock=clock)
+    s.apply(pod(1))
+    assert s.compact(clock.monotonic() - 2.0) == clock.monotonic()  # written now: not due 2 s ago
+    assert s.pending_compaction == 1
+    await clock.advance(3.0)  # three (virtual) seconds pass, no real time
+    assert s.compact(clock.monotonic() - 2.0) is None and s.pending_compaction == 0
+
+
+async def test_the_compactor_waits_on_the_clock_for_written_objects() -> None:
+    clock = VirtualClock()
+    s = Store(defer_writes=True, clock=clock)
+    compactor = Compactor(s, "test")
+    task = asyncio.create_task(compactor.run())
+    try:
+        s.apply(pod(1))
+        compactor.written()
+        await asyncio.sleep(0.05)  # real time passes; the clock does not
+        assert s.pending_compaction == 1 and clock.pending == 1
+        await clock.advance(compactor.delay)
+        await eventually(lambda: s.pending_compaction == 0, timeout=2)
+    finally:
+        task.cancel()
+        compactor.stop()
 
 
 def informer(client: Client, namespace: str, *, label_selector: str = MINE, **kwargs: Any) -> Informer:

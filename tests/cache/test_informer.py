@@ -158,6 +158,30 @@ async def test_relist_after_410_reports_vanished_objects_as_deleted(client: Clie
         assert sorted(n for _, n in reader.keys()) == ["r1", "r2", "r3"]
 
 
+async def test_the_store_a_reader_took_before_a_relist_holds_what_the_relist_found(
+        client: Client, ns: str, apiserver: Any) -> None:
+    """Readers hold the `Store` itself (kube-runtime's reader handle): a relist exchanges its
+    contents, so nobody has to look the store up again on the informer."""
+    faults = apiserver.require_faults()
+    for i in range(2):
+        await client.create(cm(f"h{i}"), namespace=ns)
+    async with informer(client, ns) as inf:
+        await inf.wait_synced(5)
+        store = inf.store
+        relists = inf.watcher.counters.relists
+        faults.fail_next(10_000, 503, resource="configmaps", verbs=("watch",))
+        faults.close_watches("configmaps")
+        await client.delete(CM, "h0", namespace=ns)
+        await client.create(cm("h2"), namespace=ns)
+        faults.compact()
+        faults.reset()
+        await eventually(lambda: inf.watcher.counters.relists > relists and inf.synced and inf.ready,
+                         what="relist")
+        await eventually(lambda: store.get("h0", ns) is None and store.get("h2", ns) is not None,
+                         what="the relist's contents in the store held before it")
+        assert inf.store is store and sorted(n for _, n in store.keys()) == ["h1", "h2"]
+
+
 async def test_cached_objects_are_read_only(client: Client, ns: str) -> None:
     await client.create(cm("ro", labels={"a": "b"}), namespace=ns)
     async with informer(client, ns) as inf:

@@ -31,7 +31,7 @@ class Feed:
     def put(self, name: str, rv: int, **labels: str) -> None:
         ch = self.store.apply(obj(name, rv, **labels))
         t = ch.kind
-        ev = Event(t, "c1", "core/v1/configmaps", "ns", name, ch.new, change=ch if t == MODIFIED else None)
+        ev = Event(t, "c1", "core/v1/configmaps", "ns", name, ch.new, old=ch.old if t == MODIFIED else None)
         for s in self.subs:
             s._offer(ev)
 

@@ -4,6 +4,10 @@ Principle 1 (level-triggered): subscribers should mostly use the key (cluster, n
 and read current state from the store; `old`/`new` are there for predicates (generation changed,
 labels changed, ...). Both are read-only views; `old` is decoded only if read.
 
+An event is the third and last form a watch event takes on its way to a subscriber: the client's
+`WatchEvent` (one decoded line), the watcher's `Apply`/`Delete`, then this, built by the store's
+writer (`kubeloop.cache.StoreWriter`) straight from what the write replaced.
+
 `initial` is True for events that do not stand for a live change: the initial list, the replay
 a late subscriber gets, and the snapshot after a resync. Controllers give those low priority.
 """
@@ -12,12 +16,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kubeloop.cache._entry import DATA
+from kubeloop.cache._frozen import FrozenDict
 from kubeloop.meta import ADDED, DELETED
 
 if TYPE_CHECKING:
-    from kubeloop.cache._entry import Change
-    from kubeloop.cache._frozen import FrozenDict
-    from kubeloop.cache._store import Store
+    from kubeloop.cache._codec import Codec
+    from kubeloop.cache._store import Replaced, Store
 
 __all__ = ["Event"]
 
@@ -27,9 +32,13 @@ __all__ = ["Event"]
 
 
 class Event:
-    """One change seen by an informer: `type`, the key, `old` and `new` read-only views."""
+    """One change seen by an informer: `type`, the key, `old` and `new` read-only views.
 
-    __slots__ = ("_change", "_new", "_old", "_store", "cluster", "initial", "name", "namespace", "resource", "type")
+    `old` may be given undecoded: a stored entry (with the `codec` to decode it), as a write
+    replaced it (see `kubeloop.cache._store.Replaced`).
+    """
+
+    __slots__ = ("_codec", "_new", "_old", "_store", "cluster", "initial", "name", "namespace", "resource", "type")
 
     def __init__(
         self,
@@ -40,8 +49,8 @@ class Event:
         name: str,
         new: FrozenDict | None,
         *,
-        old: FrozenDict | None = None,
-        change: Change | None = None,
+        old: Replaced = None,
+        codec: Codec | None = None,
         initial: bool = False,
         store: Store | None = None,
     ) -> None:
@@ -53,7 +62,7 @@ class Event:
         self._new = new
         self._store = store  # set: `new` is read from the store on first use (replays, snapshots)
         self._old = old
-        self._change = change
+        self._codec = codec
         self.initial = initial
 
     @property
@@ -68,11 +77,13 @@ class Event:
     @property
     def old(self) -> FrozenDict | None:
         """The object before the change (None for an add); decoded on first read."""
-        c = self._change
-        if c is not None:
-            self._old = c.old
-            self._change = None
-        return self._old
+        old = self._old
+        if type(old) is tuple:  # a stored entry
+            codec = self._codec
+            assert codec is not None
+            old = self._old = FrozenDict(codec.decode(old[DATA]))
+            self._codec = None
+        return old  # type: ignore[return-value]
 
     @property
     def obj(self) -> FrozenDict | None:
@@ -86,15 +97,12 @@ class Event:
 
     def with_type(self, type: str) -> Event:
         """The same change reported as another type (a narrower view's enter/leave)."""
-        ev = Event(type, self.cluster, self.resource, self.namespace, self.name,
-                   None if type == DELETED else self._new, old=self._old, change=self._change,
-                   initial=self.initial, store=None if type == DELETED else self._store)
-        if type == DELETED:
-            ev._old = self.old  # the last state inside the scope
-            ev._change = None
-        elif type == ADDED:
-            ev._old, ev._change = None, None
-        return ev
+        if type == DELETED:  # the last state inside the scope
+            return Event(type, self.cluster, self.resource, self.namespace, self.name, None, old=self.old,
+                         initial=self.initial)
+        return Event(type, self.cluster, self.resource, self.namespace, self.name, self._new,
+                     old=None if type == ADDED else self._old, codec=self._codec, initial=self.initial,
+                     store=self._store)
 
     def __repr__(self) -> str:
         flag = " initial" if self.initial else ""
