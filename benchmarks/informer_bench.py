@@ -51,8 +51,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from store_objects import make_configmap, make_pod  # noqa: E402
 
-from kubeloop.cache import OWNER_INDEX, ClientSource, Informer, strip_managed_fields  # noqa: E402
-from kubeloop.cache._informer import LIST_PAGE_SIZE  # noqa: E402
+from kubeloop.cache import LIST_PAGE_SIZE, OWNER_INDEX, ClientSource, Informer, strip_managed_fields  # noqa: E402
 from kubeloop.client import ALL_NAMESPACES, Client  # noqa: E402
 from kubeloop.config import load_kubeconfig  # noqa: E402
 

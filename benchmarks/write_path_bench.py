@@ -1,5 +1,5 @@
 """The informer's write path in process, without I/O: what one watched change costs in
-`Informer._handle` (transform, store write, index, the Change and Event, one subscriber) and in
+`Informer._handle` (transform, store write, index, the Event, one subscriber) and in
 `Store.apply` alone, against a bare loop's `orjson.loads` + dict and label-index update.
 
 The socket, the event loop and the watch stream are left out on purpose (``benchmarks.versus``
@@ -52,8 +52,7 @@ def child(changes: int) -> dict[str, float]:
     """Runs in the side's process: µs per change for each path, kubeloop from sys.path."""
     import orjson
 
-    from kubeloop.cache import ClientSource, Informer
-    from kubeloop.cache._store import Store
+    from kubeloop.cache import ClientSource, Informer, Store
     from kubeloop.watch import Apply
 
     lines = [orjson.dumps({"type": "MODIFIED", "object": configmap(i % KEYS, 1000 + i)}) for i in range(changes)]

@@ -390,9 +390,12 @@ class Store:
                 self.resource_version = rv
                 view = self._view(e)
                 return Change(e[NS], e[NAME], view, old=view)
-        replaced = self._write(obj)  # raises unless the metadata is a dict with a name
-        md = obj["metadata"]
-        return self._change(md.get("namespace") or "", md["name"], FrozenDict(obj), replaced)
+        deferred = self._defer_writes
+        p = self._prepare(obj, deferred)
+        replaced = self._commit(p, self._monotonic() if deferred else None)
+        if p.rv_text:
+            self.resource_version = p.rv_text
+        return self._change(p.namespace, p.name, FrozenDict(obj), replaced)
 
     def _write(self, obj: dict[str, Any]) -> Replaced:
         """`apply` for a writer that reports changes its own way (an informer's, as subscriber

@@ -241,7 +241,7 @@ async def test_a_410_after_a_fault_storm_does_not_wait_for_the_grown_backoff(cli
 
 async def test_a_misspelt_built_in_kind_fails_at_once_in_the_shared_cache(client: Client) -> None:
     """Issue 11 item 14: an informer for `v1/ConfigMapp` must not wait for a CRD forever."""
-    from kubeloop.cache._shared import SharedCache
+    from kubeloop.cache import SharedCache
     from kubeloop.client import UnknownKind
 
     async with SharedCache(client) as cache:
