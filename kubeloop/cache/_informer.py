@@ -108,7 +108,6 @@ class InformerNotReady(TimeoutError):
     """`wait_synced()` gave up; the message says why (e.g. the missing permission)."""
 
 
-
 class _OnPart(Generic[T]):
     """An informer attribute one of its parts holds: ``informer.compact_delay`` is
     ``informer.compactor.delay``, read (and, when ``settable``, set) through the informer."""

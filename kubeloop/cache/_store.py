@@ -344,7 +344,7 @@ class Store:
             return Change(namespace, name, new, old=replaced)
         return Change(namespace, name, new, old_data=replaced[DATA], codec=self.codec)  # type: ignore[index]
 
-    def decoded(self, replaced: Replaced) -> FrozenDict | None:
+    def _decoded(self, replaced: Replaced) -> FrozenDict | None:
         """The view of what a write replaced (`Replaced`), decoding an entry."""
         if replaced is None or type(replaced) is FrozenDict:
             return replaced
@@ -489,7 +489,7 @@ class Store:
 
     def delete(self, namespace: str, name: str, resource_version: str | None = None) -> FrozenDict | None:
         """Remove one object; returns what was stored (None if absent)."""
-        return self.decoded(self._remove(namespace, name, resource_version))
+        return self._decoded(self._remove(namespace, name, resource_version))
 
     def _remove(self, namespace: str, name: str, resource_version: str | None = None) -> Replaced:
         """`delete`, returning what it took away undecoded (see `Replaced`): an informer's delete

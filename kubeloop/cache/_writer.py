@@ -143,7 +143,7 @@ class StoreWriter:
             self.broken.fail(ns, name, exc)
             return None
         broken = self.broken
-        if broken and broken.fixed(ns, name):
+        if broken.objects and broken.fixed(ns, name):
             log.info("%s: %s/%s is stored again", broken.name, ns, name)
         if prepared is None:  # stopped passing the filter: gone as far as readers know
             return self._remove(ns, name, rv)
@@ -220,12 +220,13 @@ class BrokenObjects:
     and counted (``kubeloop_cache_object_errors_total``).
     """
 
-    __slots__ = ("_listing", "_live", "name", "resource")
+    __slots__ = ("_listing", "name", "objects", "resource")
 
     def __init__(self, name: str, resource: str) -> None:
         self.name = name
         self.resource = resource
-        self._live: dict[Key, str] = {}
+        self.objects: dict[Key, str] = {}
+        """What raised on each broken object, by key (read-only to all but this class)."""
         self._listing: dict[Key, str] = {}  # the same, for the (re)list being built
 
     def fail(self, ns: str, name: str, exc: Exception, *, listing: bool = False) -> None:
@@ -239,34 +240,35 @@ class BrokenObjects:
             function, label, cause = "storing", "store", exc
         why = f"{function} raised {type(cause).__name__}: {cause}"
         key = (ns, name)
-        if key not in self._live and key not in self._listing:
+        if key not in self.objects and key not in self._listing:
             log.error("%s: %s on %s/%s; keeping its last good version, not ready until fixed", self.name, why,
                       ns, name, exc_info=cause)
-        (self._listing if listing else self._live)[key] = why
+        (self._listing if listing else self.objects)[key] = why
         metrics.CACHE_OBJECT_ERRORS.labels(self.resource or self.name, label).inc()
 
     def fixed(self, ns: str, name: str) -> bool:
         """A good version was stored: True if the object was broken."""
-        return self._live.pop((ns, name), None) is not None
+        return self.objects.pop((ns, name), None) is not None
 
     def forget(self, ns: str, name: str) -> None:
         """The object was deleted."""
-        self._live.pop((ns, name), None)
+        self.objects.pop((ns, name), None)
 
     def list_done(self) -> None:
         """A (re)list was swapped in: its failures are the ones that count now."""
-        self._live, self._listing = self._listing, {}
+        self.objects, self._listing = self._listing, {}
 
     def describe(self) -> str:
         """The first broken object and what raised on it ("" when none)."""
-        if not self._live:
+        objects = self.objects
+        if not objects:
             return ""
-        (ns, name), why = next(iter(self._live.items()))
-        more = f" (and {len(self._live) - 1} more objects)" if len(self._live) > 1 else ""
+        (ns, name), why = next(iter(objects.items()))
+        more = f" (and {len(objects) - 1} more objects)" if len(objects) > 1 else ""
         return f"{why} on {ns}/{name}{more}; the cache keeps the last good version"
 
     def __len__(self) -> int:
-        return len(self._live)
+        return len(self.objects)
 
 
 class _Failed(Exception):
