@@ -55,7 +55,8 @@ __all__ = ["AdmissionWebhook", "Answer", "ClientConfig", "FailurePolicy", "Match
 log = logging.getLogger("kubeloop.webhooks")
 
 FailurePolicy = Literal["Fail", "Ignore"]
-SideEffects = Literal["None", "NoneOnDryRun", "Some", "Unknown"]
+#: admissionregistration.k8s.io/v1 allows only these two (Some and Unknown were v1beta1's)
+SideEffects = Literal["None", "NoneOnDryRun"]
 MatchPolicy = Literal["Exact", "Equivalent"]
 Scope = Literal["*", "Namespaced", "Cluster"]
 #: the namespace label every namespace carries (kube-apiserver sets it): namespaces= filters use it
@@ -192,8 +193,10 @@ class AdmissionWebhook:
         self.subresource = subresource
         if failure_policy not in ("Fail", "Ignore"):
             raise ValueError(f"webhook {self.name}: failure_policy must be 'Fail' or 'Ignore'")
-        if side_effects not in ("None", "NoneOnDryRun", "Some", "Unknown"):
-            raise ValueError(f"webhook {self.name}: side_effects must be None, NoneOnDryRun, Some or Unknown")
+        if side_effects not in ("None", "NoneOnDryRun"):
+            raise ValueError(f"webhook {self.name}: side_effects must be 'None' or 'NoneOnDryRun' (what "
+                             "admissionregistration.k8s.io/v1 accepts); a webhook with side effects must make "
+                             "none on a dry run")
         if not 1 <= int(timeout_seconds) <= 30:
             raise ValueError(f"webhook {self.name}: timeout_seconds must be between 1 and 30 (the API server's "
                              "limits)")

@@ -267,7 +267,10 @@ class Admission:
         self.calls[hook.name] = self.calls.get(hook.name, 0) + 1
         timeout = float(spec.get("timeoutSeconds") or DEFAULT_TIMEOUT)
         try:
-            answer = await self.caller.post(spec.get("clientConfig") or {}, review, timeout)
+            try:
+                answer = await self.caller.post(spec.get("clientConfig") or {}, review, timeout)
+            except CallError as e:
+                raise CallError(f"failed to call webhook: {e}") from None
             response = _verify(answer, uid, hook.mutating)
         except CallError as e:
             if (spec.get("failurePolicy") or "Fail") == "Ignore":

@@ -631,14 +631,17 @@ class APIApp:
         return resp
 
     async def _convert_lines(self, info: ServedResource, data: bytes) -> bytes:
-        """Watch event lines with their objects converted to `info`'s version (one review for all)."""
-        events = [orjson.loads(line) for line in data.splitlines() if line.strip()]
-        objs = [ev["object"] for ev in events if ev.get("type") in ("ADDED", "MODIFIED", "DELETED")]
-        assert self.registry.conversion is not None
-        converted = iter(await self.registry.conversion.convert(info, objs, info.api_version, list_kind=True))
+        """Watch event lines with their objects converted to `info`'s version (a review per object)."""
+        conv = self.registry.conversion
+        assert conv is not None
         out = []
-        for ev in events:
-            obj = next(converted) if ev.get("type") in ("ADDED", "MODIFIED", "DELETED") else ev["object"]
+        for line in data.splitlines():
+            if not line.strip():
+                continue
+            ev = orjson.loads(line)
+            obj = ev.get("object")
+            if ev.get("type") in ("ADDED", "MODIFIED", "DELETED") and isinstance(obj, dict):
+                obj = (await conv.convert(info, [obj], info.api_version))[0]
             out.append(event_line(ev["type"], orjson.dumps(obj)))
         return b"".join(out)
 

@@ -61,17 +61,16 @@ class CRDConversion:
         """Whether serving `objects` as `api_version` calls the webhook."""
         return any(o.get("apiVersion") != api_version for o in objects) and self.webhook(info) is not None
 
-    async def convert(self, info: ServedResource, objects: list[Obj], api_version: str,
-                      list_kind: bool = False) -> list[Obj]:
-        """`objects` (dicts, not changed) as `api_version`: new dicts for those converted."""
+    async def convert(self, info: ServedResource, objects: list[Obj], api_version: str) -> list[Obj]:
+        """`objects` (dicts, not changed) as `api_version`: new dicts for those converted, in one review."""
         todo = [i for i, o in enumerate(objects) if o.get("apiVersion") != api_version]
         webhook = self.webhook(info) if todo else None
         if webhook is None:
             return [o if o.get("apiVersion") == api_version else dict(o, apiVersion=api_version) for o in objects]
         first = objects[todo[0]]
-        source = _gvk(str(first.get("apiVersion") or ""), info.kind + ("List" if list_kind else ""))
+        source = _gvk(str(first.get("apiVersion") or ""), info.kind)
         if "v1" not in (webhook.get("conversionReviewVersions") or ["v1"]):
-            raise StatusError(500, "InternalError", f"conversion webhook for {source} failed: no supported "
+            raise StatusError(500, "", f"conversion webhook for {source} failed: no supported "
                                                     "conversion review versions")
         uid = str(uuid.uuid4())
         review = {"kind": "ConversionReview", "apiVersion": "apiextensions.k8s.io/v1",
@@ -83,13 +82,13 @@ class CRDConversion:
             answer = await self.caller.post(webhook.get("clientConfig") or {}, review, CONVERSION_TIMEOUT)
             converted = _converted(answer, uid)
         except CallError as e:
-            raise StatusError(500, "InternalError", f"conversion webhook for {source} failed: {e}") from None
+            raise StatusError(500, "", f"conversion webhook for {source} failed: {e}") from None
         if len(converted) != len(todo):
-            raise StatusError(500, "InternalError", f"conversion webhook for {source} returned {len(converted)} "
+            raise StatusError(500, "", f"conversion webhook for {source} returned {len(converted)} "
                                                     f"objects, expected {len(todo)}")
         out = list(objects)
         for n, (i, new) in enumerate(zip(todo, converted, strict=True)):
-            out[i] = _checked(objects[i], new, api_version, source, n, list_kind)
+            out[i] = _checked(objects[i], new, api_version, source, n, len(todo) > 1)
         return out
 
 
@@ -118,20 +117,20 @@ def _checked(original: Obj, converted: Any, api_version: str, source: str, index
     where = f"returned invalid converted object at index {index}" if list_kind else \
         f"returned invalid object at index {index}"
     if not isinstance(converted, dict):
-        raise StatusError(500, "InternalError", f"conversion webhook for {source} {where}: not an object")
+        raise StatusError(500, "", f"conversion webhook for {source} {where}: not an object")
     if converted.get("apiVersion") != api_version:
-        raise StatusError(500, "InternalError", f"conversion webhook for {source} {where}: invalid groupVersion "
+        raise StatusError(500, "", f"conversion webhook for {source} {where}: invalid groupVersion "
                                                 f"(expected {api_version}, received {converted.get('apiVersion')})")
     if converted.get("kind") != original.get("kind"):
-        raise StatusError(500, "InternalError", f"conversion webhook for {source} {where}: invalid kind (expected "
+        raise StatusError(500, "", f"conversion webhook for {source} {where}: invalid kind (expected "
                                                 f"{original.get('kind')}, received {converted.get('kind')})")
     om, cm = original.get("metadata") or {}, converted.get("metadata")
     if not isinstance(cm, dict):
-        raise StatusError(500, "InternalError", f"conversion webhook for {source} returned invalid metadata: missing "
+        raise StatusError(500, "", f"conversion webhook for {source} returned invalid metadata: missing "
                                                 "metadata in converted object")
     for key in ("name", "namespace", "uid"):
         if (om.get(key) or "") != (cm.get(key) or ""):
-            raise StatusError(500, "InternalError", f"conversion webhook for {source} {where}: must have the same "
+            raise StatusError(500, "", f"conversion webhook for {source} {where}: must have the same "
                                                     f"{key}: {om.get(key) or ''} != {cm.get(key) or ''}")
     out = dict(converted)
     meta = copy_json(om)
@@ -140,7 +139,7 @@ def _checked(original: Obj, converted: Any, api_version: str, source: str, index
         if value is None:
             meta.pop(key, None)
         elif not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise StatusError(500, "InternalError", f"conversion webhook for {source} returned invalid metadata: "
+            raise StatusError(500, "", f"conversion webhook for {source} returned invalid metadata: "
                                                     f"metadata.{key} must be a map of strings")
         else:
             meta[key] = dict(value)

@@ -152,15 +152,19 @@ class Registry:
 
     async def served(self, info: ServedResource, items: list[Stored]) -> list[Stored]:
         """`items` as served through `info`: those the CRD's conversion webhook must convert are
-        converted (in one review), the others returned as they are (the renderers convert them)."""
+        converted, the others returned as they are (the renderers convert them). One review per
+        object, as kube-apiserver decodes a list read from etcd one item at a time."""
         conv = self.conversion
-        if conv is None or not info.crd_name or not items:
+        if conv is None or not info.crd_name or not items or not conv.needed(info, [st.obj for st in items],
+                                                                               info.api_version):
             return items
-        objs = [st.obj for st in items]
-        if not conv.needed(info, objs, info.api_version):
-            return items
-        converted = await conv.convert(info, objs, info.api_version, list_kind=len(items) > 1)
-        return [st if new is st.obj else Stored(new, st.rv) for st, new in zip(items, converted, strict=True)]
+        out = []
+        for st in items:
+            if st.obj.get("apiVersion") == info.api_version:
+                out.append(st)
+            else:
+                out.append(Stored((await conv.convert(info, [st.obj], info.api_version))[0], st.rv))
+        return out
 
     def to_stored_form(self, info: ServedResource, obj: Obj) -> Obj:
         return run_sync(self.ato_stored_form(info, obj))
@@ -864,6 +868,8 @@ class Registry:
             if bucket.objects.get(old.key) is not old:
                 raise _Stale()
         plain_strategy = type(info.strategy).prepare_for_delete is Strategy.prepare_for_delete
+        if self.conversion is not None and self.conversion.needed(info, [old.obj], info.api_version):
+            await self.aview(info, old)  # the store decodes the object in the request's version first
         if plain_strategy and not fins and special != CRDS:
             return None, await self._adelete_now(info, bucket, old, dry_run)  # the common case, no copy needed
         obj = await self.aview(info, old)

@@ -109,7 +109,10 @@ class WebhookCaller:
         except TimeoutError:
             raise CallError(f"{shown}: context deadline exceeded") from None
         except aiohttp.ClientConnectorCertificateError as e:
-            raise CallError(f"{shown}: {_x509(e.certificate_error)}") from None
+            reason = _x509(e.certificate_error)
+            if reason == UNKNOWN_AUTHORITY:
+                reason += await _candidate_hint(parsed, client_config.get("caBundle"))
+            raise CallError(f"{shown}: {reason}") from None
         except aiohttp.ClientConnectorError as e:
             raise CallError(f"{shown}: {_dial(e, parsed)}") from None
         except aiohttp.ClientError as e:
@@ -121,16 +124,49 @@ class WebhookCaller:
                             "of value") from None
 
 
+UNKNOWN_AUTHORITY = "x509: certificate signed by unknown authority"
+
+
 def _x509(err: BaseException) -> str:
     text = str(err)
     if "unable to get local issuer certificate" in text or "self-signed certificate" in text \
-            or "self signed certificate" in text or "unknown ca" in text.lower():
-        return "x509: certificate signed by unknown authority"
+            or "self signed certificate" in text or "unknown ca" in text.lower() \
+            or "certificate signature failure" in text:
+        return UNKNOWN_AUTHORITY
     if "Hostname mismatch" in text or "IP address mismatch" in text:
         return "x509: certificate is not valid for the requested host"
     if "expired" in text:
         return "x509: certificate has expired or is not yet valid"
     return f"x509: {text}"
+
+
+async def _candidate_hint(url: urllib.parse.SplitResult, ca_bundle: Any) -> str:
+    """Go's hint when a CA of the bundle has the issuer's name but did not sign the certificate:
+    ` (possibly because of "x509: ECDSA verification failure" while trying to verify candidate
+    authority certificate "<CN>")`; empty when none does (or the certificate cannot be read)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    try:
+        bundle = x509.load_pem_x509_certificates(base64.b64decode(str(ca_bundle or "")))
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        _reader, writer = await asyncio.wait_for(asyncio.open_connection(url.hostname, url.port or 443, ssl=ctx), 5)
+        der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
+        writer.close()
+        leaf = x509.load_der_x509_certificate(der)
+    except (OSError, ValueError, TimeoutError):
+        return ""
+    for ca in bundle:
+        if ca.subject == leaf.issuer:
+            names = ca.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+            cn = str(names[0].value) if names else ""
+            why = "x509: ECDSA verification failure" if isinstance(ca.public_key(), ec.EllipticCurvePublicKey) \
+                else "crypto/rsa: verification error"
+            return f' (possibly because of "{why}" while trying to verify candidate authority certificate "{cn}")'
+    return ""
 
 
 def _dial(err: aiohttp.ClientConnectorError, url: urllib.parse.SplitResult) -> str:
