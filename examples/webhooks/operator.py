@@ -85,7 +85,7 @@ def forbidden_names(req: AdmissionRequest[Widget]) -> Verdict:
 @webhooks.mutating(Widget)
 def managed_label(req: AdmissionRequest[Widget]) -> Widget | None:
     widget = req.object
-    if widget is None or widget.metadata.labels.get(MANAGED_LABEL) == "true":
+    if widget is None or MANAGED_LABEL in widget.metadata.labels:
         return None
     labels = {**widget.metadata.labels, MANAGED_LABEL: "true"}
     return widget.model_copy(update={"metadata": widget.metadata.model_copy(update={"labels": labels})})

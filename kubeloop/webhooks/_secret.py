@@ -6,16 +6,18 @@ Every replica runs one (`run(stop)`); no leader is needed because every step is 
 1. read the Secret; when it is missing, create it (`AlreadyExists`: another replica won; read it);
 2. when the serving certificate (or the CA) is due, replace the Secret with the renewed bundle
    under its resourceVersion (`Conflict`: another replica renewed first; read theirs);
-3. load the bundle into the server's SSLContext (in place: no restart);
-4. make sure `caBundle` is the current bundle in every entry of the webhook configurations and in
+3. make sure `caBundle` is the current bundle in every entry of the webhook configurations and in
    the conversion block of every CRD named (an `update` guarded by resourceVersion; re-applied
-   manifests that reset it to empty are fixed at the next check).
+   manifests that reset it to empty are fixed at the next check);
+4. load the certificate into the server's SSLContext (in place: no restart), after the bundle
+   that trusts it is in place.
 
 Then sleep until the next renewal is due or `check_interval` passes, whichever is first.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime
 import logging
@@ -50,7 +52,7 @@ class SecretCertificates(_Serving):
                  configurations: Sequence[str] = (), crds: Sequence[str] = (),
                  validity: datetime.timedelta = datetime.timedelta(days=90),
                  ca_validity: datetime.timedelta = datetime.timedelta(days=3650), renew_fraction: float = 1 / 3,
-                 check_interval: float = CHECK_INTERVAL, clock: Clock = _utcnow) -> None:
+                 check_interval: float = CHECK_INTERVAL, ca_grace: float = 5.0, clock: Clock = _utcnow) -> None:
         super().__init__(f"secret:{namespace}/{name}")
         if not hosts:
             raise ValueError("SecretCertificates needs the host names the certificate is for")
@@ -66,6 +68,7 @@ class SecretCertificates(_Serving):
         self.ca_validity = ca_validity
         self.renew_fraction = renew_fraction
         self.check_interval = check_interval
+        self.ca_grace = ca_grace
         self.clock = clock
         #: how many times this replica wrote a renewed bundle (tests, logs)
         self.renewals = 0
@@ -85,11 +88,21 @@ class SecretCertificates(_Serving):
         return min(bundle.renewal_due(self.renew_fraction), bundle.ca_renewal_due(self.renew_fraction))
 
     async def sync(self) -> CertificateBundle:
-        """One round: read or create, renew when due, load, inject. Returns the bundle served."""
+        """One round: read or create, renew when due, inject the CA bundle, load. Returns the bundle
+        served.
+
+        The bundle goes to the API server before the certificate is served: when a new CA signed
+        it, the API server must trust that CA first (the old CA stays in the bundle, so the
+        certificate served until now is trusted too). After a new CA is injected, `ca_grace`
+        seconds pass before serving (an API server's informer sees the new bundle shortly after
+        it is written)."""
         bundle = await self._current()
-        self.load(bundle)
+        served = self.bundle
         await inject_ca_bundle(self.client, bundle.ca_bundle(self.clock()), configurations=self.configurations,
                                crds=self.crds)
+        if served is not None and bundle.cas[0] not in served.cas and (self.configurations or self.crds):
+            await asyncio.sleep(self.ca_grace)
+        self.load(bundle)
         return bundle
 
     async def _current(self) -> CertificateBundle:
