@@ -868,7 +868,8 @@ class Registry:
             if bucket.objects.get(old.key) is not old:
                 raise _Stale()
         plain_strategy = type(info.strategy).prepare_for_delete is Strategy.prepare_for_delete
-        if self.conversion is not None and self.conversion.needed(info, [old.obj], info.api_version):
+        if caller is not None and self.conversion is not None and self.conversion.needed(
+                info, [old.obj], info.api_version):
             await self.aview(info, old)  # the store decodes the object in the request's version first
         if plain_strategy and not fins and special != CRDS:
             return None, await self._adelete_now(info, bucket, old, dry_run)  # the common case, no copy needed
