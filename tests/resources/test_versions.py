@@ -62,10 +62,10 @@ def test_bad_objects_and_failing_functions_are_errors_naming_the_object() -> Non
     def broken(p: PartV1) -> Part:
         raise KeyError("x")
 
-    with pytest.raises(ConversionError, match="broken.*KeyError"):
+    with pytest.raises(ConversionError, match=r"broken.*KeyError"):
         Versions(Part, Spoke(PartV1, to_hub=broken, from_hub=v1_down)).convert(part("v1", {"lengthCm": 1}),
                                                                              f"{GROUP}/v3")
-    with pytest.raises(ConversionError, match="not a tests.kubeloop.dev/Part"):
+    with pytest.raises(ConversionError, match=r"not a tests\.kubeloop\.dev/Part"):
         PARTS.convert({"apiVersion": "other.dev/v1", "kind": "Part", "metadata": {}}, f"{GROUP}/v3")
 
 

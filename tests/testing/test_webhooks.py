@@ -15,7 +15,7 @@ from kubeloop import Client
 from kubeloop.client import InternalError
 from kubeloop.testing import APIServer, eventually, install_crd
 from kubeloop.testing.apiserver.errors import StatusError
-from kubeloop.webhooks import AdmissionRequest, ClientConfig, EphemeralCertificates, WebhookServer, Webhooks
+from kubeloop.webhooks import AdmissionRequest, ClientConfig, EphemeralCertificates, Webhooks, WebhookServer
 
 ADMISSION = "admissionregistration.k8s.io/v1"
 
@@ -106,7 +106,7 @@ async def test_the_emulators_controllers_never_convert_without_the_webhook(emula
     ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
     await client.create({"apiVersion": "dead.tests.kubeloop.dev/v2", "kind": "Thing",
                          "metadata": {"name": "child", "ownerReferences": [ref]}}, namespace=namespace)
-    with pytest.raises(InternalError, match="conversion webhook for dead.tests.kubeloop.dev/v2, Kind=Thing failed"):
+    with pytest.raises(InternalError, match=r"conversion webhook for dead\.tests\.kubeloop\.dev/v2, Kind=Thing failed"):
         await client.get("dead.tests.kubeloop.dev/v1/Thing", "child", namespace=namespace)
     info = emulator.catalog.lookup("dead.tests.kubeloop.dev", "v1", "things")
     assert info is not None

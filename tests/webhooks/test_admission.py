@@ -22,8 +22,8 @@ from kubeloop.webhooks import (
     ClientConfig,
     EphemeralCertificates,
     Verdict,
-    WebhookServer,
     Webhooks,
+    WebhookServer,
     allow,
     deny,
 )

@@ -56,7 +56,7 @@ def test_a_renewed_ca_keeps_the_old_one_in_the_bundle_while_it_is_valid() -> Non
 def test_the_secret_data_round_trips_and_bad_data_says_what_is_wrong() -> None:
     b = CertificateBundle.create(["127.0.0.1"])
     assert CertificateBundle.from_secret_data(b.secret_data()) == b
-    with pytest.raises(ValueError, match="missing tls.key"):
+    with pytest.raises(ValueError, match=r"missing tls\.key"):
         CertificateBundle.from_secret_data({**b.secret_data(), "tls.key": ""})
     with pytest.raises(ValueError, match="unreadable"):
         CertificateBundle.from_secret_data({**b.secret_data(), "tls.crt": base64.b64encode(b"junk").decode()})
