@@ -666,21 +666,15 @@ class APIApp:
                     if w.closed or self.stopping:
                         return
                     chunk = w.next_initial()
-                    if chunk:
-                        if convert is not None and not await self._write_converted(resp, w, convert, chunk):
-                            return
-                        elif convert is None:
-                            await resp.write(chunk)
+                    if chunk and not await self._send(resp, w, convert, chunk):
+                        return
                     continue
                 if w.lines:
                     lines = w.lines
                     data = b"".join(lines)
                     lines.clear()
-                    if convert is not None:
-                        if not await self._write_converted(resp, w, convert, data):
-                            return
-                    else:
-                        await resp.write(data)
+                    if not await self._send(resp, w, convert, data):
+                        return
                     continue
                 if w.closed or self.stopping:
                     return
@@ -706,16 +700,18 @@ class APIApp:
 
 
     @staticmethod
-    async def _write_converted(resp: web.StreamResponse, w: WatchQueue, convert: Callable[[bytes], Any],
-                               data: bytes) -> bool:
-        """Write `data` converted; on a conversion failure an ERROR event ends the watch (False)."""
-        try:
-            converted = await convert(data)
-        except StatusError as e:
-            await resp.write(error_line(e.status()))
-            w.closed = True
-            return False
-        await resp.write(converted)
+    async def _send(resp: web.StreamResponse, w: WatchQueue, convert: Callable[[bytes], Any] | None,
+                    data: bytes) -> bool:
+        """Write watch lines (converted first when the watch needs it); on a conversion failure an
+        ERROR event ends the watch (False)."""
+        if convert is not None:
+            try:
+                data = await convert(data)
+            except StatusError as e:
+                await resp.write(error_line(e.status()))
+                w.closed = True
+                return False
+        await resp.write(data)
         return True
 
 
