@@ -104,13 +104,8 @@ def percentiles(values: list[float]) -> dict[str, float]:
 async def admission(rate: float, seconds: float) -> dict[str, Any]:
     certs = EphemeralCertificates(["127.0.0.1"])
     ctx = ssl.create_default_context(cadata=certs.ca_bundle.decode())
-    server = WebhookServer(webhooks, certs, host="127.0.0.1", port=0)
-    stop = asyncio.Event()
-    task = asyncio.create_task(server.run(stop))
-    await server.wait_ready()
-    typed = await steady(f"{server.url}/validate/forbidden-names.widgets.{GROUP}", ctx, rate, seconds)
-    stop.set()
-    await task
+    async with WebhookServer(webhooks, certs, host="127.0.0.1", port=0).running() as server:
+        typed = await steady(f"{server.url}/validate/forbidden-names.widgets.{GROUP}", ctx, rate, seconds)
 
     app = web.Application()
     app.router.add_post("/validate", bare_handler)
@@ -127,12 +122,15 @@ async def admission(rate: float, seconds: float) -> dict[str, Any]:
 
 async def conversion(objects: int, rounds: int) -> dict[str, Any]:
     certs = EphemeralCertificates(["127.0.0.1"])
-    server = WebhookServer(webhooks, certs, host="127.0.0.1", port=0)
-    stop = asyncio.Event()
-    task = asyncio.create_task(server.run(stop))
-    await server.wait_ready()
-    cc = ClientConfig(url=server.url, ca_bundle=certs.ca_bundle)
     out: dict[str, Any] = {"objects": objects}
+    async with WebhookServer(webhooks, certs, host="127.0.0.1", port=0).running() as server:
+        await _lists(server, ClientConfig(url=server.url, ca_bundle=certs.ca_bundle), objects, rounds, out)
+    out["ratio_v1_over_v2"] = out["list_v1_s"]["median"] / out["list_v2_s"]["median"]
+    out["reviews_per_list"] = objects
+    return out
+
+
+async def _lists(server: WebhookServer, cc: ClientConfig, objects: int, rounds: int, out: dict[str, Any]) -> None:
     with APIServerProcess() as api:
         async with aiohttp.ClientSession() as s:
             async with s.post(f"{api.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
@@ -164,11 +162,6 @@ async def conversion(objects: int, rounds: int) -> dict[str, Any]:
                 await timed(version)  # warm up
                 runs = [await timed(version) for _ in range(rounds)]
                 out[f"list_{version}_s"] = {"median": statistics.median(runs), "runs": runs}
-    stop.set()
-    await task
-    out["ratio_v1_over_v2"] = out["list_v1_s"]["median"] / out["list_v2_s"]["median"]
-    out["reviews_per_list"] = objects
-    return out
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -54,26 +54,30 @@ async def _gone(client: Client, kind: str, name: str) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def serving(client: Client, certificates: CertificateSource, *, storage: str = "v2",
-                  install_configurations: bool = True) -> AsyncIterator[WebhookServer]:
+async def serving(client: Client, certificates: CertificateSource, *,
+                  storage: str = "v2") -> AsyncIterator[WebhookServer]:
     """The webhook server running, the CRD and the webhook configurations installed pointing at it;
     all removed afterwards (the CRD waited for, so the next test can install it again)."""
-    server = WebhookServer(webhooks, certificates, host="127.0.0.1", port=0)
-    stop = asyncio.Event()
-    task = asyncio.create_task(server.run(stop))
-    await server.wait_ready()
-    cc = ClientConfig(url=server.url, ca_bundle=certificates.ca_bundle)
+    async with WebhookServer(webhooks, certificates, host="127.0.0.1", port=0).running() as server:
+        cc = ClientConfig(url=server.url, ca_bundle=certificates.ca_bundle)
+        async with _installed(client, cc, storage):
+            yield server
+
+
+@contextlib.asynccontextmanager
+async def _installed(client: Client, cc: ClientConfig, storage: str) -> AsyncIterator[None]:
+    """The Widget CRD and the webhook configurations at `cc`, removed afterwards."""
     definition = webhooks.crds(cc)[0]
     if storage != "v2":
         for v in definition["spec"]["versions"]:
             v["storage"] = v["name"] == storage
-    configurations = webhooks.configurations(cc) if install_configurations else []
+    configurations = webhooks.configurations(cc)
     try:
         await eventually(lambda: _gone(client, CRD, CRD_NAME), 60, interval=0.2, what="an earlier Widget CRD gone")
         await install_crd(client, definition)
         for c in configurations:
             await client.create(c)
-        yield server
+        yield
     finally:
         for c in configurations:
             with contextlib.suppress(NotFound):
@@ -81,8 +85,6 @@ async def serving(client: Client, certificates: CertificateSource, *, storage: s
         with contextlib.suppress(NotFound):
             await client.delete(CRD, CRD_NAME)
         await eventually(lambda: _gone(client, CRD, CRD_NAME), 60, interval=0.2, what="the Widget CRD gone")
-        stop.set()
-        await task
 
 
 async def admitted(client: Client, obj: dict[str, Any], namespace: str) -> dict[str, Any]:

@@ -17,13 +17,10 @@ manage themselves, and storage-version migration.
 Layer: below `resources` (handlers take its typed objects, conversion uses its `Versions`), above
 `manager` (which runs the server and the certificate source as runnables). The certificate
 sources need `cryptography`: `pip install 'kubeloop[webhooks]'` (typed handlers and conversion
-need pydantic too, which that extra includes); they are imported on first use.
+need pydantic too, which that extra includes). `import kubeloop` never imports this package.
 """
 
 from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
 
 from ._admission import AdmissionWebhook, Answer, ClientConfig, label_selector_dict
 from ._conversion import Converter
@@ -33,7 +30,7 @@ from ._review import AdmissionRequest, GroupVersionKind, GroupVersionResource, U
 from ._server import DEFAULT_PORT, WebhookServer
 from ._webhooks import CONVERT_PATH, Webhooks
 
-if TYPE_CHECKING:
+try:
     from ._certs import (
         CERT_MANAGER_INJECT_ANNOTATION,
         CertificateBundle,
@@ -43,13 +40,10 @@ if TYPE_CHECKING:
         service_hosts,
     )
     from ._secret import SecretCertificates, inject_ca_bundle
-
-#: names that need `cryptography`, imported on first use
-_LAZY = {
-    **{name: "._certs" for name in ("CERT_MANAGER_INJECT_ANNOTATION", "CertificateBundle", "CertificateSource",
-                                     "DirectoryCertificates", "EphemeralCertificates", "service_hosts")},
-    "SecretCertificates": "._secret", "inject_ca_bundle": "._secret",
-}
+except ModuleNotFoundError as e:  # pragma: no cover - the extra is installed in development
+    if e.name and e.name.split(".")[0] == "cryptography":
+        raise ImportError("kubeloop.webhooks needs cryptography: pip install 'kubeloop[webhooks]'") from e
+    raise
 
 __all__ = [
     "CERT_MANAGER_INJECT_ANNOTATION", "CONVERT_PATH", "DEFAULT_PORT", "AdmissionRequest", "AdmissionWebhook", "Answer",
@@ -58,18 +52,3 @@ __all__ = [
     "StorageVersionMigrator", "UserInfo", "Verdict", "WebhookServer", "Webhooks", "allow", "deny", "diff",
     "inject_ca_bundle", "label_selector_dict", "migrate_storage_version", "rebase", "service_hosts",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kubeloop.webhooks' has no attribute {name!r}")
-    try:
-        mod = importlib.import_module(module, __name__)
-    except ModuleNotFoundError as e:
-        if e.name and e.name.split(".")[0] == "cryptography":
-            raise ImportError(f"kubeloop.webhooks.{name} needs cryptography: pip install 'kubeloop[webhooks]'") from e
-        raise
-    value = getattr(mod, name)
-    globals()[name] = value
-    return value

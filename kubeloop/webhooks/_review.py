@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 import orjson
 
@@ -26,28 +26,21 @@ class ReviewError(ValueError):
     """A body that is not an AdmissionReview/ConversionReview request (answered 400)."""
 
 
-@dataclass(frozen=True)
-class GroupVersionKind:
+class GroupVersionKind(NamedTuple):
     group: str
     version: str
     kind: str
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any] | None) -> GroupVersionKind:
-        d = d or {}
-        return cls(str(d.get("group") or ""), str(d.get("version") or ""), str(d.get("kind") or ""))
 
-
-@dataclass(frozen=True)
-class GroupVersionResource:
+class GroupVersionResource(NamedTuple):
     group: str
     version: str
     resource: str
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any] | None) -> GroupVersionResource:
-        d = d or {}
-        return cls(str(d.get("group") or ""), str(d.get("version") or ""), str(d.get("resource") or ""))
+
+def _triple(d: Mapping[str, Any] | None, third: str) -> tuple[str, str, str]:
+    d = d or {}
+    return str(d.get("group") or ""), str(d.get("version") or ""), str(d.get(third) or "")
 
 
 @dataclass(frozen=True)
@@ -144,11 +137,12 @@ def request_from_review(request: Mapping[str, Any], obj: T | None, old: T | None
         raise ReviewError(f"unknown operation {op!r}")
     return AdmissionRequest(
         uid=str(request["uid"]), operation=op,
-        kind=GroupVersionKind.from_dict(request.get("kind")),
-        resource=GroupVersionResource.from_dict(request.get("resource")),
+        kind=GroupVersionKind(*_triple(request.get("kind"), "kind")),
+        resource=GroupVersionResource(*_triple(request.get("resource"), "resource")),
         sub_resource=str(request.get("subResource") or ""),
-        request_kind=GroupVersionKind.from_dict(request.get("requestKind") or request.get("kind")),
-        request_resource=GroupVersionResource.from_dict(request.get("requestResource") or request.get("resource")),
+        request_kind=GroupVersionKind(*_triple(request.get("requestKind") or request.get("kind"), "kind")),
+        request_resource=GroupVersionResource(*_triple(request.get("requestResource") or request.get("resource"),
+                                                        "resource")),
         name=str(request.get("name") or ""), namespace=str(request.get("namespace") or ""),
         user_info=UserInfo.from_dict(request.get("userInfo")), object=obj, old_object=old,
         dry_run=bool(request.get("dryRun")), options=dict(request.get("options") or {}), raw=request)

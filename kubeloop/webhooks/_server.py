@@ -14,8 +14,10 @@ requests in flight.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -106,6 +108,23 @@ class WebhookServer:
             if self._ready is not None:
                 self._ready.clear()
             await runner.cleanup()
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[WebhookServer]:
+        """Run the server in a task of its own while the block runs (tests, and until a Manager
+        runs it): `async with server.running(): ...` (ready, its `url` and `port` set)."""
+        stop = asyncio.Event()
+        task = asyncio.create_task(self.run(stop))
+        ready = asyncio.create_task(self.wait_ready())
+        try:
+            await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                task.result()  # it failed to start: raise why
+            yield self
+        finally:
+            ready.cancel()
+            stop.set()
+            await task
 
     # -- handlers ------------------------------------------------------------------------------
     async def _readyz(self, request: web.Request) -> web.Response:

@@ -4,7 +4,6 @@ controllers, which never call webhooks (nor convert through one silently)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -23,21 +22,16 @@ ADMISSION = "admissionregistration.k8s.io/v1"
 @contextlib.asynccontextmanager
 async def serve(hooks: Webhooks, client: Client) -> AsyncIterator[ClientConfig]:
     certs = EphemeralCertificates(["127.0.0.1"])
-    server = WebhookServer(hooks, certs, host="127.0.0.1", port=0)
-    stop = asyncio.Event()
-    task = asyncio.create_task(server.run(stop))
-    await server.wait_ready()
-    cc = ClientConfig(url=server.url, ca_bundle=certs.ca_bundle)
-    configs = hooks.configurations(cc)
-    for c in configs:
-        await client.create(c)
-    try:
-        yield cc
-    finally:
+    async with WebhookServer(hooks, certs, host="127.0.0.1", port=0).running() as server:
+        cc = ClientConfig(url=server.url, ca_bundle=certs.ca_bundle)
+        configs = hooks.configurations(cc)
         for c in configs:
-            await client.delete(f"{ADMISSION}/{c['kind']}", c["metadata"]["name"])
-        stop.set()
-        await task
+            await client.create(c)
+        try:
+            yield cc
+        finally:
+            for c in configs:
+                await client.delete(f"{ADMISSION}/{c['kind']}", c["metadata"]["name"])
 
 
 async def test_if_needed_webhooks_run_again_after_a_later_change(emulator: APIServer, client: Client,

@@ -129,13 +129,8 @@ def test_bad_declarations_fail_at_once_with_a_reason() -> None:
 @pytest_asyncio.fixture
 async def server() -> AsyncIterator[tuple[WebhookServer, EphemeralCertificates]]:
     certs = EphemeralCertificates(["127.0.0.1"])
-    srv = WebhookServer(hooks, certs, host="127.0.0.1", port=0)
-    stop = asyncio.Event()
-    task = asyncio.create_task(srv.run(stop))
-    await srv.wait_ready()
-    yield srv, certs
-    stop.set()
-    await task
+    async with WebhookServer(hooks, certs, host="127.0.0.1", port=0).running() as srv:
+        yield srv, certs
 
 
 async def post(srv: WebhookServer, certs: EphemeralCertificates, path: str, body: Any) -> tuple[int, Any]:

@@ -245,24 +245,19 @@ class Admission:
         if call.dry_run and spec.get("sideEffects") not in ("None", "NoneOnDryRun"):
             raise errors.bad_request(f'admission webhook "{hook.name}" does not support dry run')
         uid = str(uuid.uuid4())
+        info = call.info
+        optional = {"subResource": call.subresource, "requestSubResource": call.subresource, "name": call.name,
+                    "namespace": call.namespace}  # left out when empty, as Go's omitempty does
         request: Obj = {
             "uid": uid,
             "kind": {"group": version.group, "version": version.version, "kind": version.kind},
             "resource": {"group": version.group, "version": version.version, "resource": version.resource},
+            "requestKind": {"group": info.group, "version": info.version, "kind": info.kind},
+            "requestResource": {"group": info.group, "version": info.version, "resource": info.resource},
+            **{k: v for k, v in optional.items() if v},
+            "operation": call.operation, "userInfo": call.caller.user_info(), "object": obj, "oldObject": old,
+            "dryRun": call.dry_run, "options": call.options,
         }
-        if call.subresource:
-            request["subResource"] = call.subresource
-        info = call.info
-        request["requestKind"] = {"group": info.group, "version": info.version, "kind": info.kind}
-        request["requestResource"] = {"group": info.group, "version": info.version, "resource": info.resource}
-        if call.subresource:
-            request["requestSubResource"] = call.subresource
-        if call.name:
-            request["name"] = call.name
-        if call.namespace:
-            request["namespace"] = call.namespace
-        request.update(operation=call.operation, userInfo=call.caller.user_info(), object=obj, oldObject=old,
-                       dryRun=call.dry_run, options=call.options)
         review = {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": request}
         self.calls[hook.name] = self.calls.get(hook.name, 0) + 1
         timeout = float(spec.get("timeoutSeconds") or DEFAULT_TIMEOUT)
