@@ -560,7 +560,7 @@ async def conversion(env: Env) -> dict[str, Any]:
             "POST", env.cr_path("v1"), widget("v1", "c", {"size": "small"}))), "reviews": conv.take(env)}
         conv.fail = False
     finally:
-        await env.call("DELETE", crd_path)
+        await remove_crd(env, crd_path)
     return out
 
 
@@ -665,8 +665,21 @@ async def match_policy(env: Env) -> dict[str, Any]:
             if bad.status == 200 else reply(env, bad)
     finally:
         await env.call("DELETE", f"/apis/{ADMISSION}/mutatingwebhookconfigurations/{name}")
-        await env.call("DELETE", crd_path)
+        await remove_crd(env, crd_path)
     return out
+
+
+async def remove_crd(env: Env, crd_path: str) -> None:
+    """Delete the CRD and wait until it is gone, while the conversion webhook still serves: the API
+    server deletes its objects first, reading those stored in another version through the webhook."""
+    conv = env.hooks.handlers.get("/convert")
+    if isinstance(conv, Conversions):
+        conv.fail = False
+    await env.call("DELETE", crd_path)
+
+    async def gone() -> bool:
+        return (await env.call("GET", crd_path)).status == 404
+    await until(gone, "the CRD deleted")
 
 
 SCENARIOS: dict[str, Callable[[Env], Awaitable[dict[str, Any]]]] = {
