@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from prometheus_client import CollectorRegistry, Counter, Gauge
+    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
     from prometheus_client.core import Metric
 
 # Created with prometheus_client on first access (see `__getattr__`); declared here for readers and mypy.
@@ -47,6 +47,16 @@ LEADER_STATUS: Gauge
 """leader_election_master_status{name} (controller-runtime's name)."""
 SLOWPATH_TOTAL: Counter
 """leader_election_slowpath_total{name}."""
+WEBHOOK_REQUESTS: Counter
+"""controller_runtime_webhook_requests_total{webhook, code} (controller-runtime's name; webhook: the path)."""
+WEBHOOK_LATENCY: Histogram
+"""controller_runtime_webhook_latency_seconds{webhook, code}."""
+WEBHOOK_IN_FLIGHT: Gauge
+"""controller_runtime_webhook_requests_in_flight{webhook}."""
+WEBHOOK_HANDLER_FAILURES: Counter
+"""kubeloop_webhook_handler_failures{webhook, reason}: answered for the handler (exception, timeout, invalid_object)."""
+WEBHOOK_CERTIFICATE_EXPIRY: Gauge
+"""kubeloop_webhook_certificate_expiry_timestamp_seconds{source, certificate}: when the served certificate expires."""
 
 # controller-runtime: prometheus.ExponentialBuckets(10e-9, 10, 12), i.e. 1e-8 s .. 1e3 s.
 WORKQUEUE_DURATION_BUCKETS: tuple[float, ...] = tuple(float(f"1e{exp}") for exp in range(-8, 4))
@@ -482,12 +492,13 @@ def _cumulative(bounds: tuple[float, ...], counts: Sequence[int]) -> list[tuple[
 def _prometheus() -> dict[str, Any]:
     """``REGISTRY`` with every collector registered, and the counters, in the order ``/metrics``
     has always listed them."""
-    from prometheus_client import CollectorRegistry, Counter, Gauge
+    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
     registry = CollectorRegistry(auto_describe=True)
     made: dict[str, Any] = {"REGISTRY": registry}
 
-    def metric(key: str, kind: type[Counter] | type[Gauge], name: str, doc: str, labels: list[str]) -> None:
+    def metric(key: str, kind: type[Counter] | type[Gauge] | type[Histogram], name: str, doc: str,
+               labels: list[str]) -> None:
         made[key] = kind(name, doc, labels, registry=registry)
 
     registry.register(WORKQUEUE_COLLECTOR)
@@ -511,6 +522,18 @@ def _prometheus() -> dict[str, Any]:
            "1 while this process holds the leader election lease, else 0.", ["name"])
     metric("SLOWPATH_TOTAL", Counter, "leader_election_slowpath_total",
            "Lease renewals that had to re-read the Lease (the cached one conflicted).", ["name"])
+    # webhook server (controller-runtime's names; `webhook` is the path, as there)
+    metric("WEBHOOK_REQUESTS", Counter, "controller_runtime_webhook_requests_total",
+           "Total number of admission requests by HTTP status code.", ["webhook", "code"])
+    metric("WEBHOOK_LATENCY", Histogram, "controller_runtime_webhook_latency_seconds",
+           "Histogram of the latency of processing admission requests", ["webhook", "code"])
+    metric("WEBHOOK_IN_FLIGHT", Gauge, "controller_runtime_webhook_requests_in_flight",
+           "Current number of admission requests being served.", ["webhook"])
+    metric("WEBHOOK_HANDLER_FAILURES", Counter, "kubeloop_webhook_handler_failures",
+           "Admission requests answered per the failure policy because the handler raised, timed out or could "
+           "not read the object as its model", ["webhook", "reason"])
+    metric("WEBHOOK_CERTIFICATE_EXPIRY", Gauge, "kubeloop_webhook_certificate_expiry_timestamp_seconds",
+           "When the webhook server's certificate expires (Unix time)", ["source", "certificate"])
     return made
 
 
@@ -524,7 +547,8 @@ def exposition() -> tuple[bytes, str]:
 
 _PROMETHEUS_NAMES = frozenset(
     {"REGISTRY", "READ_YOUR_WRITES_WAITS", "EVENTS_DROPPED", "CACHE_OBJECT_ERRORS", "CACHES_COLLECTED",
-     "LEADER_STATUS", "SLOWPATH_TOTAL"}
+     "LEADER_STATUS", "SLOWPATH_TOTAL", "WEBHOOK_REQUESTS", "WEBHOOK_LATENCY", "WEBHOOK_IN_FLIGHT",
+     "WEBHOOK_HANDLER_FAILURES", "WEBHOOK_CERTIFICATE_EXPIRY"}
 )
 _prometheus_lock = threading.Lock()
 

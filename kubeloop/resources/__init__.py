@@ -57,10 +57,12 @@ if TYPE_CHECKING:
         Scale,
         Time,
     )
+    from ._versions import CONVERSION_ANNOTATION, ConversionError, Spoke, Versions
 
 #: names of the typed layer, imported on first use (they need pydantic)
 _LAZY = {
     "crd": "._crd", "crd_yaml": "._crd",
+    **{name: "._versions" for name in ("CONVERSION_ANNOTATION", "ConversionError", "Spoke", "Versions")},
     **{name: "._model" for name in (
         "Atomic", "Condition", "CustomResource", "IntOrString", "ListMap", "ListSet", "MicroTime", "Model",
         "ObjectMeta", "PreserveUnknownFields", "PrinterColumn", "ResourceInfo", "ResourceValidationError", "Scale",
@@ -69,13 +71,50 @@ _LAZY = {
 }
 
 __all__ = [
-    "AlreadyOwnedError", "Atomic", "Condition", "ConditionError", "CustomResource", "IncompleteObjectError",
-    "IntOrString", "InvalidOwnerError", "ListMap", "ListSet", "MicroTime", "Model", "ObjectMeta", "PreserveUnknownFields",
-    "PrinterColumn", "ResourceInfo", "ResourceValidationError", "Scale", "SchemaError", "Time", "TimeFormatError",
-    "check_structural", "controller_of", "crd", "crd_yaml", "find_condition", "format_micro_time",
-    "format_time", "is_condition_false", "is_condition_true", "is_owned_by", "now", "object_reference",
-    "owner_reference", "parse_time", "remove_condition", "set_condition", "set_controller_reference",
-    "set_owner_reference", "structural_problems",
+    "CONVERSION_ANNOTATION",
+    "AlreadyOwnedError",
+    "Atomic",
+    "Condition",
+    "ConditionError",
+    "ConversionError",
+    "CustomResource",
+    "IncompleteObjectError",
+    "IntOrString",
+    "InvalidOwnerError",
+    "ListMap",
+    "ListSet",
+    "MicroTime",
+    "Model",
+    "ObjectMeta",
+    "PreserveUnknownFields",
+    "PrinterColumn",
+    "ResourceInfo",
+    "ResourceValidationError",
+    "Scale",
+    "SchemaError",
+    "Spoke",
+    "Time",
+    "TimeFormatError",
+    "Versions",
+    "check_structural",
+    "controller_of",
+    "crd",
+    "crd_yaml",
+    "find_condition",
+    "format_micro_time",
+    "format_time",
+    "is_condition_false",
+    "is_condition_true",
+    "is_owned_by",
+    "now",
+    "object_reference",
+    "owner_reference",
+    "parse_time",
+    "remove_condition",
+    "set_condition",
+    "set_controller_reference",
+    "set_owner_reference",
+    "structural_problems",
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -9,6 +10,7 @@ import yaml
 from ._model import CustomResource, ResourceInfo, declared
 from ._schema import to_structural
 from ._structural import SchemaError, check_structural
+from ._versions import Versions
 
 __all__ = ["crd", "crd_yaml", "version_schema"]
 
@@ -70,14 +72,35 @@ def _version(model: type[CustomResource], info: ResourceInfo, storage: bool) -> 
     return out
 
 
-def crd(*models: type[CustomResource]) -> dict[str, Any]:
-    """The CustomResourceDefinition of one kind, from one `CustomResource` class per version.
+def crd(*models: type[CustomResource] | Versions, client_config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The CustomResourceDefinition of one kind, from one `CustomResource` class per version, or
+    from a `Versions` (hub and spokes with conversion functions).
 
     All classes must agree on group, kind, names and scope; versions must be distinct, and exactly
-    one is the storage version (`storage=True`; a single version is it without saying so).
+    one is the storage version (`storage=True`; a single version is it without saying so; with
+    `Versions`, the hub unless another version says so). With `Versions`, the CRD converts through
+    the conversion webhook at `client_config` (`{"url": ...}` or `{"service": ...}`, with
+    `caBundle`; `kubeloop.webhooks` derives it): `spec.conversion` is `strategy: Webhook`.
     """
+    versions: Versions | None = None
+    if len(models) == 1 and isinstance(models[0], Versions):
+        versions = models[0]
+        if client_config is None:
+            raise SchemaError(f"{versions!r} converts through a webhook: crd() needs its client_config "
+                              "(a url or a service, and the caBundle; see kubeloop.webhooks)")
+        models = versions.models
+    elif any(isinstance(m, Versions) for m in models):
+        raise TypeError("crd() takes either CustomResource classes or one Versions, not both")
+    elif client_config is not None:
+        raise SchemaError("client_config is the conversion webhook's: it needs crd(Versions(...))")
     if not models:
         raise TypeError("crd() needs at least one CustomResource class")
+    classes: list[type[CustomResource]] = [m for m in models if not isinstance(m, Versions)]
+    return _crd(classes, versions, client_config)
+
+
+def _crd(models: list[type[CustomResource]], hub_spoke: Versions | None,
+         client_config: Mapping[str, Any] | None) -> dict[str, Any]:
     infos = [declared(m) for m in models]
     first = infos[0]
     shared = ("group", "kind", "plural", "singular", "list_kind", "scope", "short_names", "categories")
@@ -91,7 +114,9 @@ def crd(*models: type[CustomResource]) -> dict[str, Any]:
     dupes = sorted({v for v in versions if versions.count(v) > 1})
     if dupes:
         raise SchemaError(f"version(s) {dupes} declared more than once")
-    if len(infos) == 1:
+    if hub_spoke is not None:
+        storage = [m is hub_spoke.storage for m in models]
+    elif len(infos) == 1:
         storage = [infos[0].storage is not False]
     else:
         storage = [i.storage is True for i in infos]
@@ -107,19 +132,23 @@ def crd(*models: type[CustomResource]) -> dict[str, Any]:
         names["shortNames"] = list(first.short_names)
     if first.categories:
         names["categories"] = list(first.categories)
+    spec: dict[str, Any] = {
+        "group": first.group,
+        "names": names,
+        "scope": first.scope,
+        "versions": [_version(m, i, s) for m, i, s in zip(models, infos, storage, strict=True)],
+    }
+    if hub_spoke is not None and client_config is not None:
+        spec["conversion"] = hub_spoke.conversion_block(client_config)
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": first.crd_name},
-        "spec": {
-            "group": first.group,
-            "names": names,
-            "scope": first.scope,
-            "versions": [_version(m, i, s) for m, i, s in zip(models, infos, storage, strict=True)],
-        },
+        "spec": spec,
     }
 
 
-def crd_yaml(*models: type[CustomResource]) -> str:
+def crd_yaml(*models: type[CustomResource] | Versions, client_config: Mapping[str, Any] | None = None) -> str:
     """`crd(*models)` as a YAML document (for `kubectl apply -f`), keys in Kubernetes' usual order."""
-    return yaml.safe_dump(crd(*models), sort_keys=False, default_flow_style=False, width=120)
+    return yaml.safe_dump(crd(*models, client_config=client_config), sort_keys=False, default_flow_style=False,
+                          width=120)

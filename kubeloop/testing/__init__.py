@@ -25,6 +25,9 @@ a fresh server as the `apiserver` fixture (a `TestCluster`), or the real cluster
 for tests that run on the emulator and on a real cluster alike. `VirtualClock` is time a test moves
 by hand (`Manager(clock=...)`: a week of an hourly schedule in seconds, docs/testing.md), and
 `OperatorRunner` runs an operator module as `kubeloop run` does, inside the test.
+`check_lossless(versions)` is a hypothesis property test that every version of a multi-version
+resource converts to every other and back unchanged (`resource_objects(model)` generates objects
+from a version's schema).
 """
 
 from __future__ import annotations
@@ -35,13 +38,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._clock import VirtualClock
     from ._cluster import TestCluster
+    from ._conversion import check_lossless, resource_objects
     from ._kit import eventually, install_crd
     from ._process import APIServerProcess
     from ._runner import OperatorRunner
     from .apiserver.server import APIServer
 
 __all__ = ["INSTALL_HINT", "APIServer", "APIServerProcess", "OperatorRunner", "TestCluster", "VirtualClock",
-           "eventually", "install_crd", "missing_dependencies"]
+           "check_lossless", "eventually", "install_crd", "missing_dependencies", "resource_objects"]
 
 #: what to install for the emulator and the fixtures (they are an extra, not a runtime dependency)
 INSTALL_HINT = "pip install 'kubeloop[testing]'"
@@ -59,7 +63,7 @@ def missing_dependencies() -> list[str]:
 # should not pay for importing the emulator
 _LAZY = {"APIServer": ".apiserver.server", "TestCluster": "._cluster", "APIServerProcess": "._process",
          "eventually": "._kit", "install_crd": "._kit", "VirtualClock": "._clock",
-         "OperatorRunner": "._runner"}
+         "OperatorRunner": "._runner", "check_lossless": "._conversion", "resource_objects": "._conversion"}
 
 
 def __getattr__(name: str) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from aiohttp import web
 from kubeloop.meta import FieldSelector, LabelSelector
 
 from . import errors
+from .admission import WARNINGS, Caller
 from .catalog import Catalog
 from .errors import StatusError
 from .faults import Faults
@@ -38,12 +40,12 @@ from .negotiation import (
     render_list,
     to_yaml,
 )
-from .rbac import Access
+from .rbac import ADMIN_USER, Access
 from .registry import Registry, parse_resource_version
 from .resources import ServedResource
 from .shapes import Obj
 from .storage import Stored, key_range
-from .watch import WatchQueue, bookmark_line, error_line
+from .watch import WatchQueue, bookmark_line, error_line, event_line
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +126,18 @@ class APIApp:
 
     # ---- entry -----------------------------------------------------------------------------
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        warnings: list[str] = []
+        token = WARNINGS.set(warnings)
+        try:
+            resp = await self._handle(request)
+        finally:
+            WARNINGS.reset(token)
+        if warnings and not resp.prepared:
+            for text in dict.fromkeys(warnings):  # the real server sends each distinct warning once
+                resp.headers.add("Warning", warning_header(text))
+        return resp
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         path = request.path
         try:
             if path.startswith(ADMIN):
@@ -156,6 +170,13 @@ class APIApp:
     def _authorized(self, request: web.Request) -> bool:
         auth = request.headers.get("Authorization", "")
         return auth == f"Bearer {self.token}"
+
+    def _caller(self, request: web.Request) -> Caller:
+        """Who sends `request` (an AdmissionReview's userInfo)."""
+        if self.access is not None:
+            user = self.access.authenticate(request.headers.get("Authorization", ""))
+            return Caller(user.name, user.groups)
+        return Caller(ADMIN_USER, ("system:masters", "system:authenticated"))
 
     # ---- admin -----------------------------------------------------------------------------
     async def admin(self, request: web.Request, what: str) -> web.Response:
@@ -377,47 +398,51 @@ class APIApp:
         if verb == "get":
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
             if t.subresource == "scale":
-                return _json(orjson.dumps(reg.get_scale(info, ns, t.name)), mode=mode)
-            return self._object(info, reg.get(info, ns, t.name), mode)
+                return _json(orjson.dumps(await reg.aget_scale(info, ns, t.name)), mode=mode)
+            return await self._served_object(info, reg.get(info, ns, t.name), mode)
+        caller = self._caller(request)
+        options = {"fieldManager": q["fieldManager"]} if q.get("fieldManager") else {}
         if verb == "delete":
             body = await request.read()
             opts = self._delete_options(body)
             opts = reg.parse_delete_options(opts, q)
             dry = reg.check_dry_run(q.getall("dryRun", []) + _as_list(opts.get("dryRun")), "DeleteOptions")
-            kept, status = reg.delete(info, ns, t.name, opts, dry_run=dry)
+            kept, status = await reg.adelete(info, ns, t.name, opts, dry_run=dry, caller=caller)
             if status is not None:
                 return _json(orjson.dumps(status))
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
             assert kept is not None
-            return self._object(info, kept, mode)
+            return await self._served_object(info, kept, mode)
         if verb == "deletecollection":
             body = await request.read()
             opts = reg.parse_delete_options(self._delete_options(body), q)
             dry = reg.check_dry_run(q.getall("dryRun", []) + _as_list(opts.get("dryRun")), "DeleteOptions")
             match, _has_sel = self._matcher(info, q)
-            gone = reg.delete_collection(info, ns, opts, dry_run=dry, match=match)
+            gone = await reg.adelete_collection(info, ns, opts, dry_run=dry, match=match, caller=caller)
             mode = negotiate(request.headers.get("Accept"), is_list=True, kind=info.kind)
-            return _json(render_list(info, mode if mode == POM else JSON, gone.items, gone.rv, "", None), mode=mode)
+            items = await reg.served(info, gone.items) if mode != POM else gone.items
+            return _json(render_list(info, mode if mode == POM else JSON, items, gone.rv, "", None), mode=mode)
         body = await request.read()
         if verb == "create":
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
             dry = reg.check_dry_run(q.getall("dryRun", []), "CreateOptions")
             _check_field_manager(q.get("fieldManager", ""), "CreateOptions")
             obj = decode_object(body, request.headers.get("Content-Type", ""), info)
-            st = reg.create(info, ns, obj, manager=manager, dry_run=dry, subresource=t.subresource)
-            return self._object(info, st, mode, status=201)
+            st = await reg.acreate(info, ns, obj, manager=manager, dry_run=dry, subresource=t.subresource,
+                                   caller=caller, options=options)
+            return await self._served_object(info, st, mode, status=201)
         if verb == "update":
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
             dry = reg.check_dry_run(q.getall("dryRun", []), "UpdateOptions")
             _check_field_manager(q.get("fieldManager", ""), "UpdateOptions")
             if t.subresource == "scale":
-                scale = reg.update_scale(info, ns, t.name, decode_yaml(body) if body else {}, manager=manager,
-                                         dry_run=dry)
+                scale = await reg.aupdate_scale(info, ns, t.name, decode_yaml(body) if body else {}, manager=manager,
+                                                dry_run=dry, caller=caller, options=options)
                 return _json(orjson.dumps(scale), mode=mode)
             obj = decode_object(body, request.headers.get("Content-Type", ""), info)
-            res = reg.update(info, ns, t.name, obj, manager=manager, dry_run=dry, subresource=t.subresource,
-                             allow_create=info.allow_create_on_update)
-            return self._object(info, res.stored, mode, status=201 if res.created else 200)
+            res = await reg.aupdate(info, ns, t.name, obj, manager=manager, dry_run=dry, subresource=t.subresource,
+                                    allow_create=info.allow_create_on_update, caller=caller, options=options)
+            return await self._served_object(info, res.stored, mode, status=201 if res.created else 200)
         # patch
         mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
         ctype = media_type(request.headers.get("Content-Type"))
@@ -439,12 +464,19 @@ class APIApp:
             raise _patch_options_invalid("force", "FieldValueForbidden",
                                          "Forbidden: may not be specified for non-apply patch")
         if t.subresource == "scale":
-            scale = reg.patch_scale(info, ns, t.name, ptype, body, manager=manager, dry_run=dry,
-                                    decode_yaml=decode_yaml)
+            scale = await reg.apatch_scale(info, ns, t.name, ptype, body, manager=manager, dry_run=dry,
+                                           decode_yaml=decode_yaml, caller=caller, options=options)
             return _json(orjson.dumps(scale), mode=mode)
-        res = reg.patch(info, ns, t.name, ptype, body, manager=manager, dry_run=dry, subresource=t.subresource,
-                        force=force, decode_yaml=decode_yaml)
-        return self._object(info, res.stored, mode, status=201 if res.created else 200)
+        res = await reg.apatch(info, ns, t.name, ptype, body, manager=manager, dry_run=dry,
+                               subresource=t.subresource, force=force, decode_yaml=decode_yaml, caller=caller,
+                               options=options)
+        return await self._served_object(info, res.stored, mode, status=201 if res.created else 200)
+
+    async def _served_object(self, info: ServedResource, st: Stored, mode: str, status: int = 200) -> web.Response:
+        """`_object` after converting `st` through the CRD's conversion webhook when it needs to be."""
+        if mode != POM:
+            st = (await self.registry.served(info, [st]))[0]
+        return self._object(info, st, mode, status)
 
     def _object(self, info: ServedResource, st: Stored, mode: str, status: int = 200) -> web.Response:
         body = object_renderer(info, POM if mode == POM else JSON)(st)
@@ -496,7 +528,8 @@ class APIApp:
         if rv and rv > reg.store.rv and not q.get("continue"):
             await self._wait_for_rv(rv)  # the watch cache waits ~3 s for a future RV, then 504
         res = reg.list(info, t.namespace, q, match, has_sel)
-        body = render_list(info, POM if mode == POM else JSON, res.items, res.rv, res.continue_token, res.remaining)
+        items = await reg.served(info, res.items) if mode != POM else res.items
+        body = render_list(info, POM if mode == POM else JSON, items, res.rv, res.continue_token, res.remaining)
         return _json(body, mode=mode)
 
     async def _wait_for_rv(self, rv: int) -> None:
@@ -549,8 +582,13 @@ class APIApp:
         bucket = reg.bucket(info)
         render_mode = POM if mode == POM else JSON
         render = object_renderer(info, render_mode)
-        watcher = WatchQueue(info.stats_key, t.namespace if info.namespaced else None, match, render,
-                          (id(info), render_mode))
+        render_id: Any = (id(info), render_mode)
+        convert: Callable[[bytes], Any] | None = None
+        if render_mode == JSON and reg.conversion is not None and reg.conversion.webhook(info) is not None:
+            # objects are rendered as stored and converted (one review per batch of lines) as sent
+            render, render_id = _stored_renderer(info), ("stored", info.storage_key)
+            convert = functools.partial(self._convert_lines, info)
+        watcher = WatchQueue(info.stats_key, t.namespace if info.namespaced else None, match, render, render_id)
         expired = self.faults.take_expire(info.stats_key)
         replay: list[Any] | None = []
         if expired:
@@ -580,7 +618,7 @@ class APIApp:
                                                        "Cache-Control": "no-cache, private"})
         try:
             await resp.prepare(request)
-            await self._pump(resp, watcher, timeout, bookmarks, info)
+            await self._pump(resp, watcher, timeout, bookmarks, info, convert)
         except (ConnectionResetError, asyncio.CancelledError, RuntimeError):
             pass
         finally:
@@ -592,8 +630,23 @@ class APIApp:
             await resp.write_eof()
         return resp
 
+    async def _convert_lines(self, info: ServedResource, data: bytes) -> bytes:
+        """Watch event lines with their objects converted to `info`'s version (a review per object)."""
+        conv = self.registry.conversion
+        assert conv is not None
+        out = []
+        for line in data.splitlines():
+            if not line.strip():
+                continue
+            ev = orjson.loads(line)
+            obj = ev.get("object")
+            if ev.get("type") in ("ADDED", "MODIFIED", "DELETED") and isinstance(obj, dict):
+                obj = (await conv.convert(info, [obj], info.api_version))[0]
+            out.append(event_line(ev["type"], orjson.dumps(obj)))
+        return b"".join(out)
+
     async def _pump(self, resp: web.StreamResponse, w: WatchQueue, duration: float, bookmarks: bool,
-                    info: ServedResource) -> None:
+                    info: ServedResource, convert: Callable[[bytes], Any] | None = None) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + duration
         interval = self.registry.settings.bookmark_interval
@@ -613,14 +666,15 @@ class APIApp:
                     if w.closed or self.stopping:
                         return
                     chunk = w.next_initial()
-                    if chunk:
-                        await resp.write(chunk)
+                    if chunk and not await self._send(resp, w, convert, chunk):
+                        return
                     continue
                 if w.lines:
                     lines = w.lines
                     data = b"".join(lines)
                     lines.clear()
-                    await resp.write(data)
+                    if not await self._send(resp, w, convert, data):
+                        return
                     continue
                 if w.closed or self.stopping:
                     return
@@ -643,6 +697,37 @@ class APIApp:
         finally:
             if timer is not None:
                 timer.cancel()
+
+
+    @staticmethod
+    async def _send(resp: web.StreamResponse, w: WatchQueue, convert: Callable[[bytes], Any] | None,
+                    data: bytes) -> bool:
+        """Write watch lines (converted first when the watch needs it); on a conversion failure an
+        ERROR event ends the watch (False)."""
+        if convert is not None:
+            try:
+                data = await convert(data)
+            except StatusError as e:
+                await resp.write(error_line(e.status()))
+                w.closed = True
+                return False
+        await resp.write(data)
+        return True
+
+
+def _stored_renderer(info: ServedResource) -> Callable[[Stored], bytes]:
+    """Full JSON of a stored object as stored (its own apiVersion), for converting afterwards."""
+    kind = b'{"kind":' + orjson.dumps(info.kind) + b',"apiVersion":'
+
+    def render(st: Stored) -> bytes:
+        return kind + orjson.dumps(st.obj.get("apiVersion") or info.api_version) + b"," + st.body[1:]
+    return render
+
+
+def warning_header(text: str) -> str:
+    """A `Warning` header as kube-apiserver writes one: `299 - "<text>"` (quotes and backslashes escaped)."""
+    escaped = "".join(c if c.isprintable() else " " for c in text).replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
 
 
 def _as_list(v: Any) -> list[str]:

@@ -94,6 +94,7 @@ class Catalog:
         singular = str(names.get("singular") or kind.lower())
         namespaced = spec.get("scope") != "Cluster"
         stored_version = storage_version(crd)
+        webhook = ((spec.get("conversion") or {}).get("strategy")) == "Webhook"
         infos: list[ServedResource] = []
         for v in spec.get("versions") or []:
             if not isinstance(v, dict) or not v.get("served"):
@@ -104,7 +105,7 @@ class Catalog:
             scale = subs.get("scale") if isinstance(subs.get("scale"), dict) else None
             schema = (v.get("schema") or {}).get("openAPIV3Schema")
             strategy = CustomResourceStrategy(group, version, kind, schema if isinstance(schema, dict) else None,
-                                              scale, stored_version)
+                                              scale, stored_version, webhook)
             info = ServedResource(
                 group, version, plural, kind, namespaced, singular=singular,
                 short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),

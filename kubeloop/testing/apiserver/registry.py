@@ -13,9 +13,9 @@ import base64
 import binascii
 import json
 from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
@@ -30,14 +30,41 @@ from .managedfields import record_apply, record_scale, record_update
 from .objectmeta import generate_name, new_uid, now_rfc3339
 from .patch import json_merge_patch, json_patch, strategic_merge_patch
 from .resources import DRY_RUN, ServedResource, Strategy
-from .shapes import Obj
+from .shapes import Obj, copy_json
 from .storage import Bucket, Commit, Key, Stored, VersionedStore, key_range
+from .webhookcall import SYNCHRONOUS
+
+if TYPE_CHECKING:
+    from .admission import Admission, Caller
+    from .conversion import CRDConversion
 
 NAMESPACES = ("", "namespaces")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 PROPAGATION = ("Foreground", "Background", "Orphan")
 FOREGROUND = "foregroundDeletion"
+#: how often a write is retried when the object changed while webhooks were being called
+#: (GuaranteedUpdate's retry: a PUT with a resourceVersion then answers 409, a patch re-applies)
+STALE_RETRIES = 5
+T = TypeVar("T")
+
+
+class _Stale(Exception):
+    """The stored object changed while a write awaited a webhook: the write starts over."""
+
+
+def run_sync(flow: Coroutine[Any, Any, T]) -> T:
+    """Run a registry flow to completion without an event loop step (in-process controllers, bulk
+    loads, start-up). Flows only suspend to call webhooks, which `SYNCHRONOUS` makes them refuse."""
+    token = SYNCHRONOUS.set(True)
+    try:
+        flow.send(None)
+    except StopIteration as done:
+        return done.value
+    finally:
+        SYNCHRONOUS.reset(token)
+    flow.close()
+    raise errors.internal_error("a webhook call was needed on a path the emulator runs synchronously")
 
 
 def is_identity(strategy: Strategy) -> bool:
@@ -97,6 +124,9 @@ class Registry:
         self.settings = settings or Settings()
         #: mutating admission on create, after defaulting (cluster mode adds the ServiceAccount plugin)
         self.admission: list[Callable[[ServedResource, str, Obj], None]] = []
+        #: admission webhooks and CRD conversion webhooks (`APIServer` sets them when it starts)
+        self.webhooks: Admission | None = None
+        self.conversion: CRDConversion | None = None
 
     # ---- helpers ------------------------------------------------------------------------
     def bucket(self, info: ServedResource) -> Bucket:
@@ -104,22 +134,70 @@ class Registry:
 
     def view(self, info: ServedResource, stored: Stored) -> Obj:
         """A fresh, mutable copy of a stored object in `info`'s version (with kind/apiVersion)."""
+        return run_sync(self.aview(info, stored))
+
+    async def aview(self, info: ServedResource, stored: Stored) -> Obj:
+        """`view`, converting through the CRD's conversion webhook when it has one."""
         obj: Obj = orjson.loads(stored.body)
         out = {"kind": stored.obj.get("kind", info.kind), "apiVersion": stored.obj.get("apiVersion",
                                                                                           info.api_version)}
         out.update(obj)
-        if not is_identity(info.strategy):
+        if self.conversion is not None and self.conversion.needed(info, [out], info.api_version):
+            out = (await self.conversion.convert(info, [out], info.api_version))[0]
+        elif not is_identity(info.strategy):
             out = info.strategy.from_storage(info, out)
         out["kind"] = info.kind
         out["apiVersion"] = info.api_version
         return out
 
+    async def served(self, info: ServedResource, items: list[Stored]) -> list[Stored]:
+        """`items` as served through `info`: those the CRD's conversion webhook must convert are
+        converted, the others returned as they are (the renderers convert them). One review per
+        object, as kube-apiserver decodes a list read from etcd one item at a time."""
+        conv = self.conversion
+        if conv is None or not info.crd_name or not items or not conv.needed(info, [st.obj for st in items],
+                                                                               info.api_version):
+            return items
+        out = []
+        for st in items:
+            if st.obj.get("apiVersion") == info.api_version:
+                out.append(st)
+            else:
+                out.append(Stored((await conv.convert(info, [st.obj], info.api_version))[0], st.rv))
+        return out
+
     def to_stored_form(self, info: ServedResource, obj: Obj) -> Obj:
+        return run_sync(self.ato_stored_form(info, obj))
+
+    async def ato_stored_form(self, info: ServedResource, obj: Obj) -> Obj:
+        """`obj` (in `info`'s version) in the form it is stored in (the storage version)."""
         obj["kind"] = info.kind
         obj["apiVersion"] = info.api_version
+        if self.conversion is not None and info.crd_name:
+            storage = f"{info.group}/{getattr(info.strategy, 'storage_version', info.version)}"
+            if self.conversion.needed(info, [obj], storage):
+                return (await self.conversion.convert(info, [obj], storage))[0]
         if is_identity(info.strategy):
             return obj
         return info.strategy.to_storage(info, obj)
+
+    async def aconvert(self, obj: Obj, source: ServedResource, target: ServedResource) -> Obj:
+        """`obj` (in `source`'s version) in `target`'s, another version of the same resource."""
+        if self.conversion is not None and self.conversion.needed(target, [obj], target.api_version):
+            return (await self.conversion.convert(target, [obj], target.api_version))[0]
+        out = source.strategy.to_storage(source, dict(obj)) if not is_identity(source.strategy) else dict(obj)
+        if not is_identity(target.strategy):
+            out = target.strategy.from_storage(target, dict(out))
+        out["kind"], out["apiVersion"] = target.kind, target.api_version
+        return out
+
+    def _webhooks_for(self, caller: Caller | None) -> Admission | None:
+        """The admission webhooks to call for a client's request (None: none configured, or an
+        in-process write, which kube-controller-manager would make through the API instead)."""
+        hooks = self.webhooks
+        if caller is None or hooks is None or not hooks.configured():
+            return None
+        return hooks
 
     def _get_stored(self, info: ServedResource, namespace: str, name: str) -> Stored:
         st = self.bucket(info).objects.get((namespace if info.namespaced else "", name))
@@ -253,6 +331,10 @@ class Registry:
     # ---- create ---------------------------------------------------------------------------
     def create(self, info: ServedResource, namespace: str, obj: Obj, *, manager: str, dry_run: bool,
                subresource: str = "") -> Stored:
+        return run_sync(self.acreate(info, namespace, obj, manager=manager, dry_run=dry_run, subresource=subresource))
+
+    async def acreate(self, info: ServedResource, namespace: str, obj: Obj, *, manager: str, dry_run: bool,
+                      subresource: str = "", caller: Caller | None = None, options: Obj | None = None) -> Stored:
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
@@ -264,7 +346,8 @@ class Registry:
         else:
             meta.pop("namespace", None)
         name = meta.get("name") or ""
-        if not name and meta.get("generateName"):
+        generated = not name and bool(meta.get("generateName"))
+        if generated:
             name = meta["name"] = generate_name(str(meta["generateName"]))
         try:
             self.namespace_check(info, namespace, name)
@@ -291,19 +374,63 @@ class Registry:
             DRY_RUN.reset(token)
         for admit in self.admission:
             admit(info, namespace, obj)
+        webhooks = self._webhooks_for(caller)
+        recorded = False
+        if webhooks is not None:
+            from .admission import AdmissionCall
+
+            # the webhooks see managedFields already (the field manager runs before admission),
+            # and no uid, generation or generated name yet (BeforeCreate sets them afterwards)
+            if manager:
+                record_update(info, obj, None, manager, subresource)
+                recorded = True
+            view = copy_json(obj)
+            vm = view["metadata"]
+            for k in ("uid", "generation"):
+                vm.pop(k, None)
+            vm["creationTimestamp"] = None
+            if generated:
+                vm.pop("name", None)
+            call = AdmissionCall(info, "CREATE", namespace if info.namespaced else "", "" if generated else name,
+                                 view, None, caller, dry_run, subresource,  # type: ignore[arg-type]
+                                 _options("CreateOptions", options, dry_run))
+            mutated = await webhooks.mutate(call)
+            if mutated is not None:
+                mm = mutated.setdefault("metadata", {})
+                for k in ("uid", "creationTimestamp", "generation", "name"):
+                    if k in meta:
+                        mm[k] = meta[k]
+                    else:
+                        mm.pop(k, None)
+                if info.namespaced:
+                    mm["namespace"] = namespace
+                token = DRY_RUN.set(dry_run)
+                try:
+                    info.strategy.prepare_for_create(info, mutated)
+                finally:
+                    DRY_RUN.reset(token)
+                obj, meta = mutated, mm
         info.strategy.validate_create(info, obj)  # the strategy owns all ObjectMeta validation
         if not name:  # never store a nameless object, whatever a strategy lets through
             raise errors.invalid(info.kind, None, [cause(
                 "FieldValueRequired", "Required value: name or generateName is required", "metadata.name")],
                 info.group)
+        if webhooks is not None:
+            from .admission import AdmissionCall
+
+            await webhooks.validate(AdmissionCall(
+                info, "CREATE", namespace if info.namespaced else "", name, copy_json(obj), None,
+                caller, dry_run, subresource, _options("CreateOptions", options, dry_run)))  # type: ignore[arg-type]
         bucket = self.bucket(info)
         key = (namespace if info.namespaced else "", name)
         if key in bucket.objects:
             raise errors.already_exists(info.resource, name, info.group)
-        if manager:
+        if manager and not recorded:
             record_update(info, obj, None, manager, subresource)
         _drop_empty_meta(obj)
-        obj = self.to_stored_form(info, obj)
+        obj = await self.ato_stored_form(info, obj)
+        if key in bucket.objects:  # created while the conversion webhook answered
+            raise errors.already_exists(info.resource, name, info.group)
         if dry_run:
             return Stored(obj, 0)
         return self.store.commit(bucket, ADDED, obj, None).new
@@ -312,6 +439,24 @@ class Registry:
     def update(self, info: ServedResource, namespace: str, name: str, obj: Obj, *, manager: str,
                dry_run: bool, subresource: str = "", allow_create: bool = False) -> WriteResult:
         """PUT (and the second half of PATCH): optimistic concurrency, strategy, no-op detection."""
+        return run_sync(self.aupdate(info, namespace, name, obj, manager=manager, dry_run=dry_run,
+                                     subresource=subresource, allow_create=allow_create))
+
+    async def aupdate(self, info: ServedResource, namespace: str, name: str, obj: Obj, *, manager: str,
+                      dry_run: bool, subresource: str = "", allow_create: bool = False, caller: Caller | None = None,
+                      options: Obj | None = None) -> WriteResult:
+        for attempt in range(STALE_RETRIES):
+            try:
+                return await self._aupdate(info, namespace, name, copy_json(obj) if attempt < STALE_RETRIES - 1
+                                           else obj, manager=manager, dry_run=dry_run, subresource=subresource,
+                                           allow_create=allow_create, caller=caller, options=options)
+            except _Stale:
+                continue
+        raise errors.conflict(info.resource, name, info.group)
+
+    async def _aupdate(self, info: ServedResource, namespace: str, name: str, obj: Obj, *, manager: str,
+                       dry_run: bool, subresource: str, allow_create: bool, caller: Caller | None,
+                       options: Obj | None) -> WriteResult:
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
@@ -334,18 +479,18 @@ class Registry:
                 if meta.get("resourceVersion"):
                     # a create from a stale read: the create's validation answers first
                     meta.pop("resourceVersion")
-                    self.create(info, namespace, obj, manager=manager, dry_run=True)
+                    await self.acreate(info, namespace, obj, manager=manager, dry_run=True)
                     raise errors.conflict(info.resource, name, info.group)
-                return WriteResult(self.create(info, namespace, obj, manager=manager, dry_run=dry_run),
-                                   created=True)
+                return WriteResult(await self.acreate(info, namespace, obj, manager=manager, dry_run=dry_run,
+                                                      caller=caller, options=options), created=True)
             raise errors.not_found(info.resource, name, info.group)
         if meta.get("resourceVersion") in (None, "") and not info.strategy.allow_unconditional_update:
             # Store.Update: the error names the resource where the kind goes (a known upstream TODO)
             raise errors.invalid(info.resource, name, [cause(
                 "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update",
                 "metadata.resourceVersion")], info.group)
-        return self._update_existing(info, bucket, old, obj, manager=manager, dry_run=dry_run,
-                                     subresource=subresource)
+        return await self._aupdate_existing(info, bucket, old, obj, manager=manager, dry_run=dry_run,
+                                            subresource=subresource, caller=caller, options=options)
 
     @staticmethod
     def _check_uid_precondition(info: ServedResource, uid: Any, old: Stored | None, namespace: str,
@@ -363,10 +508,11 @@ class Registry:
             f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: "
             f"UID in precondition: {uid}, UID in object meta: {have}"))
 
-    def _update_existing(self, info: ServedResource, bucket: Bucket, old: Stored, obj: Obj, *, manager: str,
-                         dry_run: bool, subresource: str, record: bool = True) -> WriteResult:
+    async def _aupdate_existing(self, info: ServedResource, bucket: Bucket, old: Stored, obj: Obj, *, manager: str,
+                                dry_run: bool, subresource: str, record: bool = True, caller: Caller | None = None,
+                                options: Obj | None = None) -> WriteResult:
         meta = obj["metadata"]
-        old_view = self.view(info, old)
+        old_view = await self.aview(info, old)
         old_meta = old_view["metadata"]
         name = old_meta["name"]
         rv = meta.get("resourceVersion")
@@ -384,6 +530,27 @@ class Registry:
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if not meta.get("generateName") and old_meta.get("generateName"):
             meta.pop("generateName", None)
+        webhooks = self._webhooks_for(caller)
+        if webhooks is not None:
+            from .admission import AdmissionCall
+
+            info.strategy.decode(info, obj)  # the webhooks see the object decoded and defaulted
+            if record and manager:
+                record_update(info, obj, old_view, manager, subresource)
+                record = False
+            call = AdmissionCall(info, "UPDATE", old_meta.get("namespace", "") if info.namespaced else "", name,
+                                 copy_json(obj), copy_json(old_view), caller, dry_run,  # type: ignore[arg-type]
+                                 subresource, _options("UpdateOptions", options, dry_run))
+            mutated = await webhooks.mutate(call)
+            if mutated is not None:
+                mm = mutated.setdefault("metadata", {})
+                for k in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
+                          "resourceVersion", "name", "namespace"):
+                    if k in meta:
+                        mm[k] = meta[k]
+                    else:
+                        mm.pop(k, None)
+                obj, meta = mutated, mm
         if subresource and subresource != "scale":  # status, a Namespace's finalize
             info.strategy.prepare_for_subresource_update(info, subresource, obj, old_view)
         else:
@@ -396,9 +563,18 @@ class Registry:
         if record and manager:
             record_update(info, obj, old_view, manager, subresource)
         _drop_empty_meta(obj)
-        if _same(obj, old_view):
+        if webhooks is not None:
+            from .admission import AdmissionCall
+
+            await webhooks.validate(AdmissionCall(
+                info, "UPDATE", old_meta.get("namespace", "") if info.namespaced else "", name, copy_json(obj),
+                copy_json(old_view), caller, dry_run, subresource,  # type: ignore[arg-type]
+                _options("UpdateOptions", options, dry_run)))
+        if _same(obj, old_view) and not self._stored_elsewhere(info, old):
             return WriteResult(old)
-        obj = self.to_stored_form(info, obj)
+        obj = await self.ato_stored_form(info, obj)
+        if bucket.objects.get(old.key) is not old:
+            raise _Stale()  # changed while webhooks were called: GuaranteedUpdate tries again
         if obj["metadata"].get("deletionTimestamp") and not obj["metadata"].get("finalizers") and not (
                 (info.group, info.resource) == NAMESPACES and (obj.get("spec") or {}).get("finalizers")):
             # the last finalizer is gone: the object is deleted; watchers see DELETED with the old state
@@ -413,15 +589,48 @@ class Registry:
             return WriteResult(Stored(obj, old.rv))
         return WriteResult(self.store.commit(bucket, MODIFIED, obj, old).new)
 
+    def _stored_elsewhere(self, info: ServedResource, old: Stored) -> bool:
+        """Whether `old` is stored in a version other than the storage version: an update then
+        writes it even when it changes nothing (the encoded bytes differ; what storage-version
+        migration relies on)."""
+        storage = getattr(info.strategy, "storage_version", None)
+        return storage is not None and old.obj.get("apiVersion") != f"{info.group}/{storage}"
+
     # ---- patch ----------------------------------------------------------------------------
     def patch(self, info: ServedResource, namespace: str, name: str, ptype: str, body: bytes, *,
               manager: str, dry_run: bool, subresource: str, force: bool,
               decode_yaml: Callable[[bytes], Any]) -> WriteResult:
+        return run_sync(self.apatch(info, namespace, name, ptype, body, manager=manager, dry_run=dry_run,
+                                    subresource=subresource, force=force, decode_yaml=decode_yaml))
+
+    async def apatch(self, info: ServedResource, namespace: str, name: str, ptype: str, body: bytes, *,
+                     manager: str, dry_run: bool, subresource: str, force: bool,
+                     decode_yaml: Callable[[bytes], Any], caller: Caller | None = None,
+                     options: Obj | None = None) -> WriteResult:
+        for _ in range(STALE_RETRIES - 1):
+            try:
+                return await self._apatch(info, namespace, name, ptype, body, manager=manager, dry_run=dry_run,
+                                          subresource=subresource, force=force, decode_yaml=decode_yaml,
+                                          caller=caller, options=options)
+            except _Stale:
+                continue
+        try:
+            return await self._apatch(info, namespace, name, ptype, body, manager=manager, dry_run=dry_run,
+                                      subresource=subresource, force=force, decode_yaml=decode_yaml, caller=caller,
+                                      options=options)
+        except _Stale:
+            raise errors.conflict(info.resource, name, info.group) from None
+
+    async def _apatch(self, info: ServedResource, namespace: str, name: str, ptype: str, body: bytes, *,
+                      manager: str, dry_run: bool, subresource: str, force: bool,
+                      decode_yaml: Callable[[bytes], Any], caller: Caller | None,
+                      options: Obj | None) -> WriteResult:
         bucket = self.bucket(info)
         old = bucket.objects.get((namespace if info.namespaced else "", name))
         if ptype == "apply":
-            return self._apply(info, bucket, namespace, name, old, body, manager=manager, dry_run=dry_run,
-                               subresource=subresource, force=force, decode_yaml=decode_yaml)
+            return await self._aapply(info, bucket, namespace, name, old, body, manager=manager, dry_run=dry_run,
+                                      subresource=subresource, force=force, decode_yaml=decode_yaml, caller=caller,
+                                      options=options)
         try:
             patch = orjson.loads(body)
         except orjson.JSONDecodeError:
@@ -430,31 +639,31 @@ class Registry:
             raise errors.bad_request("Invalid JSON Patch") from None
         if old is None:
             raise errors.not_found(info.resource, name, info.group)
-        new = self._patched(info, old, ptype, patch)
+        new = await self._apatched(info, old, ptype, patch)
         if new["metadata"].get("name") != name:
             raise errors.bad_request(
                 f"the name of the object ({new['metadata'].get('name')}) does not match the name on the URL ({name})")
         shown = go_print(patch) if ptype == "smp" else None
         try:
-            return self._update_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
-                                         subresource=subresource)
+            return await self._aupdate_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
+                                                subresource=subresource, caller=caller, options=options)
         except DecodeFailure as e:
             # the patched object does not fit the kind's types: upstream reports the patch itself (its
             # map for a strategic merge patch) or the patched JSON, made again here (the write path
             # changed `new`; not encoded on every write) as an invalid field
             if shown is None:
-                shown = orjson.dumps(self._patched(info, old, ptype, patch)).decode()
+                shown = orjson.dumps(await self._apatched(info, old, ptype, patch)).decode()
             msg = f"Invalid value: {json.dumps(shown)}: {e.detail}"
             raise StatusError(422, "Invalid", f'"" is invalid: patch: {msg}', {"causes": [
                 cause("FieldValueInvalid", msg, "patch")]}) from None
 
-    def _patched(self, info: ServedResource, old: Stored, ptype: str, patch: Any) -> Obj:
+    async def _apatched(self, info: ServedResource, old: Stored, ptype: str, patch: Any) -> Obj:
         """``old`` with a merge, JSON or strategic merge patch applied, in `info`'s kind and version.
 
         Works on a fresh copy of ``old`` each time, and the patch functions copy the patch's values
         in: the same inputs give the same object again.
         """
-        current = self.view(info, old)
+        current = await self.aview(info, old)
         if ptype == "merge":
             if not isinstance(patch, dict):
                 raise errors.bad_request("Invalid JSON Patch")
@@ -473,15 +682,16 @@ class Registry:
             new["kind"], new["apiVersion"] = info.kind, info.api_version
         return new
 
-    def _apply(self, info: ServedResource, bucket: Bucket, namespace: str, name: str, old: Stored | None,
-               body: bytes, *, manager: str, dry_run: bool, subresource: str, force: bool,
-               decode_yaml: Callable[[bytes], Any]) -> WriteResult:
+    async def _aapply(self, info: ServedResource, bucket: Bucket, namespace: str, name: str, old: Stored | None,
+                      body: bytes, *, manager: str, dry_run: bool, subresource: str, force: bool,
+                      decode_yaml: Callable[[bytes], Any], caller: Caller | None = None,
+                      options: Obj | None = None) -> WriteResult:
         config = decode_yaml(body)
         if not isinstance(config, dict):
             raise errors.bad_request("error decoding YAML: the apply configuration must be an object")
         cmeta: Obj = config["metadata"] if isinstance(config.get("metadata"), dict) else {}
         mismatch = cmeta.get("name") not in (None, name)
-        live = self.view(info, old) if old is not None else None
+        live = await self.aview(info, old) if old is not None else None
         if live is None and subresource:
             raise errors.not_found(info.resource, name, info.group)
         if mismatch and live is None:
@@ -493,23 +703,32 @@ class Registry:
                 f"the name of the object ({cmeta.get('name')}) does not match the name on the URL ({name})")
         merged.setdefault("metadata", {})["name"] = name
         if live is None:
-            st = self.create(info, namespace, merged, manager="", dry_run=dry_run)
+            st = await self.acreate(info, namespace, merged, manager="", dry_run=dry_run, caller=caller,
+                                    options=options)
             return WriteResult(st, created=True)
-        return self._update_existing(info, bucket, old, merged, manager=manager, dry_run=dry_run,  # type: ignore[arg-type]
-                                     subresource=subresource, record=False)
+        return await self._aupdate_existing(info, bucket, old, merged, manager=manager,  # type: ignore[arg-type]
+                                            dry_run=dry_run, subresource=subresource, record=False, caller=caller,
+                                            options=options)
 
     # ---- scale ----------------------------------------------------------------------------
     def get_scale(self, info: ServedResource, namespace: str, name: str, *, reading: bool = True) -> Obj:
+        return run_sync(self.aget_scale(info, namespace, name, reading=reading))
+
+    async def aget_scale(self, info: ServedResource, namespace: str, name: str, *, reading: bool = True) -> Obj:
         """The kind's Scale view; a built-in's GET 404 names `<resource>/scale` (its ScaleREST's own
         error), a PATCH's (the store's) names the resource."""
         old = self.bucket(info).objects.get((namespace if info.namespaced else "", name))
         if old is None:
             scale_rest = reading and not info.custom
             raise errors.not_found(f"{info.resource}/scale" if scale_rest else info.resource, name, info.group)
-        return info.strategy.get_scale(info, self.view(info, old))
+        return info.strategy.get_scale(info, await self.aview(info, old))
 
     def update_scale(self, info: ServedResource, namespace: str, name: str, scale: Any, *, manager: str,
                      dry_run: bool) -> Obj:
+        return run_sync(self.aupdate_scale(info, namespace, name, scale, manager=manager, dry_run=dry_run))
+
+    async def aupdate_scale(self, info: ServedResource, namespace: str, name: str, scale: Any, *, manager: str,
+                            dry_run: bool, caller: Caller | None = None, options: Obj | None = None) -> Obj:
         """PUT `/scale`: the Scale's replicas written into the object through the normal update path.
 
         As kube-apiserver 1.24's scale handler: the URL's name and namespace are checked first
@@ -529,7 +748,7 @@ class Registry:
         old = bucket.objects.get((namespace if info.namespaced else "", name))
         if old is None:
             raise errors.not_found(info.resource, name, info.group)
-        obj = self.view(info, old)
+        obj = await self.aview(info, old)
         rv = smeta.get("resourceVersion")
         if rv and str(rv) != obj["metadata"]["resourceVersion"]:
             raise errors.conflict(info.resource, name, info.group)
@@ -539,14 +758,23 @@ class Registry:
         record_scale(obj, info.strategy.scale_replicas_field(info), info.api_version,
                      manager if info.strategy.scale_has_field_manager and manager else None, before != after,
                      zero=not after)
-        res = self._update_existing(info, bucket, old, obj, manager=manager, dry_run=dry_run, subresource="scale",
-                                    record=False)
-        return info.strategy.get_scale(info, self.view(info, res.stored))
+        try:
+            res = await self._aupdate_existing(info, bucket, old, obj, manager=manager, dry_run=dry_run,
+                                               subresource="scale", record=False, caller=caller, options=options)
+        except _Stale:
+            raise errors.conflict(info.resource, name, info.group) from None
+        return info.strategy.get_scale(info, await self.aview(info, res.stored))
 
     def patch_scale(self, info: ServedResource, namespace: str, name: str, ptype: str, body: bytes, *,
                     manager: str, dry_run: bool, decode_yaml: Callable[[bytes], Any]) -> Obj:
+        return run_sync(self.apatch_scale(info, namespace, name, ptype, body, manager=manager, dry_run=dry_run,
+                                          decode_yaml=decode_yaml))
+
+    async def apatch_scale(self, info: ServedResource, namespace: str, name: str, ptype: str, body: bytes, *,
+                           manager: str, dry_run: bool, decode_yaml: Callable[[bytes], Any],
+                           caller: Caller | None = None, options: Obj | None = None) -> Obj:
         """PATCH `/scale`: the patch applies to the current Scale, then as `update_scale`."""
-        current = self.get_scale(info, namespace, name, reading=False)
+        current = await self.aget_scale(info, namespace, name, reading=False)
         try:
             patch = orjson.loads(body) if ptype != "apply" else decode_yaml(body)
         except orjson.JSONDecodeError:
@@ -557,7 +785,8 @@ class Registry:
             scale = json_merge_patch(current, patch)
         else:
             raise errors.bad_request("Invalid JSON Patch")
-        return self.update_scale(info, namespace, name, scale, manager=manager, dry_run=dry_run)
+        return await self.aupdate_scale(info, namespace, name, scale, manager=manager, dry_run=dry_run,
+                                        caller=caller, options=options)
 
     # ---- delete ---------------------------------------------------------------------------
     def parse_delete_options(self, body: Obj, query: Mapping[str, str]) -> Obj:
@@ -581,6 +810,22 @@ class Registry:
     def delete(self, info: ServedResource, namespace: str, name: str, opts: Obj, *, dry_run: bool,
                manager: str = "") -> tuple[Stored | None, Obj | None]:
         """Returns (object, None) when the object stays (finalizers) or (None, Status) when it is gone."""
+        return run_sync(self.adelete(info, namespace, name, opts, dry_run=dry_run, manager=manager))
+
+    async def adelete(self, info: ServedResource, namespace: str, name: str, opts: Obj, *, dry_run: bool,
+                      manager: str = "", caller: Caller | None = None) -> tuple[Stored | None, Obj | None]:
+        for _ in range(STALE_RETRIES - 1):
+            try:
+                return await self._adelete(info, namespace, name, opts, dry_run=dry_run, caller=caller)
+            except _Stale:
+                continue
+        try:
+            return await self._adelete(info, namespace, name, opts, dry_run=dry_run, caller=caller)
+        except _Stale:
+            raise errors.conflict(info.resource, name, info.group) from None
+
+    async def _adelete(self, info: ServedResource, namespace: str, name: str, opts: Obj, *, dry_run: bool,
+                       caller: Caller | None) -> tuple[Stored | None, Obj | None]:
         bucket = self.bucket(info)
         old = bucket.objects.get((namespace if info.namespaced else "", name))
         if old is None:
@@ -604,16 +849,31 @@ class Registry:
         before = list(meta.get("finalizers") or [])
         fins = gc_finalizers(before, opts, info.strategy.orphans_by_default)
         if meta.get("deletionTimestamp"):
-            # already terminating: only the garbage-collection finalizers can change
+            # already terminating: only the garbage-collection finalizers can change (no admission:
+            # the store finalizes the pending deletion without validating it again)
             if fins == before:
                 return old, None
-            obj = self.view(info, old)
+            obj = await self.aview(info, old)
             obj["metadata"]["finalizers"] = fins
-            return self._commit_delete_mark(info, bucket, old, obj, dry_run), None
+            return await self._acommit_delete_mark(info, bucket, old, obj, dry_run), None
+        webhooks = self._webhooks_for(caller)
+        if webhooks is not None:
+            from .admission import AdmissionCall
+
+            call = AdmissionCall(info, "DELETE", namespace if info.namespaced else "", name, None,
+                                 await self.aview(info, old), caller, dry_run, "",  # type: ignore[arg-type]
+                                 _options("DeleteOptions", opts, dry_run))
+            await webhooks.mutate(call)
+            await webhooks.validate(call)
+            if bucket.objects.get(old.key) is not old:
+                raise _Stale()
         plain_strategy = type(info.strategy).prepare_for_delete is Strategy.prepare_for_delete
+        if caller is not None and self.conversion is not None and self.conversion.needed(
+                info, [old.obj], info.api_version):
+            await self.aview(info, old)  # the store decodes the object in the request's version first
         if plain_strategy and not fins and special != CRDS:
-            return None, self._delete_now(info, bucket, old, dry_run)  # the common case, no copy needed
-        obj = self.view(info, old)
+            return None, await self._adelete_now(info, bucket, old, dry_run)  # the common case, no copy needed
+        obj = await self.aview(info, old)
         keep = info.strategy.prepare_for_delete(info, obj)
         if special == CRDS and CRD_FINALIZER not in fins:
             fins.append(CRD_FINALIZER)
@@ -633,15 +893,15 @@ class Registry:
                 conds.append({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
                               "message": "CustomResource deletion is in progress",
                               "lastTransitionTime": now_rfc3339()})
-            return self._commit_delete_mark(info, bucket, old, obj, dry_run), None
-        return None, self._delete_now(info, bucket, old, dry_run)
+            return await self._acommit_delete_mark(info, bucket, old, obj, dry_run), None
+        return None, await self._adelete_now(info, bucket, old, dry_run)
 
-    def _delete_now(self, info: ServedResource, bucket: Bucket, old: Stored, dry_run: bool) -> Obj:
+    async def _adelete_now(self, info: ServedResource, bucket: Bucket, old: Stored, dry_run: bool) -> Obj:
         """Remove the object (watchers get DELETED with its last state) and return what DELETE answers:
         the Success Status, or the object itself where the registry says `ReturnDeletedObject`."""
         meta = old.obj["metadata"]
         if info.return_deleted_object:
-            status = self.view(info, old)
+            status = await self.aview(info, old)
         else:
             status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                       "details": {"name": meta["name"], **({"group": info.group} if info.group else {}),
@@ -652,21 +912,28 @@ class Registry:
             self.store.commit(bucket, DELETED, gone, old)
         return status
 
-    def _commit_delete_mark(self, info: ServedResource, bucket: Bucket, old: Stored, obj: Obj,
-                            dry_run: bool) -> Stored:
-        obj = self.to_stored_form(info, obj)
+    async def _acommit_delete_mark(self, info: ServedResource, bucket: Bucket, old: Stored, obj: Obj,
+                                   dry_run: bool) -> Stored:
+        obj = await self.ato_stored_form(info, obj)
+        if bucket.objects.get(old.key) is not old:
+            raise _Stale()
         if dry_run:
             return Stored(obj, old.rv)
         return self.store.commit(bucket, MODIFIED, obj, old).new
 
     def delete_collection(self, info: ServedResource, namespace: str, opts: Obj, *, dry_run: bool,
                           match: Callable[[Obj], bool] | None) -> ListResult:
+        return run_sync(self.adelete_collection(info, namespace, opts, dry_run=dry_run, match=match))
+
+    async def adelete_collection(self, info: ServedResource, namespace: str, opts: Obj, *, dry_run: bool,
+                                 match: Callable[[Obj], bool] | None, caller: Caller | None = None) -> ListResult:
         res = self.list(info, namespace if info.namespaced else None, {}, match, True)
         out: list[Stored] = []
         for st in res.items:
             meta = st.obj["metadata"]
             try:
-                obj, _status = self.delete(info, meta.get("namespace", ""), meta["name"], opts, dry_run=dry_run)
+                obj, _status = await self.adelete(info, meta.get("namespace", ""), meta["name"], opts,
+                                                  dry_run=dry_run, caller=caller)
             except StatusError:
                 continue
             out.append(obj if obj is not None else st)
@@ -674,6 +941,17 @@ class Registry:
 
 
 # ---- small helpers -----------------------------------------------------------------------------
+def _options(kind: str, options: Obj | None, dry_run: bool) -> Obj:
+    """The operation's options as an AdmissionReview carries them (`CreateOptions`, ...)."""
+    out: Obj = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+    for key, value in (options or {}).items():
+        if key not in ("kind", "apiVersion", "dryRun") and value not in (None, ""):
+            out[key] = value
+    if dry_run:
+        out["dryRun"] = ["All"]
+    return out
+
+
 def gc_finalizers(finalizers: list[str], opts: Obj, orphans_by_default: bool) -> list[str]:
     """`deletionFinalizersForGarbageCollection`: the object's finalizers with `orphan` /
     `foregroundDeletion` recomputed from the delete options, then the finalizers already set, then

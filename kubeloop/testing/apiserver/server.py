@@ -21,14 +21,17 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from .admission import Admission
 from .app import APIApp
 from .catalog import Catalog, default_catalog
 from .controllers import Controllers
+from .conversion import CRDConversion
 from .faults import Faults
 from .rbac import AUDIT_FILE_ENV, Access, AuditEntry
 from .registry import Registry, Settings
 from .resources import ServedResource
 from .storage import VersionedStore
+from .webhookcall import WebhookCaller
 
 BOOTSTRAP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -80,6 +83,7 @@ class APIServer:
         self._kubeconfig_path = Path(kubeconfig_path) if kubeconfig_path else None
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         self._runner: web.AppRunner | None = None
+        self._webhook_caller: WebhookCaller | None = None
         self._task: asyncio.Task[None] | None = None
         self.ca_pem: bytes | None = None
         self.url = ""
@@ -131,6 +135,9 @@ class APIServer:
             root_ca = (self.ca_pem if self.ca_pem else await asyncio.to_thread(placeholder_ca_pem)).decode()
         for info in self.catalog.all():
             self.store.bucket(info.storage_key)
+        self._webhook_caller = WebhookCaller()
+        self.registry.conversion = CRDConversion(self.store, self._webhook_caller)
+        self.registry.webhooks = Admission(self.store, self.catalog, self._webhook_caller, self.registry.aconvert)
         self.controllers = Controllers(self.registry, self._resource_removed, root_ca_pem=root_ca)
         ns_info = self.catalog.lookup("", "v1", "namespaces")
         if ns_info is not None:
@@ -167,6 +174,9 @@ class APIServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        if self._webhook_caller is not None:
+            await self._webhook_caller.close()
+            self._webhook_caller = None
         if self._tmpdir is not None:
             self._tmpdir.cleanup()
             self._tmpdir = None

@@ -113,10 +113,16 @@ def _generic_resources() -> list[ServedResource]:
               categories=("all",), sub=("status",), hash_gvk=("autoscaling", "v1", "HorizontalPodAutoscaler")),
         _info("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, GenericStrategy(), short=("sc",)),
         _info("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, GenericStrategy()),
+        # stored as plain documents here; admission.py reads them to call the webhooks
+        _info("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
+              False, GenericStrategy(), categories=("api-extensions",)),
+        _info("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+              "ValidatingWebhookConfiguration", False, GenericStrategy(), categories=("api-extensions",)),
     ]
 
 
 #: the order kube-apiserver 1.24 lists its groups in `/apis` (CRD groups follow)
 GROUP_ORDER = ("apps", "events.k8s.io", "autoscaling", "batch", "networking.k8s.io", "policy",
-               "rbac.authorization.k8s.io", "storage.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io",
+               "rbac.authorization.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io",
+               "coordination.k8s.io",
                "discovery.k8s.io")

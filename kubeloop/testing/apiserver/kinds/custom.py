@@ -12,7 +12,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import bad_request, invalid
+from ..errors import bad_request, internal_error, invalid
 from ..resources import ServedResource, Strategy
 from ..shapes import Cause, Obj, copy_json
 from . import meta as m
@@ -56,8 +56,10 @@ class CustomResourceStrategy(Strategy):
     scale_has_field_manager = False
 
     def __init__(self, group: str, version: str, kind: str, schema: Obj | None,
-                 scale: Obj | None = None, storage_version: str = "") -> None:
+                 scale: Obj | None = None, storage_version: str = "", webhook_conversion: bool = False) -> None:
         self.group = group
+        #: `conversion: Webhook`: only the registry's asynchronous paths convert (through the webhook)
+        self.webhook_conversion = webhook_conversion
         self.version = version
         self.kind = kind
         self.schema = schema
@@ -195,6 +197,7 @@ class CustomResourceStrategy(Strategy):
         storage_api = f"{self.group}/{self.storage_version}"
         if obj.get("apiVersion") == storage_api:
             return obj
+        self._no_webhook(obj, storage_api)
         out = dict(obj)
         out["apiVersion"] = storage_api
         return out
@@ -204,6 +207,7 @@ class CustomResourceStrategy(Strategy):
         applied to what another version stored."""
         if stored.get("apiVersion") == info.api_version:
             return stored
+        self._no_webhook(stored, info.api_version)
         if self.schema is not None and self._has_defaults():
             out = copy.deepcopy(stored)
             structural.apply_defaults(out, self.schema)
@@ -211,6 +215,12 @@ class CustomResourceStrategy(Strategy):
             out = dict(stored)
         out["apiVersion"] = info.api_version
         return out
+
+    def _no_webhook(self, obj: Obj, api_version: str) -> None:
+        """A CRD converting through a webhook is never converted by rewriting apiVersion."""
+        if self.webhook_conversion:
+            raise internal_error(f"{obj.get('apiVersion')} {self.kind} needs its conversion webhook to be served "
+                                 f"as {api_version}, and this path converts without calling it")
 
     def _has_defaults(self) -> bool:
         if self._defaults is None:
