@@ -1,5 +1,5 @@
 """Typed custom resources (models -> CRDs) and the helpers operators need: status conditions,
-Kubernetes time formats, object and owner references.
+Kubernetes time formats, object references (owner references are `kubeloop.meta`'s).
 
 The helpers are plain functions with no dependency. The typed layer (`CustomResource`, `crd`, ...)
 needs pydantic (`pip install 'kubeloop[resources]'`) and is imported only when first used, so
@@ -12,20 +12,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from kubeloop.meta import (
-    AlreadyOwnedError,
     IncompleteObjectError,
-    InvalidOwnerError,
     TimeFormatError,
-    controller_of,
     format_micro_time,
     format_time,
-    is_owned_by,
     now,
     object_reference,
-    owner_reference,
     parse_time,
-    set_controller_reference,
-    set_owner_reference,
 )
 
 from ._conditions import (
@@ -69,13 +62,12 @@ _LAZY = {
 }
 
 __all__ = [
-    "AlreadyOwnedError", "Atomic", "Condition", "ConditionError", "CustomResource", "IncompleteObjectError",
-    "IntOrString", "InvalidOwnerError", "ListMap", "ListSet", "MicroTime", "Model", "ObjectMeta", "PreserveUnknownFields",
+    "Atomic", "Condition", "ConditionError", "CustomResource", "IncompleteObjectError",
+    "IntOrString", "ListMap", "ListSet", "MicroTime", "Model", "ObjectMeta", "PreserveUnknownFields",
     "PrinterColumn", "ResourceInfo", "ResourceValidationError", "Scale", "SchemaError", "Time", "TimeFormatError",
-    "check_structural", "controller_of", "crd", "crd_yaml", "find_condition", "format_micro_time",
-    "format_time", "is_condition_false", "is_condition_true", "is_owned_by", "now", "object_reference",
-    "owner_reference", "parse_time", "remove_condition", "set_condition", "set_controller_reference",
-    "set_owner_reference", "structural_problems",
+    "check_structural", "crd", "crd_yaml", "find_condition", "format_micro_time",
+    "format_time", "is_condition_false", "is_condition_true", "now", "object_reference",
+    "parse_time", "remove_condition", "set_condition", "structural_problems",
 ]
 
 
