@@ -146,7 +146,7 @@ class Controller:
         self._spec = spec
         self._metrics = ControllerMetrics.for_controller(spec.name)
         self._run: ControllerRun | None = None  # the current run (None: not running)
-        self._pending: list[tuple[Request, float | None, int]] = []  # enqueued by hand before a run started
+        self._pending: dict[Request, tuple[float | None, int]] = {}  # enqueued by hand while no run runs (one per key)
         self._waiters: list[asyncio.Future[None]] = []  # `wait_ready` callers waiting for a run to start
 
     @classmethod
@@ -254,11 +254,11 @@ class Controller:
         return self._run is not None
 
     def enqueue(self, request: Request, *, after: float | None = None, priority: int = DEFAULT_PRIORITY) -> None:
-        """Queue a reconcile of ``request`` by hand (from anywhere on the controller's event loop); before a
-        run starts, it is kept for that run."""
+        """Queue a reconcile of ``request`` by hand (from anywhere on the controller's event loop); while
+        no run runs, it is kept (once per request) for the next run."""
         run = self._run
         if run is None:
-            self._pending.append((request, after, priority))
+            self._pending[request] = (after, priority)
         elif after:
             run.queue.add_after(request, after, priority)
         else:
@@ -398,8 +398,8 @@ class Controller:
         run = self._run = ControllerRun(self._spec, cache, clients=clients, metrics=self._metrics, clock=clock,
                                         fence=fence, gate=gate)
         try:
-            pending, self._pending = self._pending, []
-            for request, after, priority in pending:
+            pending, self._pending = self._pending, {}
+            for request, (after, priority) in pending.items():
                 self.enqueue(request, after=after, priority=priority)
             for started in self._waiters:
                 if not started.done():

@@ -57,3 +57,34 @@ def test_the_same_controller_runs_under_two_asyncio_run_calls() -> None:
 
     asyncio.run(once("run-one"))
     asyncio.run(once("run-two"))
+
+
+async def test_each_run_is_fresh_and_a_request_enqueued_between_runs_waits_for_the_next(
+        client: Client, namespace: str) -> None:
+    """Nothing of a run outlives it (its queue is its own), and a request enqueued by hand while the
+    controller does not run is kept, once, for the next run."""
+    from kubeloop.cache import SharedCache
+
+    seen: list[Request] = []
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        seen.append(req)
+        return None
+
+    ctl = Controller("between-runs", for_="v1/ConfigMap", namespace=namespace, label_selector=MINE,
+                     reconcile=reconcile)
+    early = Request("default", namespace, "no-such-object")
+    ctl.enqueue(early)
+    ctl.enqueue(early)
+    async with SharedCache(client, grace_period=0.1) as cache:
+        queues = []
+        for _ in range(2):
+            async with asyncio.TaskGroup() as tg:
+                assert await ctl.start(tg, cache, timeout=10)
+                queues.append(ctl.queue)
+                await eventually(lambda: early in seen, what="the request enqueued before the run")
+                await ctl.stop(drain_timeout=5)
+            assert not ctl.running and not ctl.ready
+            ctl.enqueue(early)
+    assert queues[0] is not queues[1]
+    assert seen.count(early) == 2  # once per run: kept once however often it was enqueued
