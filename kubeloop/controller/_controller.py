@@ -146,6 +146,9 @@ class Controller:
         self._spec = spec
         self._metrics = ControllerMetrics.for_controller(spec.name)
         self._run: ControllerRun | None = None  # the current run (None: not running)
+        # the latest run's queue, kept after that run ends: the metrics collector holds queues weakly,
+        # and its workqueue_* counters stay on /metrics until a next run's queue replaces them
+        self._queue: WorkQueue[Request] | None = None
         self._pending: dict[Request, tuple[float | None, int]] = {}  # enqueued by hand while no run runs (one per key)
         self._waiters: list[asyncio.Future[None]] = []  # `wait_ready` callers waiting for a run to start
 
@@ -227,16 +230,13 @@ class Controller:
 
     # ------------------------------------------------------------------ the current run
 
-    def _current(self) -> ControllerRun:
-        run = self._run
-        if run is None:
-            raise RuntimeError(f"controller {self.name} is not running")
-        return run
-
     @property
     def queue(self) -> WorkQueue[Request]:
-        """The current run's work queue (each run has its own; `RuntimeError` when not running)."""
-        return self._current().queue
+        """The current run's work queue, or the latest run's once it ended (each run has its own;
+        `RuntimeError` before the first run)."""
+        if self._queue is None:
+            raise RuntimeError(f"controller {self.name} has not run yet: a run makes its queue")
+        return self._queue
 
     @property
     def metrics(self) -> ControllerMetrics:
@@ -397,6 +397,7 @@ class Controller:
             raise ControllerError(f"{self.name}: already running")
         run = self._run = ControllerRun(self._spec, cache, clients=clients, metrics=self._metrics, clock=clock,
                                         fence=fence, gate=gate)
+        self._queue = run.queue
         try:
             pending, self._pending = self._pending, {}
             for request, (after, priority) in pending.items():

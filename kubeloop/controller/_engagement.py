@@ -79,7 +79,11 @@ class ClusterEngagement:
         for source, kind in zip(sources, kinds, strict=True):
             if self.closed or not cache.has_cluster(cluster):
                 break
-            handle = await source.open(cache, cluster)
+            try:
+                handle = await source.open(cache, cluster)
+            except BaseException:
+                self._drop_sources()  # an attempt that fails leaves nothing half-open (a retry starts clean)
+                raise
             if self.closed:
                 handle.release()
                 break

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 from kubeloop.cache import InformerHandle, SharedCache
@@ -81,6 +81,8 @@ class Caches:
                         if name != DEFAULT_CLUSTER:
                             self._check(name, client)
                     await self._open(cache)
+                    for synced in [*(h.wait_synced() for h in self._warm), *(i.wait_synced() for i in self.informers)]:
+                        tg.create_task(self._tell(stop, synced))
                     stop.started()
                     await stop.wait()
                     self._tg = None
@@ -112,6 +114,13 @@ class Caches:
                 for cluster in [spec.cluster] if spec.cluster else clusters:
                     if cluster in known:
                         self._warm.append(await spec.open(cache, cluster))
+
+    @staticmethod
+    async def _tell(stop: Stop, synced: Coroutine[Any, Any, None]) -> None:
+        """Tell the manager when an informer opened at start has synced (readiness waits for it)."""
+        with contextlib.suppress(Exception):  # InformerNotReady: stopped; the readiness says why
+            await synced
+        stop.changed()
 
     def readiness(self) -> list[str]:
         """The informers of the clusters known at start that are not ready, and why."""

@@ -9,9 +9,11 @@ controller held was bound to the first loop and the second run failed with an Ex
 from __future__ import annotations
 
 import asyncio
+import gc
 
 from kubeloop import Context, Controller, Manager, Request, Result
 from kubeloop.client import Client
+from kubeloop.metrics import REGISTRY
 from kubeloop.testing import eventually
 
 from ..builders import MINE, cm, label
@@ -88,3 +90,7 @@ async def test_each_run_is_fresh_and_a_request_enqueued_between_runs_waits_for_t
             ctl.enqueue(early)
     assert queues[0] is not queues[1]
     assert seen.count(early) == 2  # once per run: kept once however often it was enqueued
+    del queues
+    gc.collect()  # the runs are gone; the latest one's queue counters stay on /metrics
+    adds = REGISTRY.get_sample_value("workqueue_adds_total", {"name": "between-runs", "controller": "between-runs"})
+    assert adds is not None and adds >= 1
