@@ -11,6 +11,7 @@ module outside the order.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,17 +47,17 @@ ALLOWED: dict[tuple[str, str], str] = {
 }
 
 
-def _package(path: Path) -> str | None:
+def _package(path: Path, root: Path) -> str | None:
     """The top-level package (or module) of kubeloop ``path`` belongs to; None for the facade."""
-    rel = path.relative_to(ROOT)
+    rel = path.relative_to(root)
     if rel == Path("__init__.py"):
         return None
     return rel.parts[0].removesuffix(".py")
 
 
-def _imports(path: Path) -> Iterator[tuple[str, tuple[str, ...], int]]:
+def _imports(path: Path, root: Path) -> Iterator[tuple[str, tuple[str, ...], int]]:
     """(imported module, names taken from it, line) for every import in ``path``; relative ones resolved."""
-    rel = path.relative_to(ROOT).with_suffix("")
+    rel = path.relative_to(root).with_suffix("")
     package = ["kubeloop", *rel.parts[:-1]]
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
@@ -77,13 +78,18 @@ def _private(part: str) -> bool:
 
 def violations() -> list[tuple[str, str, int, str]]:
     """(module path, imported module, line, what is wrong) over every module of kubeloop/."""
+    return list(_violations(ROOT))
+
+
+@functools.cache
+def _violations(root: Path) -> tuple[tuple[str, str, int, str], ...]:
     out = []
-    for path in sorted(ROOT.rglob("*.py")):
-        mine = _package(path)
+    for path in sorted(root.rglob("*.py")):
+        mine = _package(path, root)
         if mine is None:
             continue
-        where = str(path.relative_to(ROOT))
-        for module, names, line in _imports(path):
+        where = str(path.relative_to(root))
+        for module, names, line in _imports(path, root):
             parts = module.split(".")
             if parts[0] != "kubeloop" or len(parts) < 2 or parts[1] == mine:
                 continue
@@ -97,7 +103,7 @@ def violations() -> list[tuple[str, str, int, str]]:
             private = [".".join(parts[:3])] if len(parts) > 2 and _private(parts[2]) else \
                 [f"{module}.{n}" for n in names if len(parts) == 2 and _private(n)]
             out += [(where, name, line, f"{mine} imports a private module of {other}") for name in private]
-    return out
+    return tuple(out)
 
 
 def test_every_package_imports_only_the_layers_above_it_and_no_private_module() -> None:

@@ -81,12 +81,12 @@ class Caches:
                         if name != DEFAULT_CLUSTER:
                             self._check(name, client)
                     await self._open(cache)
-                    for synced in [*(h.wait_synced() for h in self._warm), *(i.wait_synced() for i in self.informers)]:
-                        tg.create_task(self._tell(stop, synced))
+                    tellers = [tg.create_task(self._tell(stop, synced)) for synced in
+                               [*(h.wait_synced() for h in self._warm), *(i.wait_synced() for i in self.informers)]]
                     stop.started()
                     await stop.wait()
                     self._tg = None
-                    for task in self._tasks.values():
+                    for task in [*tellers, *self._tasks.values()]:
                         task.cancel()
             finally:
                 self._tg = None

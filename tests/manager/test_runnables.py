@@ -158,3 +158,19 @@ async def test_a_configuration_error_is_one_line_without_a_traceback(
         "nosuch.example.com/v1/thing", lambda o: None))  # a plural that discovery cannot resolve
     record = await failed_with(m, "controller nowhere failed: ControllerError: nowhere: cannot resolve", caplog)
     assert record.exc_info is None
+
+
+async def test_shutdown_does_not_wait_for_an_informer_that_never_synced(apiserver: Any, client: Client) -> None:
+    """The caches stop at once even while an informer they opened still waits for its kind (a CRD
+    never installed): nothing of theirs waits for a sync once asked to stop."""
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        return None
+
+    m = Manager(client, graceful_shutdown_timeout=30)
+    m.add(Controller("waits", for_="nosuch.example.com/v1/Thing", reconcile=reconcile))
+    await m.start()
+    assert not await m.wait_ready(0.3)
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    await m.close()
+    assert loop.time() - t0 < 5
