@@ -51,7 +51,7 @@ class ClusterEngagement:
         self.run = run
         self.cluster = cluster
         self.sources: list[BoundSource] = []
-        self._held: HeldEvents | None = {}  # None once the sources synced
+        self.held: HeldEvents | None = {}  # None once the sources synced (the run's event path checks it)
         self._held_requests: dict[Request, int] = {}
         self._task: asyncio.Task[None] | None = None
         self.settled = asyncio.Event()  # set once its sources synced, or it was closed: nothing more to wait for
@@ -60,7 +60,7 @@ class ClusterEngagement:
     @property
     def holding(self) -> bool:
         """True until this cluster's sources have all synced (its events and requests wait here)."""
-        return self._held is not None
+        return self.held is not None
 
     @property
     def _log(self) -> logging.Logger:
@@ -181,7 +181,7 @@ class ClusterEngagement:
     def _release(self) -> None:
         """The sources synced: dispatch the events held meanwhile (map functions now see full caches)
         and queue the requests that waited."""
-        held, self._held = self._held, None
+        held, self.held = self.held, None
         self.settled.set()
         for src, ev in (held or {}).values():
             self.run.dispatch(src, ev)
@@ -191,17 +191,14 @@ class ClusterEngagement:
 
     # ------------------------------------------------------------------ what waits for the caches
 
-    def hold_event(self, src: BoundSource, ev: Event) -> bool:
-        """Keep ``ev`` until the sources synced (True), or let it through (False: they have)."""
-        held = self._held
-        if held is None:
-            return False
-        held[(id(src.spec), ev.namespace, ev.name)] = (src, ev)
-        return True
+    def hold_event(self, src: BoundSource, ev: Event) -> None:
+        """Keep ``ev`` (the latest per object) until the sources synced; while `held` is not None."""
+        assert self.held is not None
+        self.held[(id(src.spec), ev.namespace, ev.name)] = (src, ev)
 
     def hold_request(self, req: Request, priority: int) -> bool:
         """Keep ``req`` (taken by a worker) until the sources synced (True), or let it run (False)."""
-        if self._held is None:
+        if self.held is None:
             return False
         self._held_requests[req] = priority
         return True
@@ -212,7 +209,7 @@ class ClusterEngagement:
         """Forget this cluster, now: its sources are given back (their subscriptions close), what it
         held is dropped and its task is cancelled (its pumps with it)."""
         self.closed = True
-        self._held = None
+        self.held = None
         self._held_requests = {}
         self.settled.set()
         self._drop_sources()

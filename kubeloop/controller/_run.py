@@ -315,9 +315,11 @@ class ControllerRun:
         if ev.type == RESYNC:
             return
         eng = self.engagements.get(ev.cluster)
-        if eng is not None and eng.hold_event(src, ev):
+        if eng is not None and eng.held is not None:
+            eng.hold_event(src, ev)
             return
-        dispatch(src.spec, src.primary, ev, self.queue.add, self.log, self.name)
+        spec = self.spec
+        dispatch(src.spec, src.primary, ev, self.queue.add, spec.log, spec.name)
 
     # ------------------------------------------------------------------ workers
 

@@ -17,6 +17,7 @@ Three kinds of source, as in controller-runtime's builder, each with its event h
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable
@@ -164,7 +165,8 @@ class ControllerSpec:
         everywhere = self.clusters is None or cluster in self.clusters
         return [s for s in self.sources if s.cluster == cluster or (s.cluster is None and everywhere)]
 
-    @property
+    @functools.cached_property
     def log(self) -> logging.Logger:
-        """The controller's logger (``kubeloop.controller.<name>`` unless one was given)."""
+        """The controller's logger (``kubeloop.controller.<name>`` unless one was given); looked up once
+        (the event path reads it for every change)."""
         return self.logger or logging.getLogger(f"kubeloop.controller.{self.name}")
