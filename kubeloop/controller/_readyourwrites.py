@@ -395,12 +395,12 @@ class ReadYourWrites:
 
     # ------------------------------------------------------------------ writes (the client hook)
 
-    def client(self, cluster: str, client: Client) -> Client:
-        """``client`` (of ``cluster``) with the write hook: what a reconcile on ``cluster`` writes
-        through (one per cluster; the hook reads the writing request from the reconcile's context)."""
+    def client(self, cluster: str, client_of: Callable[[str], Client]) -> Client:
+        """``client_of(cluster)`` with the write hook: what a reconcile on ``cluster`` writes through
+        (made once per cluster; the hook reads the writing request from the reconcile's context)."""
         tracked = self._clients.get(cluster)
         if tracked is None:
-            tracked = self._clients[cluster] = client.with_write_hook(self.hook(cluster, _current_owner))
+            tracked = self._clients[cluster] = client_of(cluster).with_write_hook(self.hook(cluster, _current_owner))
         return tracked
 
     def forget_cluster(self, cluster: str) -> None:

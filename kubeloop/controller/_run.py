@@ -157,7 +157,7 @@ class ControllerRun:
     def write_client(self, cluster: str) -> Client:
         """What a reconcile on ``cluster`` writes through: with the read-your-writes hook."""
         ryw = self.view.ryw
-        return self.client(cluster) if ryw is None else ryw.client(cluster, self.client(cluster))
+        return self.client(cluster) if ryw is None else ryw.client(cluster, self.client)
 
     async def resolve(self, cluster: str, resource: str) -> PrimaryKind:
         """The group and kind of ``resource`` by ``cluster``'s discovery (a ``group/version/Kind`` name
