@@ -42,7 +42,7 @@ class DemoFailed(Exception):
 
 def load_example() -> ModuleType:
     """``examples/webapp/controller.py`` from the source tree (or an importable ``examples``)."""
-    from kubeloop.cli.run import load_target
+    from kubeloop.manager import load_target
 
     path = Path(__file__).resolve().parents[2] / "examples" / "webapp" / "controller.py"
     if path.is_file():

@@ -4,7 +4,7 @@ The module is loaded as `kubeloop run` loads it (``setup(manager)`` or ``control
 offline Manager that never contacts a cluster; the documents printed are: the CRDs the module
 declares (its `kubeloop.resources.CustomResource` classes, a ``crds`` list or a ``crd()`` function
 returning CRD dicts), a ServiceAccount, a ClusterRole and/or Roles with the rules the controllers
-need (`kubeloop.resources._manifests` says which rule comes from which declaration) and their
+need (`kubeloop.resources.manifests` says which rule comes from which declaration) and their
 bindings, and a Deployment running ``kubeloop run`` with probes, metrics and leader election.
 
 ``--kubeconfig`` resolves kinds the module does not declare (a CRD installed by someone else)
@@ -30,7 +30,7 @@ from typing import Any
 import click
 import yaml
 
-from .run import LoadError, check_module, default_lease_name, load_target, setup_manager
+from kubeloop.manager import LoadError, check_module, default_lease_name, load_target, setup_manager
 
 __all__ = ["manifests", "module_crds", "operator_of"]
 
@@ -71,7 +71,7 @@ def module_crds(module: ModuleType) -> list[dict[str, Any]]:
 def _typed_resources(module: ModuleType) -> list[Any]:
     if "kubeloop.resources._model" not in sys.modules:
         return []  # the module declares none (it would have imported the typed layer)
-    from kubeloop.resources._model import CustomResource
+    from kubeloop.resources import CustomResource
 
     return [v for v in vars(module).values() if inspect.isclass(v) and issubclass(v, CustomResource)
             and "__resource__" in v.__dict__]
@@ -83,7 +83,7 @@ async def operator_of(module: ModuleType, target: str, namespace: str, lease: tu
     from kubeloop.client import Client, KubeloopClientError
     from kubeloop.config import ClusterConfig
     from kubeloop.manager import Manager
-    from kubeloop.resources._manifests import Operator
+    from kubeloop.resources.manifests import Operator
 
     client = Client(ClusterConfig(OFFLINE_SERVER, namespace=namespace))
     try:
@@ -103,7 +103,7 @@ async def operator_of(module: ModuleType, target: str, namespace: str, lease: tu
 
 async def _discover(kubeconfig: str, context: str | None, resources: list[str]) -> list[Any]:
     from kubeloop.client import Client
-    from kubeloop.resources._manifests import Kind
+    from kubeloop.resources.manifests import Kind
 
     client = await Client.from_kubeconfig(kubeconfig, context)
     try:
@@ -158,7 +158,7 @@ def manifests(target: str, namespace: str, image: str | None, name: str | None, 
               sharding: bool, replicas: int | None, metrics_port: int, health_port: int, kubeconfig: str | None, context: str | None,
               observe: str | None, observe_user: str | None) -> None:
     """Print the CRDs, ServiceAccount, RBAC and Deployment that install MODULE_OR_FILE's operator."""
-    from kubeloop.resources._manifests import (
+    from kubeloop.resources.manifests import (
         Deployment,
         Resolver,
         UnresolvedKind,
@@ -201,7 +201,7 @@ def manifests(target: str, namespace: str, image: str | None, name: str | None, 
     dep = Deployment(op_name, namespace, image or f"{op_name}:latest", module.__name__, metrics_port=metrics_port,
                      health_port=health_port, leader_election=leader_election, lease_name=op_name,
                      replicas=replicas or (3 if sharding else 1), sharding=sharding)
-    from kubeloop.resources._manifests import manifests as documents
+    from kubeloop.resources.manifests import manifests as documents
 
     click.echo(yaml.dump_all(documents(perms, dep, crds), Dumper=_Dumper, sort_keys=False,
                              default_flow_style=False, width=120), nl=False)

@@ -1,155 +1,26 @@
 """`kubeloop run MODULE_OR_FILE`: run the controllers a Python module defines, in a Manager.
 
-The module convention (checked in this order):
-
-1. ``def setup(manager)`` (or ``async def``): called with the `kubeloop.Manager`; it adds
-   controllers (``manager.add(...)``), shared informers with indexes (``manager.informer(...)``)
-   and background work (``manager.add_runnable(...)``). ``manager.namespace`` is ``--namespace``
-   (or the kubeconfig context's / the pod's namespace), for modules that scope themselves to it.
-2. ``controllers``: a list of `kubeloop.Controller` (or a function returning one), each added
-   with the defaults (they need leadership when leader election is on).
-
-MODULE_OR_FILE is a file (``path/to/controller.py``; a file inside a package is imported as part
-of that package, so relative imports work) or an importable module name (``mypkg.controllers``;
-the current directory is on the path). Errors are one line: a missing module or file, a module
-that defines no controllers, a bad kubeconfig, a cluster that cannot be reached (after a bounded
-retry, ``--connect-timeout``), a port that is taken.
+The module convention (``setup(manager)``, else ``controllers``) and how MODULE_OR_FILE is
+imported are `kubeloop.manager.load_target`'s and `setup_manager`'s (shared with
+`kubeloop.testing.OperatorRunner`). Errors are one line: a missing module or file, a module that
+defines no controllers, a bad kubeconfig, a cluster that cannot be reached (after a bounded retry,
+``--connect-timeout``), a port that is taken.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
-import importlib.util
-import inspect
 import json
 import logging
-import os
-import re
 import sys
 import time
 import traceback
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import click
 
-__all__ = ["LoadError", "check_module", "configure_logging", "load_target", "run", "setup_manager"]
-
-
-class LoadError(Exception):
-    """The target could not be loaded or defines nothing to run; ``str()`` is one line."""
-
-
-# ---------------------------------------------------------------------- loading the module
-
-def _package_root(path: Path) -> tuple[Path, str]:
-    """(directory to put on sys.path, dotted module name) for a file, honouring packages."""
-    parts = [path.stem]
-    parent = path.parent
-    while (parent / "__init__.py").exists():
-        parts.insert(0, parent.name)
-        parent = parent.parent
-    return parent, ".".join(parts)
-
-
-def _import_error(target: str, exc: BaseException) -> LoadError:
-    where = ""
-    tb = traceback.extract_tb(exc.__traceback__)
-    if tb:
-        last = tb[-1]
-        where = f" ({last.filename}:{last.lineno})"
-    return LoadError(f"error importing {target}: {type(exc).__name__}: {exc}{where}")
-
-
-def load_target(target: str) -> ModuleType:
-    """Import MODULE_OR_FILE (see the module docstring); `LoadError` on failure."""
-    path = Path(target)
-    if target.endswith(".py") or os.sep in target or path.exists():
-        if path.is_dir():
-            if not (path / "__init__.py").exists():
-                raise LoadError(f"{target} is a directory, not a Python file or package")
-            path = path / "__init__.py"
-        if not path.is_file():
-            raise LoadError(f"no such file: {target}")
-        root, name = _package_root(path.resolve())
-        if name.endswith(".__init__"):
-            name = name[: -len(".__init__")]
-        if str(root) not in sys.path:
-            sys.path.insert(0, str(root))
-        if "." in name:
-            return _import(name, target)
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise LoadError(f"cannot load {target} as Python")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            sys.modules.pop(name, None)
-            raise _import_error(target, exc) from exc
-        return module
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    return _import(target, target)
-
-
-def _import(name: str, target: str) -> ModuleType:
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
-            raise LoadError(f"no module named {name!r} (give a file such as path/to/controller.py, "
-                            "or a module importable from the current directory)") from None
-        raise _import_error(target, exc) from exc
-    except Exception as exc:
-        raise _import_error(target, exc) from exc
-
-
-def _no_controllers(target: str) -> LoadError:
-    return LoadError(f"{target} defines no controllers: give it `controllers = [Controller(...), ...]` "
-                     "or `def setup(manager): manager.add(...)`")
-
-
-def check_module(module: ModuleType, target: str = "") -> None:
-    """Fail early (before any cluster is contacted) when the module offers neither convention."""
-    if not callable(getattr(module, "setup", None)) and getattr(module, "controllers", None) is None:
-        raise _no_controllers(target or module.__name__)
-
-
-async def setup_manager(module: ModuleType, manager: Any, target: str = "") -> None:
-    """Apply the module convention to ``manager``; `LoadError` when nothing runs."""
-    from kubeloop.controller import Controller
-
-    target = target or module.__name__
-    setup = getattr(module, "setup", None)
-    if callable(setup):
-        result = setup(manager)
-        if inspect.isawaitable(result):
-            await result
-    else:
-        found = getattr(module, "controllers", None)
-        if callable(found):
-            found = found()
-        if found is not None:
-            if isinstance(found, Controller):
-                found = [found]
-            for i, c in enumerate(found):
-                if not isinstance(c, Controller):
-                    raise LoadError(f"{target}: controllers[{i}] is a {type(c).__name__}, not a kubeloop.Controller")
-                manager.add(c)
-    if not manager.controllers and not manager.runnables:
-        raise _no_controllers(target)
-
-
-def default_lease_name(module: ModuleType) -> str:
-    """A Lease name from the module's name (``examples.webapp.controller`` -> ``examples-webapp-controller``)."""
-    slug = re.sub(r"[^a-z0-9-]+", "-", module.__name__.lower()).strip("-")
-    return (slug or "kubeloop")[:63].rstrip("-")
-
+__all__ = ["configure_logging", "run"]
 
 # ---------------------------------------------------------------------- logging
 
@@ -207,7 +78,15 @@ def configure_logging(fmt: str = "text", verbose: bool = False) -> None:
 async def _main(module: ModuleType, target: str, opts: dict[str, Any]) -> None:
     from kubeloop.client import Client
     from kubeloop.config import ConfigError
-    from kubeloop.manager import LeaderElection, Manager, ManagerError, Sharding
+    from kubeloop.manager import (
+        LeaderElection,
+        LoadError,
+        Manager,
+        ManagerError,
+        Sharding,
+        default_lease_name,
+        setup_manager,
+    )
 
     try:
         client = await Client.from_kubeconfig(opts["kubeconfig"], opts["context"], namespace=opts["namespace"])
@@ -296,6 +175,8 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
     The first SIGTERM/SIGINT stops gracefully (in-flight reconciles finish, the Lease is
     released, exit code 0); a second one exits at once.
     """
+    from kubeloop.manager import LoadError, check_module, load_target
+
     configure_logging(log_format, verbose)
     try:
         module = load_target(target)

@@ -3,17 +3,22 @@
 ``Controller(name, for_=..., reconcile=fn).owns(...).watches(...)``; ``reconcile(request, ctx)``
 returns a ``Result`` or raises (``TerminalError``: do not retry).
 
-Modules: ``_spec`` (the frozen `ControllerSpec`/`SourceSpec` the builder makes), ``_handlers``
-(event -> requests), ``_runtime`` (queue, sources, workers), ``_context`` (what a reconcile gets,
-through ``_scope``'s narrow `RuntimeView`), ``_readyourwrites`` (the write tracker and its client
-write hook), ``_apply``/``_status`` (no-op-skipping writes), ``_targets`` (``ctx.watch_target``:
-dynamic targets, docs/targets.md), plus the helpers below.
+Modules: ``_controller`` (the builder: a `Controller` is a specification), ``_spec`` (the frozen
+`ControllerSpec`/`SourceSpec` it makes), ``_run`` (one run: queue, workers, results, drain; a
+fresh one each time the controller runs), ``_engagement`` (one cluster of a run: its sources, pumps
+and what waits for their sync), ``_sources`` (sources bound to informers), ``_handlers`` (event ->
+requests), ``_context`` (what a reconcile gets, through ``_scope``'s narrow `RunView`),
+``_readyourwrites`` (the write tracker behind the run's one seam to it), ``_apply``/``_status``
+(no-op-skipping writes), ``_recorder`` (Kubernetes Events, `EventRecorder`), ``_targets``
+(``ctx.watch_target``: dynamic targets, docs/targets.md), ``_logs`` (per-reconcile log fields),
+``_errors``, plus the helpers below. Owner references are `kubeloop.meta`'s
+(``set_controller_reference``, ``controller_of``, ...).
 """
 
 from kubeloop.cache import CacheNotSynced  # what a reconcile may see; the cache raises it
 from kubeloop.controller._context import Context, ResourceArg, TypedResource, resource_name
 from kubeloop.controller._controller import Controller
-from kubeloop.controller._events import EventRecorder
+from kubeloop.controller._errors import ControllerError
 from kubeloop.controller._finalizers import (
     add_finalizer,
     finalize,
@@ -41,8 +46,9 @@ from kubeloop.controller._predicates import (
     predicate,
     resource_version_changed,
 )
+from kubeloop.controller._recorder import EventRecorder
 from kubeloop.controller._request import Request, Result, TerminalError
-from kubeloop.controller._runtime import ControllerError, Gate
+from kubeloop.controller._run import Gate
 from kubeloop.controller._scope import OverlayReader
 from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec, SuppressOwnWrites
 from kubeloop.controller._targets import (
@@ -53,15 +59,8 @@ from kubeloop.controller._targets import (
     TargetNotSynced,
     UnknownCluster,
 )
-from kubeloop.meta import (
-    AlreadyOwnedError,
-    controller_of,
-    owner_reference,
-    set_controller_reference,
-)
 
 __all__ = [
-    "AlreadyOwnedError",
     "CacheNotSynced",
     "ClusterUnreachable",
     "Context",
@@ -95,7 +94,6 @@ __all__ = [
     "add_finalizer",
     "always",
     "annotations_changed",
-    "controller_of",
     "deleting",
     "finalize",
     "finalizers_changed",
@@ -103,10 +101,8 @@ __all__ = [
     "has_finalizer",
     "is_deleting",
     "labels_changed",
-    "owner_reference",
     "predicate",
     "remove_finalizer",
     "resource_name",
     "resource_version_changed",
-    "set_controller_reference",
 ]

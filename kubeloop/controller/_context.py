@@ -26,7 +26,7 @@ from kubeloop.client import Client, ResourceRef
 from kubeloop.controller._apply import Applied, can_skip, fingerprint
 from kubeloop.controller._logs import RequestLogger, request_logger
 from kubeloop.controller._request import Request
-from kubeloop.controller._scope import OverlayReader, RuntimeView
+from kubeloop.controller._scope import OverlayReader, RunView
 from kubeloop.controller._status import status_apply_body, status_contains, status_patch_body
 from kubeloop.controller._targets import TargetKey
 from kubeloop.meta import resource_version_of, set_controller_reference, uid_of
@@ -66,9 +66,9 @@ def resource_name(resource: object) -> str:
 class Context:
     """What one reconcile of one request gets (see the module docstring). Built per reconcile."""
 
-    def __init__(self, runtime: RuntimeView, request: Request, client: Client, reconcile_id: str, *,
+    def __init__(self, run: RunView, request: Request, client: Client, reconcile_id: str, *,
                  clock: Clock = REAL_CLOCK) -> None:
-        self._rt = runtime
+        self._rt = run
         self.request = request
         self.client = client
         self.reconcile_id = reconcile_id
@@ -188,10 +188,7 @@ class Context:
         `UnknownCluster`, `ClusterUnreachable`, `KindNotServed` or `TargetNotSynced` (uncaught, the
         reconcile is logged and retried with backoff).
         """
-        targets = self._rt.targets
-        if targets is None:
-            raise RuntimeError("watch_target needs a running controller")
-        return await targets.watch(self.request, self.targets_asked, resource, name, namespace, cluster)
+        return await self._rt.targets.watch(self.request, self.targets_asked, resource, name, namespace, cluster)
 
     # ------------------------------------------------------------------ writes
 

@@ -31,8 +31,12 @@ them, and ``ctx.get()``/``ctx.reader()``/``ctx.owned()`` show them at once. The 
 write to the reconciled object itself does not enqueue another reconcile; a write to a child
 does, as in controller-runtime (``suppress_own_writes="all"`` drops those too).
 
-Shape: the builder keeps a frozen `ControllerSpec` (``controller.spec``; each builder call replaces
-it), a `ControllerRuntime` runs it, and a reconcile sees the runtime only through its `Context`.
+Shape: a `Controller` is a specification: the builder keeps a frozen `ControllerSpec`
+(``controller.spec``; each builder call replaces it). Each ``run()`` makes a fresh `ControllerRun`
+(queue, workers, one engagement per cluster) in the running event loop and drops it when it ends,
+so one `Controller` (defined at module level, say) runs again and again, in any event loop. The
+methods about running state (``queue``, ``enqueue``, ``ready``, ...) speak of the current run. A
+reconcile sees its run only through its `Context`.
 """
 
 from __future__ import annotations
@@ -43,12 +47,22 @@ import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from kubeloop.cache import DEFAULT_TRANSFORM, CacheReader, Filter, IndexFunc, SharedCache, Transform
+from kubeloop.cache import (
+    DEFAULT_TRANSFORM,
+    CacheReader,
+    Filter,
+    IndexFunc,
+    Selection,
+    SharedCache,
+    Transform,
+)
 from kubeloop.client import Client
 from kubeloop.controller._context import ResourceArg, resource_name
+from kubeloop.controller._errors import ControllerError
 from kubeloop.controller._handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped, MapFn
 from kubeloop.controller._request import Request
-from kubeloop.controller._runtime import ControllerError, ControllerRuntime, Gate
+from kubeloop.controller._run import ControllerRun, Gate
+from kubeloop.controller._sources import BoundSource
 from kubeloop.controller._spec import (
     ControllerSpec,
     Predicates,
@@ -115,9 +129,9 @@ class Controller:
     ) -> None:
         if isinstance(targets, str) or isinstance(writes, str):
             raise TypeError(f"writes= and targets= take a list of kinds such as [{targets or writes!r}], not a string")
-        primary = SourceSpec(resource_name(for_), EnqueueForObject(), namespace=namespace, label_selector=label_selector,
-                             field_selector=field_selector, transform=transform, filter=filter,
-                             predicate=combine_predicates(predicates))
+        primary = SourceSpec(resource_name(for_), EnqueueForObject(),
+                             Selection(namespace, label_selector, field_selector, transform=transform),
+                             filter=filter, predicate=combine_predicates(predicates))
         self._init(ControllerSpec(
             name, reconcile, (primary,), max_concurrent_reconciles=max_concurrent_reconciles,
             reconcile_timeout=reconcile_timeout, rate_limiter=rate_limiter, debounce=debounce,
@@ -130,7 +144,13 @@ class Controller:
 
     def _init(self, spec: ControllerSpec) -> None:
         self._spec = spec
-        self._runtime = ControllerRuntime(spec)
+        self._metrics = ControllerMetrics.for_controller(spec.name)
+        self._run: ControllerRun | None = None  # the current run (None: not running)
+        # the latest run's queue, kept after that run ends: the metrics collector holds queues weakly,
+        # and its workqueue_* counters stay on /metrics until a next run's queue replaces them
+        self._queue: WorkQueue[Request] | None = None
+        self._pending: dict[Request, tuple[float | None, int]] = {}  # enqueued by hand while no run runs (one per key)
+        self._waiters: list[asyncio.Future[None]] = []  # `wait_ready` callers waiting for a run to start
 
     @classmethod
     def from_spec(cls, spec: ControllerSpec) -> Controller:
@@ -147,7 +167,7 @@ class Controller:
         return self._spec
 
     def _replace(self, **changes: Any) -> Controller:
-        if self._runtime.running:
+        if self._run is not None:
             raise ControllerError(f"{self.name}: cannot change a running controller; build it before run()")
         self._spec = dataclasses.replace(self._spec, **changes)
         return self
@@ -165,8 +185,8 @@ class Controller:
         pass ``metadata_only=False`` to read the children's full objects from ``ctx.reader``.
         """
         return self._with_source(SourceSpec(
-            resource_name(resource), EnqueueForOwner(match_every_owner), namespace=namespace, label_selector=label_selector,
-            metadata_only=metadata_only, transform=transform, filter=filter,
+            resource_name(resource), EnqueueForOwner(match_every_owner),
+            Selection(namespace, label_selector, metadata_only=metadata_only, transform=transform), filter=filter,
             predicate=combine_predicates(predicates)))
 
     def watches(self, resource: ResourceArg, map_fn: MapFn, *, predicates: Predicates = None, cluster: str | None = None,
@@ -179,9 +199,9 @@ class Controller:
         map function may return requests for any cluster.
         """
         return self._with_source(SourceSpec(
-            resource_name(resource), EnqueueMapped(map_fn), cluster=cluster, namespace=namespace, label_selector=label_selector,
-            field_selector=field_selector, metadata_only=metadata_only, transform=transform, filter=filter,
-            predicate=combine_predicates(predicates)))
+            resource_name(resource), EnqueueMapped(map_fn),
+            Selection(namespace, label_selector, field_selector, metadata_only, transform), cluster=cluster,
+            filter=filter, predicate=combine_predicates(predicates)))
 
     def index(self, name: str, fn: IndexFunc) -> Controller:
         """Add an index to the primary's cache (for ``watches`` map functions: ``requests_from_index``)."""
@@ -208,35 +228,48 @@ class Controller:
         """The informer scopes this controller needs (the primary first)."""
         return list(self._spec.sources)
 
-    # ------------------------------------------------------------------ running state
+    # ------------------------------------------------------------------ the current run
 
     @property
     def queue(self) -> WorkQueue[Request]:
-        """The work queue (a fresh one after a restart)."""
-        return self._runtime.queue
+        """The current run's work queue, or the latest run's once it ended (each run has its own;
+        `RuntimeError` before the first run)."""
+        if self._queue is None:
+            raise RuntimeError(f"controller {self.name} has not run yet: a run makes its queue")
+        return self._queue
 
     @property
     def metrics(self) -> ControllerMetrics:
-        return self._runtime.metrics
+        """Its counters (controller-runtime's metrics), summed over all its runs."""
+        return self._metrics
 
     @property
     def reconciles_started(self) -> int:
-        """Reconciles started since the controller was built (all runs)."""
-        return self._runtime.reconciles_started
+        """Reconciles started since the controller was built (all runs): those finished, and those running."""
+        return sum(self._metrics.time_counts) + self._metrics.active_workers
+
+    @property
+    def running(self) -> bool:
+        """True from `run`'s start until it returns."""
+        return self._run is not None
 
     def enqueue(self, request: Request, *, after: float | None = None, priority: int = DEFAULT_PRIORITY) -> None:
-        """Queue a reconcile of ``request`` by hand (from anywhere on the controller's event loop)."""
-        if after:
-            self.queue.add_after(request, after, priority)
+        """Queue a reconcile of ``request`` by hand (from anywhere on the controller's event loop); while
+        no run runs, it is kept (once per request) for the next run."""
+        run = self._run
+        if run is None:
+            self._pending[request] = (after, priority)
+        elif after:
+            run.queue.add_after(request, after, priority)
         else:
-            self.queue.add(request, priority)
+            run.queue.add(request, priority)
 
     def enqueue_threadsafe(self, request: Request, *, after: float | None = None) -> None:
         """``enqueue`` from another thread (a webhook server, a callback of a sync library)."""
-        loop = self._runtime.loop
-        if loop is None:
+        run = self._run
+        if run is None:
             raise RuntimeError(f"{self.name}: not running; enqueue_threadsafe needs the controller's event loop")
-        loop.call_soon_threadsafe(lambda: self.enqueue(request, after=after))
+        run.loop.call_soon_threadsafe(lambda: self.enqueue(request, after=after))
 
     def enqueue_all(self, cluster: str | None = None, *, priority: int = LOW_PRIORITY,
                     where: Callable[[Request], bool] | None = None) -> int:
@@ -245,49 +278,62 @@ class Controller:
         n = 0
         for req in self.cached_requests(cluster):
             if where is None or where(req):
-                self.queue.add(req, priority)
+                self.enqueue(req, priority=priority)
                 n += 1
         return n
 
+    def _primaries(self, cluster: str | None) -> list[BoundSource]:
+        run = self._run
+        return run.view.sources.primaries(cluster) if run is not None else []
+
     def cached_requests(self, cluster: str | None = None) -> list[Request]:
-        """A request for every cached primary object (what `enqueue_all` queues)."""
-        return [Request(src.cluster, ns, name) for src in self._runtime.sources.primaries(cluster)
-                for ns, name in src.store.keys()]
+        """A request for every cached primary object (what `enqueue_all` queues; none when not running)."""
+        return [Request(src.cluster, ns, name) for src in self._primaries(cluster) for ns, name in src.store.keys()]
 
     @property
     def in_flight(self) -> frozenset[Request]:
-        """The requests being reconciled right now."""
-        return frozenset(self._runtime.in_flight)
+        """The requests being reconciled right now (counted under a sharding gate)."""
+        run = self._run
+        return frozenset(run.in_flight) if run is not None else frozenset()
 
     def requests_from_index(self, index: str, key: str, cluster: str | None = None) -> list[Request]:
         """Requests for the primary objects filed under ``key`` in ``index`` (a ``watches`` helper)."""
-        return [Request(src.cluster, ns, name) for src in self._runtime.sources.primaries(cluster)
+        return [Request(src.cluster, ns, name) for src in self._primaries(cluster)
                 for ns, name in src.store.index_keys(index, key)]
 
     def primary_store(self, cluster: str | None = None) -> CacheReader:
         """The primary's cache reader in ``cluster`` (default: the only/first cluster)."""
-        for src in self._runtime.sources.primaries(cluster):
+        for src in self._primaries(cluster):
             return src.store
         raise LookupError(f"{self.name}: not running on cluster {cluster!r}")
 
     @property
     def ready(self) -> bool:
-        """True once every source synced and the workers run."""
-        return self._runtime.ready.is_set()
+        """True once every source synced and the workers run (until it stops)."""
+        run = self._run
+        return run is not None and run.ready.is_set()
 
     async def wait_ready(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
-        """Wait until ready; False on timeout or if the controller stopped first."""
-        rt = self._runtime
-        waiter = asyncio.ensure_future(rt.ready.wait())
-        stopped = asyncio.ensure_future(rt.done.wait()) if rt.running else None
+        """Wait until ready (a run that has not started yet included); False on timeout or if the run
+        stopped first."""
         try:
-            futs = [waiter] if stopped is None else [waiter, stopped]
-            await asyncio.wait(futs, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-            if stopped is not None:
-                stopped.cancel()
-        return rt.ready.is_set()
+            async with asyncio.timeout(timeout):
+                while (run := self._run) is None:  # woken when a run starts
+                    started = asyncio.get_running_loop().create_future()
+                    self._waiters.append(started)
+                    try:
+                        await started
+                    finally:
+                        self._waiters.remove(started)
+                ready, done = asyncio.ensure_future(run.ready.wait()), asyncio.ensure_future(run.done.wait())
+                try:
+                    await asyncio.wait([ready, done], return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    ready.cancel()
+                    done.cancel()
+        except TimeoutError:
+            pass
+        return self.ready
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -298,7 +344,6 @@ class Controller:
         """Run the controller as a task of ``tg``; return once it is ready (True) or ``timeout`` passed
         (False, it keeps starting). A failure to start is raised by ``tg`` (a `ControllerError`)."""
         tg.create_task(self.run(cache, clients=clients), name=f"controller {self.name}")
-        await asyncio.sleep(0)  # let run() mark itself running
         return await self.wait_ready(timeout)
 
     def engage_cluster(self, cluster: str) -> None:
@@ -307,33 +352,39 @@ class Controller:
         background; their requests flow into the one queue once they synced. Never blocks, and a
         cluster that does not answer delays nothing else (`unsynced_clusters` names it).
         `kubeloop.manager.Manager.add_cluster` and ``replace_cluster`` call this."""
-        self._runtime.engage(cluster)
+        if self._run is not None:
+            self._run.engage(cluster)
 
     @property
     def unsynced_clusters(self) -> list[str]:
         """Clusters it runs on whose sources have not all synced yet (their events wait for them)."""
-        return self._runtime.unsynced_clusters
+        return self._run.unsynced_clusters if self._run is not None else []
 
     def forget_cluster(self, cluster: str) -> None:
         """``cluster`` was removed from the cache: drop its queued requests, its sources and the
         targets watched there (`kubeloop.manager.Manager.remove_cluster` calls this)."""
-        self._runtime.forget_cluster(cluster)
+        if self._run is not None:
+            self._run.forget_cluster(cluster)
 
     async def stop(self, drain_timeout: float = 30.0) -> None:
         """Stop taking work, let in-flight reconciles finish (up to ``drain_timeout``), then return."""
-        await self._runtime.stop(drain_timeout)
+        run = self._run
+        if run is not None:
+            run.stop(drain_timeout)
+            await run.done.wait()
 
     async def run(self, cache: SharedCache, *, clients: Mapping[str, Client] | None = None,
                   fence: Callable[[], bool] | None = None, clock: Clock = REAL_CLOCK,
                   gate: Gate | None = None,
                   startup_clusters: Collection[str] | None = None) -> None:
-        """Run until ``stop()`` (or cancellation): subscribe, wait for sync, reconcile.
+        """Run until ``stop()`` (or cancellation): subscribe, wait for sync, reconcile. Each call is a
+        fresh `ControllerRun` (queue, workers, clusters engaged), dropped when it returns.
 
         ``clients``: per-cluster clients for writes (default: the cache's own clients).
         ``fence``: asked before each reconcile starts; while False nothing starts (the Manager
         passes leader election's `LeaderElector.may_lead`, so a leader that stalled past its
         lease starts no reconcile when it resumes). ``gate``: asked next, whether this replica
-        owns the request (sharding; see `kubeloop.controller._runtime.Gate`).
+        owns the request (sharding; see `kubeloop.controller.Gate`).
         ``clock``: the time its queue schedules by and ``ctx.now()`` reads (the Manager passes its
         own; `kubeloop.testing.VirtualClock` in tests).
         ``startup_clusters``: the clusters whose sources must sync before the workers start (bounded
@@ -342,7 +393,21 @@ class Controller:
         yet is engaged when it is. None (the default): every cluster it runs on must be known and
         sync first. The Manager passes the clusters known when it started.
         """
-        await self._runtime.run(self._spec, cache, clients, fence, clock, gate, startup_clusters)
+        if self._run is not None:
+            raise ControllerError(f"{self.name}: already running")
+        run = self._run = ControllerRun(self._spec, cache, clients=clients, metrics=self._metrics, clock=clock,
+                                        fence=fence, gate=gate)
+        self._queue = run.queue
+        try:
+            pending, self._pending = self._pending, {}
+            for request, (after, priority) in pending.items():
+                self.enqueue(request, after=after, priority=priority)
+            for started in self._waiters:
+                if not started.done():
+                    started.set_result(None)
+            await run.run(startup_clusters)
+        finally:
+            self._run = None
 
     def __repr__(self) -> str:
         return (f"Controller({self.name}, for={self._spec.primary.resource}, sources={len(self._spec.sources)}, "

@@ -39,7 +39,7 @@ class PrimaryKind(NamedTuple):
 
 
 class EventHandler(Protocol):
-    """Turns one watch event into requests (may raise: the runtime logs and drops that event)."""
+    """Turns one watch event into requests (may raise: the run logs and drops that event)."""
 
     @property
     def role(self) -> str:

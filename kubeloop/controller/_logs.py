@@ -81,3 +81,29 @@ class RequestContextFilter(logging.Filter):
                 if not hasattr(record, k):
                     setattr(record, k, v)
         return True
+
+
+class RepeatedErrors:
+    """How many times each error (its type and where it was raised) has failed a reconcile.
+
+    The first occurrence is logged with its traceback, the repeats one line each: a bug that fails
+    every reconcile shows where it is once without flooding the log. At most ``remembered``
+    distinct errors are counted (the oldest is forgotten first).
+    """
+
+    def __init__(self, remembered: int = 1000) -> None:
+        self.remembered = remembered
+        self._seen: dict[tuple[str, str, int], int] = {}
+
+    def count(self, exc: BaseException) -> int:
+        """Count one more failure by ``exc``; returns how many there have been (1: the first)."""
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        where = (tb.tb_frame.f_code.co_filename, tb.tb_lineno) if tb is not None else ("", 0)
+        key = (type(exc).__qualname__, *where)
+        seen = self._seen.get(key, 0) + 1
+        if seen == 1 and len(self._seen) >= self.remembered:
+            self._seen.pop(next(iter(self._seen)))
+        self._seen[key] = seen
+        return seen

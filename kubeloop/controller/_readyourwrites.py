@@ -16,7 +16,7 @@ Two problems every cache-based controller has, and what this module does about t
    new resourceVersion is the one a write returned **and** its old resourceVersion is the one
    the object had just before that write (as far as the controller knew). A write by anyone
    else in between makes the old resourceVersion differ, so that event is delivered. Which own
-   events are dropped is the ``suppress`` callback's decision: the runtime drops only writes to
+   events are dropped is the ``suppress`` callback's decision: a run drops only writes to
    the reconciled object itself by default, so a child a reconcile created, changed or deleted
    reconciles its owner again as in controller-runtime (see `ControllerSpec.suppress_own_writes`).
 
@@ -26,9 +26,10 @@ Two problems every cache-based controller has, and what this module does about t
 
 resourceVersions are compared as integers (etcd revisions; Kubernetes documents them as
 comparable since 1.35); a non-numeric one is only ever compared for equality. `WriteTracker` is
-pure, synchronous code; `ReadYourWrites` is its thin asyncio shell: the write hook a reconcile's
-client carries (`kubeloop.client.Client.with_write_hook`, so every write path is seen), the
-overlay reads and the wait before the next reconcile. Both halves stay in this one module (about
+pure, synchronous code; `ReadYourWrites` is its thin asyncio shell and the run's one seam to it:
+``on_event`` screens a source's events, ``client`` gives the client a reconcile writes through
+(with the write hook, `kubeloop.client.Client.with_write_hook`, so every write path is seen),
+``wait`` runs before the next reconcile and ``read`` overlays reads. Both halves stay in this one module (about
 450 lines) because they are one concept: whoever changes how a write is recognised must see how it
 is recorded and awaited.
 """
@@ -46,8 +47,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubeloop import metrics
-from kubeloop.client import WriteDone, WriteHook, WriteRequest
-from kubeloop.meta import resource_version_of, rv_at_least, rv_newer, uid_of
+from kubeloop.cache import Event
+from kubeloop.client import Client, WriteDone, WriteHook, WriteRequest
+from kubeloop.controller._logs import current_request
+from kubeloop.controller._request import Request
+from kubeloop.controller._spec import SuppressOwnWrites
+from kubeloop.meta import ADDED, DELETED, RESYNC, resource_version_of, rv_at_least, rv_newer, uid_of
 
 ObjectKey = tuple[str, str, str, str, str]
 """(cluster, group, kind, namespace, name): one object, whatever version or informer shows it."""
@@ -304,6 +309,16 @@ class CachedObjects(Protocol):
         """True if some cache of the controller would show ``obj`` written at ``key``."""
         ...
 
+    def is_primary(self, cluster: str, group: str, kind: str) -> bool:
+        """Whether (group, kind) is the controller's primary kind on ``cluster``."""
+        ...
+
+
+def _current_owner() -> Request | None:
+    """The request whose reconcile runs in this task: the owner of the writes it makes."""
+    current = current_request.get()
+    return current[1] if current is not None else None
+
 
 def _written_objects(target: WriteRequest, result: Mapping[str, Any]) -> Iterator[tuple[ObjectKey, Mapping[str, Any]]]:
     """(key without cluster, object) of what a write known only from its answer changed."""
@@ -325,22 +340,51 @@ def _written_objects(target: WriteRequest, result: Mapping[str, Any]) -> Iterato
 
 
 class ReadYourWrites:
-    """A controller's read-your-writes: the `WriteTracker`, the write hook and the wait before a reconcile."""
+    """A controller run's read-your-writes (see the module docstring): the `WriteTracker` over the
+    run's ``caches``, and the four calls the run makes (`on_event`, `client`, `wait`, `read`).
 
-    def __init__(self, controller: str, *, timeout: float, log: logging.Logger,
-                 on_own_event: Callable[[], None] | None = None,
-                 suppress: Callable[[Write], bool] | None = None) -> None:
+    ``suppress``: which own events are dropped (`kubeloop.controller.SuppressOwnWrites`; on its own,
+    "all"). ``on_own_event()`` is called for each one dropped (the controller's metric).
+    """
+
+    def __init__(self, controller: str, caches: CachedObjects | None = None, *, timeout: float,
+                 log: logging.Logger, suppress: SuppressOwnWrites = "all",
+                 on_own_event: Callable[[], None] | None = None) -> None:
         self.controller = controller
         self.timeout = timeout
         self.log = log
-        self.tracker = WriteTracker(on_own_event=on_own_event, suppress=suppress)
+        self.caches = caches
+        self.tracker = WriteTracker(on_own_event=on_own_event,
+                                    suppress=None if suppress == "all" else self._reconciled_object)
         self.tracker.add_listener(self._wake)
         self._waiters: list[asyncio.Future[None]] = []
-        self.caches: CachedObjects | None = None
+        self._clients: dict[str, Client] = {}
 
-    def bind(self, caches: CachedObjects) -> None:
-        """Use ``caches`` (the running controller's sources) for lookups."""
-        self.caches = caches
+    def _reconciled_object(self, w: Write) -> bool:
+        """Is own write ``w`` one to the object its reconcile was about (then its event is dropped)?"""
+        req, caches = w.owner, self.caches
+        if not isinstance(req, Request) or caches is None:
+            return False
+        cluster, group, kind, namespace, name = w.key
+        return (cluster, namespace, name) == (req.cluster, req.namespace, req.name) and \
+            caches.is_primary(cluster, group, kind)
+
+    # ------------------------------------------------------------------ events
+
+    def on_event(self, group: str, kind: str, deliver: Callable[[Event], None], ev: Event) -> None:
+        """One change seen by a source of (``group``, ``kind``): ``deliver(ev)`` now if it is someone
+        else's, later if a write of the object is in flight, never if only our own write caused it
+        (as ``suppress`` says). A resync is no change: never delivered."""
+        if ev.type == RESYNC:
+            return
+        key: ObjectKey = (ev.cluster, group, kind, ev.namespace, ev.name)
+        tracker = self.tracker
+        if not tracker.tracks(key):
+            deliver(ev)
+            return
+        old_rv = resource_version_of(ev.old) if ev.type != ADDED else None
+        new_rv = resource_version_of(ev.new) if ev.type != DELETED else None
+        tracker.on_event(key, old_rv, new_rv, functools.partial(deliver, ev))
 
     def _cached(self, key: ObjectKey) -> Mapping[str, Any] | None:
         return self.caches.cached(key) if self.caches is not None else None
@@ -351,10 +395,22 @@ class ReadYourWrites:
 
     # ------------------------------------------------------------------ writes (the client hook)
 
+    def client(self, cluster: str, client_of: Callable[[str], Client]) -> Client:
+        """``client_of(cluster)`` with the write hook: what a reconcile on ``cluster`` writes through
+        (made once per cluster; the hook reads the writing request from the reconcile's context)."""
+        tracked = self._clients.get(cluster)
+        if tracked is None:
+            tracked = self._clients[cluster] = client_of(cluster).with_write_hook(self.hook(cluster, _current_owner))
+        return tracked
+
+    def forget_cluster(self, cluster: str) -> None:
+        """``cluster`` was forgotten: a later `client` call for it hooks its new client."""
+        self._clients.pop(cluster, None)
+
     def hook(self, cluster: str, owner: Callable[[], Hashable | None]) -> WriteHook:
         """A `kubeloop.client.WriteHook` recording the writes made on ``cluster``.
 
-        ``owner()`` names the request whose reconcile is writing (the runtime reads it from the
+        ``owner()`` names the request whose reconcile is writing (the run reads it from the
         reconcile's context variable, so one hooked client per cluster serves every reconcile).
         """
 

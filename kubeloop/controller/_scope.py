@@ -1,7 +1,7 @@
-"""What a reconcile's `Context` may use of the running controller: `RuntimeView`, and `OverlayReader`.
+"""What a reconcile's `Context` may use of the controller run: `RunView`, and `OverlayReader`.
 
-The runtime builds one `RuntimeView` per run and hands it to every `Context`; the context reaches
-nothing else of the runtime (no private fields), so the two can change independently.
+Each `ControllerRun` builds one `RunView` and hands it to every `Context`; the context reaches
+nothing else of the run (no private fields), so the two can change independently.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from kubeloop.cache import (
     owner_uid_index,
 )
 from kubeloop.controller._apply import AppliedMemory
-from kubeloop.controller._events import EventRecorder
 from kubeloop.controller._readyourwrites import ObjectKey, ReadYourWrites
+from kubeloop.controller._recorder import EventRecorder
 from kubeloop.controller._sources import SourceSet
 from kubeloop.controller._targets import Targets
 from kubeloop.meta import FieldSelectorLike, LabelSelector, LabelSelectorLike, as_label_selector
@@ -157,8 +157,8 @@ class OverlayReader:
 
 
 @dataclass(frozen=True, eq=False)
-class RuntimeView:
-    """The running controller as a `Context` sees it (one per run)."""
+class RunView:
+    """The controller run as a `Context` sees it (one per run): its sources, caches and memories."""
 
     name: str
     field_manager: str
@@ -170,7 +170,7 @@ class RuntimeView:
     applied: AppliedMemory
     metrics: ControllerMetrics
     recorder: EventRecorder | None
-    targets: Targets | None = None
+    targets: Targets
 
     def reader(self, cluster: str, resource: str) -> OverlayReader:
         """The cache of ``resource`` (as named in ``for_``/``owns``/``watches``) on ``cluster``."""

@@ -1,17 +1,19 @@
-"""The sources of a running controller: each `SourceSpec` bound to a cluster's informer.
+"""The sources of a controller run: each `SourceSpec` bound to a cluster's informer.
 
-`SourceSet` answers the runtime's lookups by (cluster, resource) and by (cluster, group, kind):
-the reader a reconcile asks for, the cached object a write is compared with (read your writes),
-and whether an informer of the controller could ever show a write.
+A `ClusterEngagement` binds the sources of its cluster (`BoundSource`) and registers them in the
+run's one `SourceSet`, which answers the lookups by (cluster, resource) and by (cluster, group,
+kind): the reader a reconcile asks for, the cached object a write is compared with (read your
+writes), whether an informer of the controller could ever show a write, and whether a kind is the
+primary one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.cache import CacheReader, FrozenDict, InformerHandle, Subscription
+from kubeloop.cache import CacheReader, Event, FrozenDict, InformerHandle, Subscription
 from kubeloop.controller._handlers import PrimaryKind
 from kubeloop.controller._readyourwrites import ObjectKey
 from kubeloop.controller._spec import SourceSpec
@@ -28,7 +30,8 @@ class BoundSource:
     kind: str
     primary: PrimaryKind
     sub: Subscription | None = None
-    dropped: bool = False  # its cluster was removed (`SourceSet.drop_cluster`)
+    sink: Callable[[Event], None] | None = None  # where its events go (live, and what the pump delivers)
+    dropped: bool = False  # given back (its cluster was forgotten, or the run ended)
 
     @property
     def store(self) -> CacheReader:
@@ -37,11 +40,16 @@ class BoundSource:
 
 
 class SourceSet:
-    """The bound sources of one run, indexed for the runtime's lookups."""
+    """The bound sources of one run, indexed for the run's lookups.
+
+    ``primary_kind``: the primary kind as the first cluster's discovery resolved it (what owner
+    references are matched to), set by the first engagement that opens its sources.
+    """
 
     def __init__(self, controller: str) -> None:
         self.controller = controller
         self.sources: list[BoundSource] = []
+        self.primary_kind: PrimaryKind | None = None
         self._by_resource: dict[tuple[str, str], BoundSource] = {}
         self._by_gk: dict[tuple[str, str, str], list[BoundSource]] = {}
 
@@ -67,6 +75,11 @@ class SourceSet:
                               f"watch it with for_/owns/watches first (watched: {known})")
         return src
 
+    def is_primary(self, cluster: str, group: str, kind: str) -> bool:
+        """Whether (group, kind) is the primary kind on ``cluster`` (read your writes asks, to tell a
+        write to the reconciled object from a write to a child)."""
+        return any(s.spec.role == "for" for s in self._by_gk.get((cluster, group, kind), ()))
+
     def cached(self, key: ObjectKey) -> FrozenDict | None:
         """The cached object of ``key`` (a full object over a metadata-only one), or None."""
         cluster, group, kind, ns, name = key
@@ -74,7 +87,7 @@ class SourceSet:
         for src in self._by_gk.get((cluster, group, kind), ()):
             obj = src.handle.reader.get(name, ns)
             if obj is not None:
-                if not src.spec.metadata_only:
+                if not src.spec.selection.metadata_only:
                     return obj
                 best = obj
         return best
@@ -92,12 +105,9 @@ class SourceSet:
             return True
         return False
 
-    def drop_cluster(self, cluster: str) -> None:
-        """Close and forget the sources bound to ``cluster`` (the cluster was removed)."""
-        self.drop([s for s in self.sources if s.cluster == cluster])
-
     def drop(self, gone: list[BoundSource]) -> None:
-        """Close and forget these sources (their handles are given back)."""
+        """Close and forget these sources (their handles are given back; twice is once)."""
+        gone = [s for s in gone if not s.dropped]
         if not gone:
             return
         for src in gone:
@@ -111,15 +121,3 @@ class SourceSet:
         self._by_gk = {}
         for src in kept:
             self.add(src)
-
-    def close(self, release: bool = False) -> None:
-        """Close the subscriptions; with ``release`` also give the informers back and forget the sources."""
-        for src in self.sources:
-            if src.sub is not None:
-                src.sub.close()
-            if release:
-                src.handle.release()
-        if release:
-            self.sources = []
-            self._by_resource = {}
-            self._by_gk = {}

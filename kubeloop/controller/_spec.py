@@ -1,6 +1,6 @@
 """What a controller is, as frozen values: `ControllerSpec` and the `SourceSpec` of each watched kind.
 
-The fluent builder (`Controller(...).owns(...).watches(...)`) produces these; the runtime only
+The fluent builder (`Controller(...).owns(...).watches(...)`) produces these; each run only
 reads them. Keeping the specification immutable and apart from the running state means a
 controller can be described (manifests, RBAC, the Manager's informer warm-up) without running,
 and restarted from the same description.
@@ -17,18 +17,19 @@ Three kinds of source, as in controller-runtime's builder, each with its event h
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from kubeloop.cache import DEFAULT_TRANSFORM, Filter, IndexFunc, Scope, Selection, Transform
+from kubeloop.cache import Filter, IndexFunc, InformerHandle, Scope, Selection, SharedCache
 from kubeloop.client import ResourceRef
 from kubeloop.controller._handlers import EnqueueForObject, EventHandler
 from kubeloop.controller._predicates import Predicate, PredicateFn, as_predicate
 from kubeloop.controller._request import Request, Result
-from kubeloop.queue import RateLimiter
+from kubeloop.queue import RateLimiter, WorkQueueCore
 
 if TYPE_CHECKING:
     from kubeloop.controller._context import Context
@@ -65,45 +66,36 @@ def combine_predicates(preds: Predicates) -> Predicate | None:
 class SourceSpec:
     """One informer scope a controller needs and the handler that turns its changes into requests.
 
-    ``cluster`` None means "every cluster the controller runs on". The Manager reads
-    ``Controller.sources`` to know which informers to start (``informer_args``).
+    ``selection`` is what the informer keeps (the cache's own `Selection`: namespace, selectors,
+    metadata-only, transform) and ``filter`` which of those objects it stores; ``cluster`` None means
+    "every cluster the controller runs on". The Manager reads ``Controller.sources`` to know which
+    informers to start (`open`).
     """
 
     resource: str
     handler: EventHandler = field(default_factory=EnqueueForObject)
+    selection: Selection = field(default_factory=Selection)
     cluster: str | None = None
-    namespace: str | None = None
-    label_selector: str | Mapping[str, str] | None = None
-    field_selector: str | Mapping[str, str] | None = None
-    metadata_only: bool = False
-    transform: Transform | None = DEFAULT_TRANSFORM
     filter: Filter | None = None
     predicate: Predicate | None = None
 
     def __post_init__(self) -> None:
         ResourceRef.parse(self.resource)  # fail early, with the client's readable message
+        if not isinstance(self.selection, Selection):
+            raise TypeError(f"SourceSpec.selection takes a kubeloop.cache.Selection, not {self.selection!r}")
 
     @property
     def role(self) -> str:
         """``for``, ``owns`` or ``watches`` (the handler's role)."""
         return self.handler.role
 
-    def informer_args(self) -> dict[str, Any]:
-        """Keyword arguments for ``SharedCache.informer_for(cluster, resource, **args)``."""
-        return {
-            "namespace": self.namespace,
-            "label_selector": self.label_selector,
-            "field_selector": self.field_selector,
-            "metadata_only": self.metadata_only,
-            "transform": self.transform,
-            "filter": self.filter,
-        }
+    async def open(self, cache: SharedCache, cluster: str) -> InformerHandle:
+        """A handle on the shared informer of this scope on ``cluster`` (give it back with ``release``)."""
+        return await cache.informer_for(cluster, self.resource, self.selection, filter=self.filter)
 
     def describe(self) -> str:
         """One line for logs: the role, then the scope as the cache describes it (``*``: every cluster)."""
-        selection = Selection(self.namespace, self.label_selector, self.field_selector, self.metadata_only,
-                              self.transform)
-        scope = Scope.of(self.cluster or "*", self.resource, selection, filter=self.filter)
+        scope = Scope.of(self.cluster or "*", self.resource, self.selection, filter=self.filter)
         return f"{self.role} {scope.describe()}"
 
 
@@ -151,6 +143,8 @@ class ControllerSpec:
             raise ValueError(f"controller name {name!r} must be non-empty letters, digits, '-', '_' or '.'")
         if self.max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
+        # the queue's own checks (debounce, debounce_max_wait), now: each run builds its queue later
+        WorkQueueCore(rate_limiter=self.rate_limiter, debounce=self.debounce, debounce_max_wait=self.debounce_max_wait)
         if not self.sources or self.sources[0].role != "for":
             raise ValueError(f"controller {name!r}: the first source must be the primary (for_)")
         _check_reconcile(self.reconcile)
@@ -171,7 +165,8 @@ class ControllerSpec:
         everywhere = self.clusters is None or cluster in self.clusters
         return [s for s in self.sources if s.cluster == cluster or (s.cluster is None and everywhere)]
 
-    @property
+    @functools.cached_property
     def log(self) -> logging.Logger:
-        """The controller's logger (``kubeloop.controller.<name>`` unless one was given)."""
+        """The controller's logger (``kubeloop.controller.<name>`` unless one was given); looked up once
+        (the event path reads it for every change)."""
         return self.logger or logging.getLogger(f"kubeloop.controller.{self.name}")

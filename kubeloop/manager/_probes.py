@@ -9,20 +9,31 @@
 
 Probes and metrics may share one port or use two; either can be off. Port 0 picks a free port
 (the bound URL is then in `ProbeServer.health_url` / `metrics_url`).
+
+Both are runnables of the Manager: `Probes` (the server as one) the first of the ``servers`` group
+(a port that is taken fails start-up at once, naming it), `ReadinessLog` one of the ``others``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubeloop import metrics
+from kubeloop.manager._errors import ManagerError
+from kubeloop.manager._runnable import Stop
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-__all__ = ["ProbeServer", "Reasons"]
+__all__ = ["ProbeServer", "Probes", "ReadinessLog", "Reasons"]
+
+log = logging.getLogger("kubeloop.manager")
 
 Reasons = Callable[[], list[str]]
 """A check: returns why something is not healthy/ready (an empty list: all good)."""
@@ -143,3 +154,62 @@ class ProbeServer:
         for s in sites:
             await s.runner.cleanup()
 
+
+class Probes:
+    """The `ProbeServer` as the first runnable of the Manager's ``servers`` group: serving until
+    stopped; a port that is taken fails the start with one line naming it."""
+
+    name = "probes"
+    needs_leader = False
+
+    def __init__(self, server: ProbeServer) -> None:
+        self.server = server
+
+    async def run(self, stop: Stop) -> None:
+        try:
+            await self.server.start()
+        except OSError as exc:
+            raise ManagerError(str(exc.strerror or exc)) from None
+        stop.started()
+        try:
+            await stop.wait()
+        finally:
+            await self.server.stop()
+
+    def readiness(self) -> list[str]:
+        return []
+
+
+class ReadinessLog:
+    """Logs the Manager's readiness when it changes: INFO while starting up, WARNING for reasons that
+    outlast start-up (``3 * interval``). Checked every ``interval`` seconds, it is also what tells the
+    manager's waiters about changes no event reports (an informer stuck, a user's readiness check)."""
+
+    name = "readiness log"
+    needs_leader = False
+
+    def __init__(self, readiness: Reasons, interval: float) -> None:
+        self.readiness_of = readiness
+        self.interval = interval
+
+    async def run(self, stop: Stop) -> None:
+        started = time.monotonic()
+        last: list[str] | None = None
+        last_level = logging.INFO
+        while not stop.is_set():
+            reasons = self.readiness_of()
+            starting = time.monotonic() - started < 3 * self.interval and last != []
+            level = logging.INFO if not reasons or starting else logging.WARNING
+            if reasons != last or level > last_level:
+                if reasons:
+                    log.log(level, "not ready: %s", "; ".join(reasons))
+                else:
+                    log.info("ready")
+                if reasons != last:
+                    stop.changed()
+                last, last_level = reasons, level
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.interval)
+
+    def readiness(self) -> list[str]:
+        return []

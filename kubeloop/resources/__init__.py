@@ -1,5 +1,5 @@
 """Typed custom resources (models -> CRDs) and the helpers operators need: status conditions,
-Kubernetes time formats, object and owner references.
+Kubernetes time formats, object references (owner references are `kubeloop.meta`'s).
 
 The helpers are plain functions with no dependency. The typed layer (`CustomResource`, `crd`, ...)
 needs pydantic (`pip install 'kubeloop[resources]'`) and is imported only when first used, so
@@ -12,20 +12,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from kubeloop.meta import (
-    AlreadyOwnedError,
     IncompleteObjectError,
-    InvalidOwnerError,
     TimeFormatError,
-    controller_of,
     format_micro_time,
     format_time,
-    is_owned_by,
     now,
     object_reference,
-    owner_reference,
     parse_time,
-    set_controller_reference,
-    set_owner_reference,
 )
 
 from ._conditions import (
@@ -72,7 +65,6 @@ _LAZY = {
 
 __all__ = [
     "CONVERSION_ANNOTATION",
-    "AlreadyOwnedError",
     "Atomic",
     "Condition",
     "ConditionError",
@@ -80,7 +72,6 @@ __all__ = [
     "CustomResource",
     "IncompleteObjectError",
     "IntOrString",
-    "InvalidOwnerError",
     "ListMap",
     "ListSet",
     "MicroTime",
@@ -97,7 +88,6 @@ __all__ = [
     "TimeFormatError",
     "Versions",
     "check_structural",
-    "controller_of",
     "crd",
     "crd_yaml",
     "find_condition",
@@ -105,15 +95,11 @@ __all__ = [
     "format_time",
     "is_condition_false",
     "is_condition_true",
-    "is_owned_by",
     "now",
     "object_reference",
-    "owner_reference",
     "parse_time",
     "remove_condition",
     "set_condition",
-    "set_controller_reference",
-    "set_owner_reference",
     "structural_problems",
 ]
 

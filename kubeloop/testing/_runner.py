@@ -8,7 +8,7 @@
 
 Why: a test of the module as it will be deployed (its ``setup(manager)`` or ``controllers``, its
 imports, its logging) catches what a test of the reconcile alone cannot. The module is loaded with
-`kubeloop run`'s own code (`kubeloop.cli.run.load_target`/`setup_manager`), so both accept and
+`kubeloop run`'s own code (`kubeloop.manager.load_target`/`setup_manager`), so both accept and
 reject the same modules with the same messages; it runs in the test's event loop (no thread, no
 subprocess), so the test can reach the Manager, and the emulator fixture's server keeps serving.
 The Manager serves no probe or metrics port and runs without leader election.
@@ -20,10 +20,9 @@ import logging
 from dataclasses import KW_ONLY, dataclass, field
 from types import ModuleType, TracebackType
 
-from kubeloop.cli.run import check_module, load_target, setup_manager
 from kubeloop.client import Client
 from kubeloop.controller import RequestContextFilter
-from kubeloop.manager import Manager, ManagerError
+from kubeloop.manager import Manager, ManagerError, check_module, load_target, setup_manager
 from kubeloop.queue import REAL_CLOCK, Clock
 
 __all__ = ["OperatorRunner"]
@@ -50,7 +49,7 @@ class OperatorRunner:
     Cluster: ``client`` (kept open), else ``kubeconfig``/``context`` (a client of its own, closed at
     the end). ``namespace`` is ``--namespace``; ``clock`` the Manager's (`VirtualClock` in tests).
     Entering returns once the operator is ready (its caches synced), raising `TimeoutError` after
-    ``ready_timeout`` seconds; a module that cannot be loaded raises `kubeloop.cli.run.LoadError`.
+    ``ready_timeout`` seconds; a module that cannot be loaded raises `kubeloop.manager.LoadError`.
     Leaving stops the operator gracefully; if it failed (a `ManagerError`), ``exception`` holds it
     and, with ``reraise`` (the default) and no other exception in flight, it is raised.
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from kubeloop.cli.run import LoadError, default_lease_name, load_target
+from kubeloop.manager import LoadError, default_lease_name, load_target
 
 KUBELOOP = str(Path(sys.executable).with_name("kubeloop"))
 ROOT = Path(__file__).resolve().parents[2]

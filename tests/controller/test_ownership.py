@@ -1,6 +1,6 @@
 import pytest
 
-from kubeloop.controller import AlreadyOwnedError, controller_of, set_controller_reference
+from kubeloop.meta import AlreadyOwnedError, controller_of, set_controller_reference
 
 
 def parent(uid: str = "u1", name: str = "p") -> dict:

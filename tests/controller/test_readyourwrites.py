@@ -194,6 +194,9 @@ class Caches:
     def observable(self, key: ObjectKey, obj: Mapping[str, Any] | None) -> bool:
         return True
 
+    def is_primary(self, cluster: str, group: str, kind: str) -> bool:
+        return kind == "ConfigMap"
+
 
 CONFIGMAPS = ApiResource(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
 
@@ -204,12 +207,10 @@ def write(verb: Any, name: str = "a", *, method: str = "PATCH", resource: ApiRes
 
 
 def ryw_with_cache(cached: Mapping[str, Any] | None = None) -> tuple[ReadYourWrites, Caches]:
-    ryw = ReadYourWrites("test", timeout=1.0, log=logging.getLogger("test"))
     caches = Caches()
     if cached is not None:
         caches.objects[K] = cached
-    ryw.bind(caches)
-    return ryw, caches
+    return ReadYourWrites("test", caches, timeout=1.0, log=logging.getLogger("test")), caches
 
 
 def test_hook_tracks_a_named_write_from_before_it_is_sent() -> None:

@@ -17,7 +17,7 @@ from prometheus_client import generate_latest
 from kubeloop.cache import SharedCache
 from kubeloop.client import Client
 from kubeloop.controller import Context, Controller, ControllerError, Request, Result, TerminalError
-from kubeloop.controller._events import EventRecorder
+from kubeloop.controller._recorder import EventRecorder
 from kubeloop.meta import IncompleteObjectError
 from kubeloop.metrics import REGISTRY
 

@@ -12,10 +12,10 @@ from kubeloop.cache import Event, freeze
 from kubeloop.controller import Controller, PrimaryKind, Request, Result, SourceSpec, generation_changed
 from kubeloop.controller._handlers import mapped_requests, owner_requests
 from kubeloop.controller._logs import RequestContextFilter, current_request, request_logger
-from kubeloop.controller._runtime import ControllerRuntime
+from kubeloop.controller._run import dispatch
 from kubeloop.controller._spec import combine_predicates
 from kubeloop.meta import ADDED, DELETED, MODIFIED
-from kubeloop.queue import LOW_PRIORITY
+from kubeloop.queue import LOW_PRIORITY, WorkQueue
 
 
 def child(owners: list[dict[str, Any]], ns: str = "n") -> dict[str, Any]:
@@ -91,21 +91,22 @@ def event(t: str, name: str, new: Any = None, old: Any = None, initial: bool = F
 def test_dispatch_priorities_predicates_and_owner_mapping() -> None:
     ctl = (Controller("dispatch-test", for_="ex.com/v1/Widget", reconcile=noop, predicates=generation_changed)
            .owns("v1/ConfigMap"))
-    runtime = ControllerRuntime(ctl.spec)
+    queue: WorkQueue[Request] = WorkQueue(ctl.name)
+    log = logging.getLogger("kubeloop.test.dispatch")
     primary, owned = ctl.sources
-    runtime.dispatch(primary, WIDGET, event(ADDED, "a", {"metadata": {"name": "a", "generation": 1}}, initial=True))
-    runtime.dispatch(primary, WIDGET, event(ADDED, "b", {"metadata": {"name": "b", "generation": 1}}))
-    queue = runtime.queue
+    dispatch(primary, WIDGET, event(ADDED, "a", {"metadata": {"name": "a", "generation": 1}}, initial=True),
+             queue.add, log)
+    dispatch(primary, WIDGET, event(ADDED, "b", {"metadata": {"name": "b", "generation": 1}}), queue.add, log)
     assert queue.core.priority_of(Request("default", "n", "a")) == LOW_PRIORITY
     assert queue.core.priority_of(Request("default", "n", "b")) == 0
     same = {"metadata": {"name": "c", "generation": 1}}
-    runtime.dispatch(primary, WIDGET, event(MODIFIED, "c", same, same))  # status-only: filtered
+    dispatch(primary, WIDGET, event(MODIFIED, "c", same, same), queue.add, log)  # status-only: filtered
     assert Request("default", "n", "c") not in queue
     old = child([ref(name="old-owner")])
     new = child([ref(name="new-owner")])
-    runtime.dispatch(owned, WIDGET, event(MODIFIED, "c", new, old))
+    dispatch(owned, WIDGET, event(MODIFIED, "c", new, old), queue.add, log)
     assert Request("default", "n", "old-owner") in queue and Request("default", "n", "new-owner") in queue
-    runtime.dispatch(owned, WIDGET, event(DELETED, "c", None, child([ref(name="gone-owner")])))
+    dispatch(owned, WIDGET, event(DELETED, "c", None, child([ref(name="gone-owner")])), queue.add, log)
     assert Request("default", "n", "gone-owner") in queue
 
 
@@ -130,10 +131,10 @@ def test_builder_validation_and_sources() -> None:
         Controller("x", for_="v1/ConfigMap", reconcile=lambda req, ctx: None)  # type: ignore[arg-type,return-value]
     ctl = (Controller("x", for_="v1/ConfigMap", reconcile=noop, namespace="a")
            .owns("v1/Secret").watches("v1/Pod", lambda o: None, cluster="east", label_selector="app=x"))
-    roles = [(s.role, s.resource, s.metadata_only, s.cluster) for s in ctl.sources]
+    roles = [(s.role, s.resource, s.selection.metadata_only, s.cluster) for s in ctl.sources]
     assert roles == [("for", "v1/ConfigMap", False, None), ("owns", "v1/Secret", True, None),
                      ("watches", "v1/Pod", False, "east")]
-    assert ctl.sources[0].informer_args()["namespace"] == "a"
+    assert ctl.sources[0].selection.namespace == "a"
     assert isinstance(ctl.sources[2], SourceSpec) and "labels=app=x" in ctl.sources[2].describe()
 
 

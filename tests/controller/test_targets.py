@@ -105,8 +105,9 @@ async def test_watch_target_reconciles_the_parent_on_change_and_releases(client:
     ctl = Controller("targets-test", for_="v1/ConfigMap", namespace=namespace, label_selector="parent=yes",
                      reconcile=reconcile)
     async with running(ctl, cache):
-        targets = ctl._runtime.targets
-        assert targets is not None
+        run = ctl._run  # the current run's targets
+        assert run is not None
+        targets = run.view.targets
         await client.create(_parent("p", "s1"), namespace=namespace)
         await client.create(_parent("q", "s1"), namespace=namespace)
         await eventually(lambda: seen.get("p", 0) is None and seen.get("q", 0) is None)  # not there yet

@@ -333,7 +333,7 @@ def test_from_object_reads_read_only_views() -> None:
 
 def test_typed_layer_is_not_imported_by_kubeloop_or_the_helpers() -> None:
     code = ("import sys, kubeloop, kubeloop.resources\n"
-            "from kubeloop.resources import set_condition, format_time, owner_reference\n"
+            "from kubeloop.resources import set_condition, format_time, object_reference\n"
             "assert 'pydantic' not in sys.modules, 'pydantic imported'\n"
             "from kubeloop.resources import CustomResource\n"
             "assert 'pydantic' in sys.modules\n")

@@ -16,7 +16,7 @@ from kubeloop import Controller, Request
 from kubeloop.cli.main import main
 from kubeloop.client import UnknownResource
 from kubeloop.controller import Context, ControllerSpec
-from kubeloop.resources._manifests import (
+from kubeloop.resources.manifests import (
     Need,
     Operator,
     Resolver,

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from kubeloop import Client
-from kubeloop.cli.run import LoadError
-from kubeloop.manager import ManagerError
+from kubeloop.manager import LoadError, ManagerError
 from kubeloop.resources import crd
 from kubeloop.testing import OperatorRunner, TestCluster, VirtualClock, eventually, install_crd
 

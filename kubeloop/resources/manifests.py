@@ -180,14 +180,15 @@ def needs(op: Operator, resolver: Resolver) -> list[Need]:
     for spec in op.controllers:
         primary = spec.primary
         for src in spec.sources:
-            add(src.resource, READ, src.namespace)
-        scope = primary.namespace
+            add(src.resource, READ, src.selection.namespace)
+        scope = primary.selection.namespace
         pk = add(primary.resource, ("update", "patch"), scope)
         if "status" in pk.subresources:
             add(primary.resource, ("update", "patch"), scope, "status")
         owned = [s for s in spec.sources if s.role == "owns"]
         for src in owned:
-            add(src.resource, WRITE, src.namespace if src.namespace is not None else scope)
+            ns = src.selection.namespace
+            add(src.resource, WRITE, ns if ns is not None else scope)
         if owned:
             add(primary.resource, ("update",), scope, "finalizers")
         for w in spec.writes:
