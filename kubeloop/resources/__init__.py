@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         ResourceValidationError,
         Scale,
         Time,
+        resource_info,
     )
     from ._versions import CONVERSION_ANNOTATION, ConversionError, Spoke, Versions
 
@@ -59,7 +60,7 @@ _LAZY = {
     **{name: "._model" for name in (
         "Atomic", "Condition", "CustomResource", "IntOrString", "ListMap", "ListSet", "MicroTime", "Model",
         "ObjectMeta", "PreserveUnknownFields", "PrinterColumn", "ResourceInfo", "ResourceValidationError", "Scale",
-        "Time",
+        "Time", "resource_info",
     )},
 }
 
@@ -99,6 +100,7 @@ __all__ = [
     "object_reference",
     "parse_time",
     "remove_condition",
+    "resource_info",
     "set_condition",
     "structural_problems",
 ]

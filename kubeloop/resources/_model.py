@@ -439,3 +439,7 @@ def declared(cls: Any) -> ResourceInfo:
     if not (isinstance(cls, type) and issubclass(cls, CustomResource)) or "__resource__" not in cls.__dict__:
         raise TypeError(f"expected a CustomResource subclass declared with group= and version=, got {cls!r}")
     return cls.__resource__
+
+
+#: public name: the `ResourceInfo` (group, version, kind, scope, ...) a CustomResource class declares
+resource_info = declared

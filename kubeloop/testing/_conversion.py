@@ -35,9 +35,9 @@ _TEXT = st.text(string.ascii_letters + string.digits + " -_.", max_size=12)
 
 def resource_objects(model: type[CustomResource], *, namespace: str | None = "default") -> st.SearchStrategy[dict[str, Any]]:
     """Objects of `model`'s version as the API server would store them, generated from its schema."""
-    from kubeloop.resources._model import declared
+    from kubeloop.resources import resource_info
 
-    info = declared(model)
+    info = resource_info(model)
     schema = model.openapi_schema()
     props = {k: v for k, v in (schema.get("properties") or {}).items() if k not in ("apiVersion", "kind", "metadata")}
     body = _object({"type": "object", "properties": props, "required": schema.get("required") or []})
