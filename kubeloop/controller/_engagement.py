@@ -31,6 +31,7 @@ from kubeloop.cache import Event, SubscriptionClosed
 from kubeloop.controller._errors import ControllerError
 from kubeloop.controller._request import Request
 from kubeloop.controller._sources import BoundSource
+from kubeloop.meta import Backoff
 
 if TYPE_CHECKING:
     from kubeloop.controller._run import ControllerRun
@@ -127,7 +128,8 @@ class ClusterEngagement:
 
     async def _engage(self) -> None:
         run, cluster = self.run, self.cluster
-        delay = 0.5
+        backoff = Backoff(0.5, ENGAGE_RETRY_MAX, jitter=0, reset_after=None)
+        attempt = 0
         try:
             while True:
                 if self.closed or not run.view.cache.has_cluster(cluster):
@@ -136,11 +138,11 @@ class ClusterEngagement:
                     opened = await self.open()
                     break
                 except Exception as exc:  # discovery down: retry until the cluster answers (or is removed)
-                    log = self._log.warning if delay == 0.5 else self._log.debug
+                    log = self._log.warning if attempt == 0 else self._log.debug
                     log("controller %s: cannot open its sources on cluster %r yet (%s); retrying", run.spec.name,
                         cluster, exc)
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, ENGAGE_RETRY_MAX)
+                    await asyncio.sleep(backoff.delay(attempt))
+                    attempt += 1
             if opened:
                 await self.serve(None)
         except Exception:  # a bug of ours: never take the controller down for one cluster

@@ -25,11 +25,14 @@ from kubeloop.controller import Controller
 from kubeloop.manager._errors import ManagerError
 from kubeloop.manager._informers import ManagedInformer
 from kubeloop.manager._runnable import Stop
-from kubeloop.meta import DEFAULT_CLUSTER
+from kubeloop.meta import DEFAULT_CLUSTER, Backoff
 
 __all__ = ["Caches", "permission_hint"]
 
 log = logging.getLogger("kubeloop.manager")
+
+_RECONNECT = Backoff(1.0, 30.0, jitter=0, reset_after=None)
+"""Waits between attempts to reach an unreachable cluster: 1 s doubling to 30 s."""
 
 
 def permission_hint(scope: str) -> str:
@@ -231,7 +234,7 @@ class Caches:
                 self.unreachable[name] = f"{url}: {err}"
                 if attempt == 1:
                     log.warning("cluster %r at %s not reachable (%s); what uses it waits", name, url, err)
-                await asyncio.sleep(min(30.0, 0.5 * 2 ** min(attempt, 6)))
+                await asyncio.sleep(_RECONNECT.delay(attempt - 1))
                 continue
             left = deadline - time.monotonic()
             if left <= 0:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -35,6 +34,7 @@ from kubeloop import metrics
 from kubeloop.client import ApiError, Client, Conflict, KubeloopClientError, NotFound
 from kubeloop.manager import _lease
 from kubeloop.manager._lease import JITTER_FACTOR, LEASE, LeaderElection, LeaseRecord, Observer, Tenure
+from kubeloop.meta import Backoff
 
 __all__ = ["LeaderElector"]
 
@@ -91,12 +91,13 @@ class LeaderElector:
     async def _acquire(self) -> None:
         cfg = self.config
         log.info("%s: candidate %s waiting to lead", self.description, self.identity)
+        # client-go's wait.JitterUntil: every attempt waits retry_period plus up to JITTER_FACTOR of it
+        pause = Backoff(cfg.retry_period, cfg.retry_period, factor=1.0, jitter=JITTER_FACTOR, reset_after=None)
         while True:
             if await self._attempt():
                 self._set_leader(True)
                 return
-            delay = cfg.retry_period * (1 + random.random() * JITTER_FACTOR)
-            await asyncio.sleep(delay)
+            await asyncio.sleep(pause.delay(0))
 
     async def _renew_until_lost(self) -> None:
         cfg, tenure = self.config, self.tenure
