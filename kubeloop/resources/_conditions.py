@@ -14,7 +14,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from kubeloop.meta import format_time, now
+from kubeloop.meta import format_time, now, semantically_equal
 
 __all__ = [
     "ConditionError", "find_condition", "is_condition_false", "is_condition_true", "remove_condition",
@@ -125,7 +125,7 @@ def set_condition(
             new["message"] = message
             if observed_generation is not None:
                 new["observedGeneration"] = observed_generation
-            if new == old:
+            if semantically_equal(new, old):
                 return False
             conds[i] = new
             return True
