@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, overload
 
@@ -33,25 +34,36 @@ async def eventually(check: Callable[[], T], timeout: float = 5.0, *,  # noqa: A
 
 async def eventually(check: Callable[[], Awaitable[T] | T], timeout: float = 5.0, *,  # noqa: ASYNC109
                      interval: float = 0.02, what: str = "condition") -> T:
-    """Call ``check`` (sync or async) until it returns something truthy, and return that.
+    """Call ``check`` (sync or async) until it passes, and return what it returned.
 
-    An ``AssertionError`` raised by ``check`` counts as "not yet" (so a check may use ``assert``);
-    after ``timeout`` seconds an ``AssertionError`` names ``what`` and the last failed assertion.
+    ``check`` passes when it returns without raising, unless it returns a falsy value other than
+    None: a check that only asserts (returns None, as Gomega's ``Eventually(func(g Gomega) {...})``)
+    passes once its assertions hold, and a predicate (``lambda: x == y``) once it returns something
+    truthy. An ``AssertionError`` raised by ``check`` counts as "not yet"; any other exception
+    propagates at once. A lookup that returns None until its object exists is therefore not a
+    check: write ``lambda: store.get("x") is not None``.
+
+    After ``timeout`` seconds an ``AssertionError`` names ``what`` and the last failure: the last
+    assertion with its traceback (also chained as the cause), or the last falsy value returned.
     """
     deadline = time.monotonic() + timeout
     last: AssertionError | None = None
+    last_value: object = None
     while True:
         try:
             got = check()
             if inspect.isawaitable(got):
                 got = await got
-            if got:
+            if got is None or got:
                 return got
+            last, last_value = None, got
         except AssertionError as exc:
             last = exc
         if time.monotonic() > deadline:
-            detail = f" (last: {last})" if last is not None else ""
-            raise AssertionError(f"{what} not met within {timeout}s{detail}")
+            if last is not None:
+                trace = "".join(traceback.format_exception(last)).rstrip()
+                raise AssertionError(f"{what} not met within {timeout}s; the last failure:\n{trace}") from last
+            raise AssertionError(f"{what} not met within {timeout}s (the check last returned {last_value!r})")
         await asyncio.sleep(interval)
 
 
