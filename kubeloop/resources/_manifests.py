@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop.client import ResourceRef
+from kubeloop.client import ResourceRef, misspelt_kind
 from kubeloop.controller import ControllerSpec
 
 READ = ("get", "list", "watch")
@@ -137,11 +137,28 @@ class Resolver:
         ref = ResourceRef.parse(resource)
         found = self._by.get((ref.group, ref.version, ref.name))
         if found is None:
+            typo = self.suggestion(ref)
+            hint = f" (did you mean '{ref.api_version}/{typo}'?)" if typo else ""
             raise UnresolvedKind(
-                f"cannot resolve {resource} offline: it is not a built-in kind kubeloop knows nor a custom "
+                f"cannot resolve {resource} offline{hint}: it is not a built-in kind kubeloop knows nor a custom "
                 "resource the module declares (a CustomResource class, or `crds`/`crd()`); declare its CRD in the "
                 "module, or give --kubeconfig to read it from the cluster's discovery")
         return found
+
+    def suggestion(self, ref: ResourceRef) -> str | None:
+        """The known kind of ``ref``'s group and version that ``ref`` is a typo of, if any (for built-in
+        groups, the closest name; for CRD groups, only a near miss, as the client's RESTMapper judges)."""
+        kinds: dict[str, set[str]] = {}
+        for (group, version, _), k in self._by.items():
+            if (group, version) == (ref.group, ref.version):
+                kinds.setdefault(k.kind, set()).update((k.kind, k.plural))
+        typo = misspelt_kind(ref.name, kinds)
+        if typo is None and "." not in ref.group:
+            import difflib  # only to word this error
+
+            close = difflib.get_close_matches(ref.name, sorted(kinds), n=1)
+            typo = close[0] if close else None
+        return typo
 
 
 # ---------------------------------------------------------------------- what the operator needs

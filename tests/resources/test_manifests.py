@@ -168,6 +168,19 @@ def test_an_unknown_kind_is_a_clear_error() -> None:
         Controller("m", for_="v1/ConfigMap", reconcile=reconcile, writes=["Secrets"])
 
 
+def test_a_misspelt_kind_names_the_one_it_is_a_typo_of() -> None:
+    """Issue 31 item 13: as `kubeloop run` does through discovery, offline resolution suggests a
+    declared custom kind within an edit or two, and the closest built-in kind of a built-in group."""
+    for typo, want in (("x.dev/v1/Widgit", "x.dev/v1/Widget"), ("x.dev/v1/gadgest", "x.dev/v1/Gadget"),
+                       ("v1/ConfigMapp", "v1/ConfigMap"), ("apps/v1/Deploymnet", "apps/v1/Deployment")):
+        c = Controller("m", for_=typo, reconcile=reconcile)
+        with pytest.raises(UnresolvedKind, match=rf"cannot resolve {typo} offline \(did you mean '{want}'\?\)"):
+            rules_of(c.spec)
+    c = Controller("m", for_="x.dev/v1/Sprocket", reconcile=reconcile)  # no near miss: no guess
+    with pytest.raises(UnresolvedKind, match=r"cannot resolve x.dev/v1/Sprocket offline: "):
+        rules_of(c.spec)
+
+
 def test_rules_from_an_audit() -> None:
     class Entry:
         def __init__(self, user: str, verb: str, group: str, resource: str, sub: str, ns: str) -> None:
