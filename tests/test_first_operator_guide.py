@@ -220,3 +220,16 @@ async def test_the_readmes_controller_runs(apiserver: TestCluster, client: Clien
         if not apiserver.is_emulator:
             with contextlib.suppress(ApiError):
                 await client.delete(CRD, f"greetings.{group}")
+
+
+def test_the_guides_pytest_configuration_runs_async_tests_without_warnings(tmp_path: Path) -> None:
+    """The guide's `[tool.pytest.ini_options]`, as a user's project would have it: pytest-asyncio runs an
+    async test and warns about nothing (without the loop scope setting it warns on every run)."""
+    toml = next(text for lang, text in blocks() if lang == "toml")
+    (tmp_path / "pyproject.toml").write_text(toml)
+    (tmp_path / "test_async.py").write_text("async def test_runs() -> None:\n    assert True\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           "-W", "error::pytest.PytestDeprecationWarning"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
+    assert "warning" not in done.stdout.lower(), done.stdout
