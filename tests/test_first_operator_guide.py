@@ -170,7 +170,7 @@ async def run_commands(apiserver: TestCluster, client: Client, namespace: str, t
                 args = shlex.split(command.split(" > ")[0])[1:]
                 result = await asyncio.to_thread(manifests, args, tmp_path)
                 assert result.exit_code == 0, result.output
-                docs = [d for d in yaml.safe_load_all(result.output) if d]
+                docs = [d for d in yaml.safe_load_all(result.stdout) if d]
                 assert [d["kind"] for d in docs] == ["CustomResourceDefinition", "ServiceAccount", "ClusterRole",
                                                      "ClusterRoleBinding", "Role", "RoleBinding", "Deployment"]
                 role = next(d for d in docs if d["kind"] == "ClusterRole")
@@ -193,7 +193,7 @@ async def test_the_readmes_controller_runs(apiserver: TestCluster, client: Clien
     (tmp_path / "greeter.py").write_text(code)
     result = await asyncio.to_thread(manifests, ["manifests", "greeter.py"], tmp_path)  # as the README says
     assert result.exit_code == 0, result.output
-    crd = next(d for d in yaml.safe_load_all(result.output) if d and d["kind"] == "CustomResourceDefinition")
+    crd = next(d for d in yaml.safe_load_all(result.stdout) if d and d["kind"] == "CustomResourceDefinition")
     await install_crd(client, crd)
     sys.path.insert(0, str(tmp_path))
     try:

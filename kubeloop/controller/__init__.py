@@ -44,7 +44,14 @@ from kubeloop.controller._predicates import (
 from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._runtime import ControllerError, Gate
 from kubeloop.controller._scope import OverlayReader
-from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec, SuppressOwnWrites
+from kubeloop.controller._spec import (
+    ControllerSpec,
+    PrimaryWrites,
+    ReconcileFn,
+    SourceSpec,
+    SuppressOwnWrites,
+    Target,
+)
 from kubeloop.controller._targets import (
     ClusterUnreachable,
     KindNotServed,
@@ -79,6 +86,7 @@ __all__ = [
     "OverlayReader",
     "Predicate",
     "PrimaryKind",
+    "PrimaryWrites",
     "ReconcileFn",
     "Request",
     "RequestContextFilter",
@@ -86,6 +94,7 @@ __all__ = [
     "Result",
     "SourceSpec",
     "SuppressOwnWrites",
+    "Target",
     "TargetError",
     "TargetNotDeclared",
     "TargetNotSynced",

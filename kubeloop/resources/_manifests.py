@@ -4,17 +4,20 @@ Why: the rules an operator needs follow from its `ControllerSpec`s (controller-g
 per rule; no Python framework derives them). What each declaration needs:
 
 - every ``for_``/``owns``/``watches`` source and every Manager informer: get, list, watch;
-- the primary (``for_``): update, patch (finalizers and metadata, which `finalize` writes) and, when
-  its kind has a status subresource, update and patch on ``<plural>/status``;
+- the primary (``for_``), as ``primary_writes`` says: ``"object"`` (the default) update, patch
+  (finalizers and metadata, which `finalize` writes) and, when its kind has a status subresource,
+  update and patch on ``<plural>/status``; ``"status"`` the status only; ``"none"`` nothing;
 - ``owns``: create, update, patch, delete of the children, and update on ``<primary>/finalizers``
   (setting ``blockOwnerDeletion`` on a child's owner reference needs it where the
   OwnerReferencesPermissionEnforcement admission plugin is on);
 - ``record_events`` (the default): create, patch on ``events.k8s.io`` events (the recorder posts
   only events.k8s.io/v1 Events and patches their series);
 - ``writes=[...]``: create, update, patch, delete of each kind named;
-- ``targets=[...]`` (what ``ctx.watch_target`` reads): get, list, watch of each kind, always in the
-  ClusterRole (a target cache watches its kind in all namespaces); a kind not resolvable offline may
-  be named by its plural (``helm.toolkit.fluxcd.io/v2/helmreleases``), since that is all RBAC needs;
+- ``targets=[...]`` (what ``ctx.watch_target`` reads): get, list, watch of each kind, in the
+  ClusterRole (a target cache watches its kind in all namespaces) or, for a ``Target`` declared in
+  one namespace, in a Role there; nothing in the management cluster for a ``remote`` one; a kind not
+  resolvable offline may be named by its plural (``helm.toolkit.fluxcd.io/v2/helmreleases``), since
+  that is all RBAC needs;
 - a runnable's ``reads`` (`kubeloop.manager.ClustersFromSecrets`: Secrets in its namespace) and
   every Manager informer: get, list, watch;
 - leader election: get, update on the Lease (by name) and create on leases, in its namespace;
@@ -22,8 +25,10 @@ per rule; no Python framework derives them). What each declaration needs:
   namespace (each replica creates its own membership Lease, lists its peers' and deletes its own
   on leave; the names are per replica, so not known in advance).
 
-A need with a namespace (a source narrowed to one) becomes a Role there; anything else goes in the
-ClusterRole. Kinds are resolved offline: built-in kinds from a table, custom kinds from the CRDs
+The management cluster needs all of that; another cluster (``needs(..., cluster=NAME)``, behind
+``kubeloop manifests --for-cluster NAME``) what the controllers running there read and write and
+what the targets read there need, and no Lease, informer or runnable rule. A need with a namespace
+(a source narrowed to one) becomes a Role there; anything else goes in the ClusterRole. Kinds are resolved offline: built-in kinds from a table, custom kinds from the CRDs
 the module declares (typed resources or CRD dicts); anything else raises `UnresolvedKind`.
 """
 
@@ -37,6 +42,7 @@ from typing import Any
 
 from kubeloop.client import ResourceRef, misspelt_kind
 from kubeloop.controller import ControllerSpec
+from kubeloop.meta import DEFAULT_CLUSTER
 
 READ = ("get", "list", "watch")
 WRITE = ("create", "delete", "patch", "update")
@@ -184,9 +190,12 @@ class Operator:
     shard_namespace: str | None = None  # sharding: where the membership Leases live
 
 
-def needs(op: Operator, resolver: Resolver) -> list[Need]:
-    """Every permission the operator needs (see the module docstring), unmerged."""
+def needs(op: Operator, resolver: Resolver, cluster: str = DEFAULT_CLUSTER) -> list[Need]:
+    """Every permission the operator needs in ``cluster`` (see the module docstring), unmerged: in the
+    management cluster (the default) everything; in another cluster what the controllers running
+    there and the targets read there need, without the Manager's own Lease and informers."""
     out: list[Need] = []
+    management = cluster == DEFAULT_CLUSTER
 
     def add(resource: str, verbs: Iterable[str], namespace: str | None, sub: str = "") -> Kind:
         k = resolver.resolve(resource)
@@ -196,27 +205,45 @@ def needs(op: Operator, resolver: Resolver) -> list[Need]:
 
     for spec in op.controllers:
         primary = spec.primary
-        for src in spec.sources:
+        here = spec.sources_on(cluster)
+        for src in here:
             add(src.resource, READ, src.namespace)
-        scope = primary.namespace
-        pk = add(primary.resource, ("update", "patch"), scope)
-        if "status" in pk.subresources:
-            add(primary.resource, ("update", "patch"), scope, "status")
-        owned = [s for s in spec.sources if s.role == "owns"]
-        for src in owned:
-            add(src.resource, WRITE, src.namespace if src.namespace is not None else scope)
-        if owned:
-            add(primary.resource, ("update",), scope, "finalizers")
-        for w in spec.writes:
-            add(w, WRITE, scope)
+        if any(src is primary for src in here):  # its reconciles run here: they write here
+            scope = primary.namespace
+            pk = resolver.resolve(primary.resource)
+            if spec.primary_writes == "object":
+                add(primary.resource, ("update", "patch"), scope)
+            if spec.primary_writes in ("object", "status"):
+                if "status" in pk.subresources:
+                    add(primary.resource, ("update", "patch"), scope, "status")
+                elif spec.primary_writes == "status":  # no status subresource: status is written with the object
+                    add(primary.resource, ("update", "patch"), scope)
+            owned = [s for s in spec.sources if s.role == "owns"]
+            for src in owned:
+                add(src.resource, WRITE, src.namespace if src.namespace is not None else scope)
+            if owned:
+                add(primary.resource, ("update",), scope, "finalizers")
+            for w in spec.writes:
+                add(w, WRITE, scope)
+            if spec.record_events:
+                event_ns = scope if pk.namespaced else "default"
+                add("events.k8s.io/v1/Event", ("create", "patch"), event_ns)
         for t in spec.targets or ():
-            group, plural = target_plural(t, resolver)
-            out.append(Need(group, plural, frozenset(READ)))
-        if spec.record_events:
-            event_ns = scope if pk.namespaced else "default"
-            add("events.k8s.io/v1/Event", ("create", "patch"), event_ns)
-    for resource, namespace in op.informers:
-        add(resource, READ, namespace)
+            if t.remote and management:
+                continue  # read only in other clusters, with their credentials
+            group, plural, namespaced = target_kind(t.kind, resolver)
+            out.append(Need(group, plural, frozenset(READ), t.namespace if namespaced is not False else None))
+    if management:
+        for resource, namespace in op.informers:
+            add(resource, READ, namespace)
+        out += manager_needs(op)
+    return out
+
+
+def manager_needs(op: Operator) -> list[Need]:
+    """What the Manager itself needs in the management cluster: its Lease (leader election) or the
+    membership Leases (sharding)."""
+    out = []
     if op.lease is not None:
         name, namespace = op.lease
         out.append(Need("coordination.k8s.io", "leases", frozenset({"get", "update"}), namespace, (name,)))
@@ -227,16 +254,16 @@ def needs(op: Operator, resolver: Resolver) -> list[Need]:
     return out
 
 
-def target_plural(resource: str, resolver: Resolver) -> tuple[str, str]:
-    """(group, plural) of a ``targets`` entry: resolved, or as written when it is a plural (its
-    scope does not matter: target caches are cluster-wide)."""
+def target_kind(resource: str, resolver: Resolver) -> tuple[str, str, bool | None]:
+    """(group, plural, namespaced) of a ``targets`` entry: resolved, or as written when it is a plural
+    (its scope then unknown: None)."""
     try:
         k = resolver.resolve(resource)
-        return k.group, k.plural
+        return k.group, k.plural, k.namespaced
     except UnresolvedKind as exc:
         ref = ResourceRef.parse(resource)
         if ref.name[:1].islower():
-            return ref.group, ref.name
+            return ref.group, ref.name, None
         raise UnresolvedKind(f"{exc}; or, for targets=, name it by its plural: "
                              f"'{ref.group}/{ref.version}/<plural>'") from None
 
@@ -307,6 +334,7 @@ class Deployment:
     lease_name: str = ""
     replicas: int = 1
     sharding: bool = False  # replicas share the work (``--sharding``, group named ``lease_name``)
+    env: tuple[tuple[str, str], ...] = ()  # the container's environment variables (name, value)
 
 
 _NAME = re.compile(r"[^a-z0-9-]+")
@@ -317,28 +345,52 @@ def dns_name(text: str) -> str:
     return (_NAME.sub("-", text.lower()).strip("-") or "kubeloop")[:63].rstrip("-")
 
 
-def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
-    """The documents to apply, in order: CRDs, ServiceAccount, roles and bindings, Deployment."""
-    labels = {"app.kubernetes.io/name": dep.name, "app.kubernetes.io/managed-by": "kubeloop"}
-    sa = {"kind": "ServiceAccount", "name": dep.name, "namespace": dep.namespace}
-    docs: list[dict[str, Any]] = [dict(c) for c in crds]
-    docs.append({"apiVersion": "v1", "kind": "ServiceAccount",
-                 "metadata": {"name": dep.name, "namespace": dep.namespace, "labels": labels}})
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+
+
+def parse_env(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """``NAME=VALUE`` strings -> (name, value) pairs, in order, a name given twice keeping its last
+    value; a `ValueError` naming the bad item for anything the API server would reject."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not _ENV_NAME.match(name):
+            raise ValueError(f"environment variable {item!r} must be NAME=VALUE with a NAME of letters, digits, "
+                             "'_', '-' or '.', not starting with a digit")
+        out.pop(name, None)
+        out[name] = value
+    return tuple(out.items())
+
+
+def rbac_documents(perms: Permissions, name: str, namespace: str) -> list[dict[str, Any]]:
+    """ServiceAccount ``namespace/name``, and the ClusterRole and Roles of ``perms`` bound to it."""
+    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "kubeloop"}
+    sa = {"kind": "ServiceAccount", "name": name, "namespace": namespace}
+    docs: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "ServiceAccount",
+                                   "metadata": {"name": name, "namespace": namespace, "labels": labels}}]
     if perms.cluster:
-        docs.append({"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": {"name": dep.name, "labels": labels},
+        docs.append({"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": {"name": name, "labels": labels},
                      "rules": [r.to_dict() for r in perms.cluster]})
         docs.append({"apiVersion": RBAC_API, "kind": "ClusterRoleBinding",
-                     "metadata": {"name": dep.name, "labels": labels},
-                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": dep.name},
+                     "metadata": {"name": name, "labels": labels},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
                      "subjects": [sa]})
     for ns, rules in sorted(perms.namespaced.items()):
         docs.append({"apiVersion": RBAC_API, "kind": "Role",
-                     "metadata": {"name": dep.name, "namespace": ns, "labels": labels},
+                     "metadata": {"name": name, "namespace": ns, "labels": labels},
                      "rules": [r.to_dict() for r in rules]})
         docs.append({"apiVersion": RBAC_API, "kind": "RoleBinding",
-                     "metadata": {"name": dep.name, "namespace": ns, "labels": labels},
-                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": dep.name},
+                     "metadata": {"name": name, "namespace": ns, "labels": labels},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
                      "subjects": [sa]})
+    return docs
+
+
+def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The documents to apply, in order: CRDs, ServiceAccount, roles and bindings, Deployment."""
+    labels = {"app.kubernetes.io/name": dep.name, "app.kubernetes.io/managed-by": "kubeloop"}
+    docs: list[dict[str, Any]] = [dict(c) for c in crds]
+    docs += rbac_documents(perms, dep.name, dep.namespace)
     args = ["run", dep.target, "--namespace", dep.namespace, "--metrics-port", str(dep.metrics_port),
             "--health-port", str(dep.health_port), "--log-format", "json"]
     if dep.sharding:
@@ -346,7 +398,7 @@ def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, A
     elif dep.leader_election:
         args += ["--leader-election", "--leader-election-id", dep.lease_name or dep.name]
     probe = {"initialDelaySeconds": 5, "periodSeconds": 10}
-    container = {
+    container: dict[str, Any] = {
         "name": "operator", "image": dep.image, "command": ["kubeloop"], "args": args,
         "ports": [{"name": "metrics", "containerPort": dep.metrics_port},
                   {"name": "health", "containerPort": dep.health_port}],
@@ -355,6 +407,8 @@ def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, A
         # what any Python image runs with (runAsNonRoot would refuse images that run as root)
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
     }
+    if dep.env:
+        container["env"] = [{"name": k, "value": v} for k, v in dep.env]
     docs.append({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": dep.name, "namespace": dep.namespace, "labels": labels},
@@ -373,11 +427,16 @@ def needs_from_audit(entries: Iterable[Any], user: str | None = None) -> list[Ne
     subresource, namespace), for ``kubeloop manifests --observe``; ``user`` filters by caller.
 
     A ``list``/``watch`` made across all namespaces is cluster-wide; other verbs keep their namespace.
+    A ``watch`` brings ``list``: an informer's first list is a streaming list (a WATCH with
+    sendInitialEvents) where the server serves those, as the emulator does, and a LIST then a
+    WATCH on a server that does not (kube-apiserver before 1.27, or with the WatchList feature off),
+    so the observation of one needs the rules of the other.
     """
     out = []
     for e in entries:
         if user is not None and e.user != user:
             continue
         resource = f"{e.resource}/{e.subresource}" if e.subresource else e.resource
-        out.append(Need(e.api_group, resource, frozenset({e.verb}), e.namespace or None))
+        verbs = {"list", "watch"} if e.verb == "watch" else {e.verb}
+        out.append(Need(e.api_group, resource, frozenset(verbs), e.namespace or None))
     return out

@@ -65,7 +65,7 @@ def derive(*args: str) -> list[dict[str, Any]]:
     """Run ``kubeloop manifests`` and parse its YAML documents."""
     result = CliRunner().invoke(main, ["manifests", webapp.__file__, *args], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return [d for d in yaml.safe_load_all(result.output) if d]
+    return [d for d in yaml.safe_load_all(result.stdout) if d]
 
 
 async def apply_all(client: Client, docs: list[dict[str, Any]]) -> Callable[[], Any]:
@@ -196,19 +196,29 @@ async def test_a_missing_rule_is_a_403(rbac_cluster: TestCluster, admin: Client,
 
 async def test_derived_rbac_suffices_for_a_fleet_operator(
         rbac_cluster: TestCluster, admin: Client, namespace: str, caplog: pytest.LogCaptureFixture) -> None:
-    """`ClustersFromSecrets` gets its Secrets (a Role in its namespace only), ``targets=`` its
-    cluster-wide reads: under its own token the operator adds the cluster of a kubeconfig Secret,
-    engages it (a controller on every cluster) and reads its targets, with no Forbidden error."""
+    """`ClustersFromSecrets` gets its Secrets (a Role in its namespace only), ``targets=`` its reads in
+    the one namespace it declares: under its own token the operator adds the cluster of a kubeconfig
+    Secret, engages it (a controller on every cluster) and reads its targets, with no Forbidden error.
+    That cluster's credentials are a ServiceAccount with only what ``--for-cluster edge`` prints: a
+    Role in one namespace, which a target cache watching every namespace could never use."""
     name = f"kl-fleet-{secrets.token_hex(3)}"
-    result = await asyncio.to_thread(CliRunner().invoke, main, ["manifests", fleet_operator.__file__, "--namespace",
-                                                                namespace, "--name", name, "--no-leader-election"])
-    assert result.exit_code == 0, result.output
-    docs = [d for d in yaml.safe_load_all(result.output) if d]
+
+    def derive_fleet(*extra: str) -> list[dict[str, Any]]:
+        result = CliRunner().invoke(main, ["manifests", fleet_operator.__file__, "--namespace", namespace,
+                                           "--name", name, "--no-leader-election", *extra])
+        assert result.exit_code == 0, result.output
+        return [d for d in yaml.safe_load_all(result.stdout) if d]
+
+    docs = await asyncio.to_thread(derive_fleet)
     role = next(d for d in docs if d["kind"] == "Role")
-    assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]} in role["rules"]
-    cluster_role = next(d for d in docs if d["kind"] == "ClusterRole")
-    assert {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["get", "list", "watch"]} in cluster_role[
-        "rules"]
+    assert role["rules"] == [  # read-only on its ConfigMaps (primary_writes="none"), no cluster-wide rule
+        {"apiGroups": [""], "resources": ["configmaps", "secrets", "serviceaccounts"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
+    assert "ClusterRole" not in [d["kind"] for d in docs]
+    edge_docs = await asyncio.to_thread(derive_fleet, "--for-cluster", "edge")
+    assert [d["kind"] for d in edge_docs] == ["ServiceAccount", "Role", "RoleBinding"]
+    assert edge_docs[1]["rules"][0] == {  # the Secrets are read at home only
+        "apiGroups": [""], "resources": ["configmaps", "serviceaccounts"], "verbs": ["get", "list", "watch"]}
     cleanup = await apply_all(admin, docs)
     sa = await service_account_client(rbac_cluster, admin, namespace, name)
     caplog.set_level(logging.INFO)
@@ -218,12 +228,18 @@ async def test_derived_rbac_suffices_for_a_fleet_operator(
     try:
         with pytest.raises(Forbidden):  # Secrets only in its own namespace
             await sa.list("v1/Secret", namespace="default")
-        async with APIServer(bare=True) as edge:
+        async with APIServer(bare=True, rbac=True) as edge:
             async with Client(load_kubeconfig(edge.kubeconfig), qps=None) as edge_admin:
                 await edge_admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-                await edge_admin.create({"apiVersion": "v1", "kind": "ServiceAccount",
-                                         "metadata": {"name": name, "namespace": namespace}})
+                for doc in edge_docs:  # the edge's own ServiceAccount and its Role, from --for-cluster
+                    await edge_admin.create(doc)
                 await edge_admin.create(parent, namespace=namespace)
+                edge_token = (await edge_admin.request_json(
+                    "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+                    body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}))[
+                    "status"]["token"]
+            edge_kubeconfig = edge.kubeconfig_dict()
+            edge_kubeconfig["users"][0]["user"] = {"token": edge_token}
             manager = Manager(sa, namespace=namespace, cache_grace_period=0.2)
             fleet_operator.setup(manager)
             async with manager:
@@ -232,7 +248,7 @@ async def test_derived_rbac_suffices_for_a_fleet_operator(
                 await admin.create({"apiVersion": "v1", "kind": "Secret",
                                     "metadata": {"name": "edge-kubeconfig",
                                                  "labels": {"cluster.x-k8s.io/cluster-name": "edge"}},
-                                    "stringData": {"value": yaml.safe_dump(edge.kubeconfig_dict())}},
+                                    "stringData": {"value": yaml.safe_dump(edge_kubeconfig)}},
                                    namespace=namespace)
                 await eventually(lambda: fleet_operator.seen.get(("edge", "p")) == name, timeout=10,
                                  what="the cluster from the Secret engaged")
