@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
+import os
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
@@ -67,12 +69,30 @@ async def eventually(check: Callable[[], Awaitable[T] | T], timeout: float = 5.0
         await asyncio.sleep(interval)
 
 
-async def install_crd(client: Client, definition: Mapping[str, Any], *, timeout: float = 10.0) -> str:  # noqa: ASYNC109
+CRD_LEDGER_ENV = "KUBELOOP_TEST_CRD_LEDGER"
+"""A file `install_crd` appends each CRD it creates to (a JSON line: server, name). kubeloop's pytest
+plugin names one when the tests run on a real cluster, and deletes the CRDs listed there once the
+whole run (every xdist worker) is done: they are cluster-scoped and shared by the tests that install
+the same definition, so no single test may delete them."""
+
+
+def _remember_created(client: Client, name: str) -> None:
+    path = os.environ.get(CRD_LEDGER_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:  # one short line per write: appends do not interleave
+            f.write(json.dumps({"server": client.config.server, "name": name}) + "\n")
+
+
+async def install_crd(client: Client, definition: Mapping[str, Any], *, timeout: float = 10.0,  # noqa: ASYNC109
+                      keep: bool = False) -> str:
     """Create the CRD ``definition`` (an existing one is kept) and wait until the API serves it.
 
     Returns the kind as ``group/version/Kind`` (the storage version's). Raises ``TimeoutError`` if
     the kind is not served within ``timeout`` seconds, ``ValueError`` for a definition without
     group, kind or versions.
+
+    Under kubeloop's pytest plugin on a real cluster (``KUBELOOP_TEST_KUBECONFIG``), a CRD this call
+    created (not one that existed) is deleted when the test run ends, unless ``keep=True``.
     """
     spec = definition.get("spec") or {}
     group, kind = spec.get("group"), (spec.get("names") or {}).get("kind")
@@ -85,6 +105,9 @@ async def install_crd(client: Client, definition: Mapping[str, Any], *, timeout:
         await client.create(dict(definition))
     except AlreadyExists:
         pass
+    else:
+        if not keep:
+            _remember_created(client, str((definition.get("metadata") or {}).get("name") or f"{spec['names'].get('plural')}.{group}"))
     async with asyncio.timeout(timeout):
         while True:
             try:
