@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from datetime import timedelta
 from pathlib import Path
@@ -72,6 +73,7 @@ async def test_a_failing_operator_is_reported(tmp_path: Path, client: Client) ->
             pass
 
         async def boom(manager):
+            await manager.wait_ready(30)  # once running: a real cluster's first list takes its time
             await asyncio.sleep(0.05)
             raise RuntimeError("lost the database")
 
@@ -89,6 +91,30 @@ async def test_a_failing_operator_is_reported(tmp_path: Path, client: Client) ->
     async with quiet:
         await eventually(lambda: quiet.manager.failure is not None, what="the failure")
     assert "lost the database" in str(quiet.exception)
+
+
+async def test_an_operator_failing_before_it_is_ready_raises_its_error(tmp_path: Path, client: Client) -> None:
+    target = write(tmp_path, """
+        from kubeloop import Controller
+
+        async def reconcile(req, ctx):
+            pass
+
+        async def boom(manager):
+            raise RuntimeError("no database at start-up")
+
+        def setup(manager):
+            manager.add(Controller("noop", for_="v1/ConfigMap", namespace="default", reconcile=reconcile))
+            manager.add_runnable(boom, name="db")
+    """)
+    runner = OperatorRunner(target, client=client, ready_timeout=30)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(ManagerError, match="no database at start-up"):
+        async with runner:
+            pytest.fail("the block must not run: the operator never was ready")
+    assert loop.time() - started < 10  # not the ready timeout
+    assert isinstance(runner.exception, ManagerError)
 
 
 async def test_load_errors_are_kubeloop_runs(tmp_path: Path, client: Client) -> None:
