@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._clock import VirtualClock
     from ._cluster import TestCluster
-    from ._kit import eventually, install_crd
+    from ._kit import delete_crd, eventually, install_crd
     from ._process import APIServerProcess
     from ._runner import OperatorRunner
     from .apiserver.server import APIServer
 
 __all__ = ["INSTALL_HINT", "APIServer", "APIServerProcess", "OperatorRunner", "TestCluster", "VirtualClock",
-           "eventually", "install_crd", "missing_dependencies"]
+           "delete_crd", "eventually", "install_crd", "missing_dependencies"]
 
 #: what to install for the emulator and the fixtures (they are an extra, not a runtime dependency)
 INSTALL_HINT = "pip install 'kubeloop[testing]'"
@@ -58,7 +58,7 @@ def missing_dependencies() -> list[str]:
 # imported on first use: pytest loads the plugin (a submodule) in every run, and an unrelated run
 # should not pay for importing the emulator
 _LAZY = {"APIServer": ".apiserver.server", "TestCluster": "._cluster", "APIServerProcess": "._process",
-         "eventually": "._kit", "install_crd": "._kit", "VirtualClock": "._clock",
+         "eventually": "._kit", "install_crd": "._kit", "delete_crd": "._kit", "VirtualClock": "._clock",
          "OperatorRunner": "._runner"}
 
 

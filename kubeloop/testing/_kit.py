@@ -9,6 +9,7 @@ CustomResourceDefinition and waits until the API serves its kind, as `kubectl ap
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import os
@@ -17,11 +18,13 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, overload
 
-from kubeloop.client import AlreadyExists, Client, UnknownResource
+from kubeloop.client import ALL_NAMESPACES, AlreadyExists, Client, NotFound, UnknownResource
 
 T = TypeVar("T")
 
-__all__ = ["eventually", "install_crd"]
+__all__ = ["delete_crd", "eventually", "install_crd"]
+
+CRD = "apiextensions.k8s.io/v1/CustomResourceDefinition"
 
 
 @overload
@@ -115,3 +118,37 @@ async def install_crd(client: Client, definition: Mapping[str, Any], *, timeout:
                 return ref
             except UnknownResource:
                 await asyncio.sleep(0.02)
+
+
+async def delete_crd(client: Client, name: str, *, timeout: float = 60.0) -> None:  # noqa: ASYNC109
+    """Delete CustomResourceDefinition ``name`` and wait until it is gone (absent already: nothing to do).
+
+    Objects of its kind that still carry finalizers are released first: once the test's operator has
+    stopped nobody else removes them, and they would hold the CRD, and their namespaces, in
+    deletion for ever. Raises ``TimeoutError`` if it is not gone within ``timeout`` seconds.
+    """
+    try:
+        definition = await client.get(CRD, name)
+    except NotFound:
+        return
+    spec = definition.get("spec") or {}
+    versions = spec.get("versions") or ()
+    stored = next((v for v in versions if v.get("storage")), versions[0] if versions else None)
+    if stored is not None:
+        resource = f"{spec['group']}/{stored['name']}/{spec['names']['plural']}"
+        with contextlib.suppress(UnknownResource, NotFound):
+            for obj in (await client.list(resource, namespace=ALL_NAMESPACES)).items:
+                meta = obj.get("metadata") or {}
+                if meta.get("finalizers"):
+                    with contextlib.suppress(NotFound):
+                        await client.patch(resource, meta["name"], {"metadata": {"finalizers": None}},
+                                           namespace=meta.get("namespace"), type="merge")
+    with contextlib.suppress(NotFound):
+        await client.delete(CRD, name)
+    async with asyncio.timeout(timeout):
+        while True:
+            try:
+                await client.get(CRD, name)
+            except NotFound:
+                return
+            await asyncio.sleep(0.1)

@@ -39,7 +39,7 @@ from kubeloop.client import ApiError, Client, RetryPolicy
 
 from . import INSTALL_HINT, missing_dependencies
 from ._cluster import TestCluster
-from ._kit import CRD_LEDGER_ENV
+from ._kit import CRD_LEDGER_ENV, delete_crd
 
 if TYPE_CHECKING:
     from .apiserver.server import APIServer
@@ -89,7 +89,6 @@ FIXTURE_SETTINGS: dict[str, Any] = {"namespace_delete_delay": 0.05, "crd_cleanup
 
 
 _LEDGER = pytest.StashKey[str]()
-CRD = "apiextensions.k8s.io/v1/CustomResourceDefinition"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -118,23 +117,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         asyncio.run(_delete_crds(kubeconfig, entries))
 
 
-async def _delete_crds(kubeconfig: str, entries: list[dict[str, str]], timeout: float = 60.0) -> None:  # noqa: ASYNC109
-    from kubeloop.client import NotFound
-
+async def _delete_crds(kubeconfig: str, entries: list[dict[str, str]]) -> None:
     async with await Client.from_kubeconfig(kubeconfig) as client:
         names = sorted({e["name"] for e in entries if e.get("server") == client.config.server})
-        for name in names:
-            with contextlib.suppress(NotFound):
-                await client.delete(CRD, name)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):  # the next run may install them again
-                for name in names:
-                    while True:
-                        try:
-                            await client.get(CRD, name)
-                        except NotFound:
-                            break
-                        await asyncio.sleep(0.2)
+        for name in names:  # and wait until each is gone: the next run may install them again
+            with contextlib.suppress(TimeoutError):
+                await delete_crd(client, name)
 
 
 @_async_fixture

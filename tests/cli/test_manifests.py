@@ -23,10 +23,10 @@ from click.testing import CliRunner
 from examples.webapp import controller as webapp
 from kubeloop import Client, Manager
 from kubeloop.cli.main import main
-from kubeloop.client import AlreadyExists, ApiError, Forbidden, UnknownResource
+from kubeloop.client import ApiError, Forbidden
 from kubeloop.config import Credentials, StaticAuth, load_kubeconfig
 from kubeloop.manager import LeaderElection, Sharding
-from kubeloop.testing import APIServer, eventually
+from kubeloop.testing import APIServer, eventually, install_crd
 from kubeloop.testing._cluster import TestCluster
 from kubeloop.testing.pytest_plugin import TEST_RETRY, real_cluster_kubeconfig
 from tests.cli import fleet_operator
@@ -69,23 +69,16 @@ def derive(*args: str) -> list[dict[str, Any]]:
 
 
 async def apply_all(client: Client, docs: list[dict[str, Any]]) -> Callable[[], Any]:
-    """Create the documents (a CRD that exists already is kept); returns a cleanup coroutine function."""
+    """Create the documents; returns a cleanup coroutine function. A CRD is installed with
+    `install_crd` (one that exists already is kept): other tests use the same WebApp CRD, so it is
+    deleted when the test run ends, not here."""
     created = []
     for doc in docs:
-        try:
-            await client.create(doc)
-            if doc["kind"] != "CustomResourceDefinition":
-                created.append(doc)
-        except AlreadyExists:
-            if doc["kind"] != "CustomResourceDefinition":
-                raise
-    async with asyncio.timeout(10):
-        while any(d["kind"] == "CustomResourceDefinition" for d in docs):  # the WebApp's
-            try:
-                await client.resolve(webapp.WebApp.resource())
-                break
-            except UnknownResource:
-                await asyncio.sleep(0.02)
+        if doc["kind"] == "CustomResourceDefinition":
+            await install_crd(client, doc)
+            continue
+        await client.create(doc)
+        created.append(doc)
 
     async def cleanup() -> None:
         for doc in reversed(created):

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import secrets
+
 import pytest
 
-from kubeloop.testing import eventually
+from kubeloop.client import Client, NotFound, UnknownResource
+from kubeloop.testing import delete_crd, eventually, install_crd
+from tests.client.crds import widget_crd
+
+CRD = "apiextensions.k8s.io/v1/CustomResourceDefinition"
 
 
 async def test_a_check_that_only_asserts_passes_once_its_assertions_hold() -> None:
@@ -63,3 +69,18 @@ async def test_a_falsy_value_after_an_assertion_is_what_the_timeout_reports() ->
 
     with pytest.raises(AssertionError, match=r"not met within 0.05s \(the check last returned 0\)"):
         await eventually(check, timeout=0.05, interval=0.001)
+
+
+async def test_delete_crd_releases_what_finalizers_hold_and_waits(client: Client, namespace: str) -> None:
+    """A test's operator stops before removing its finalizers: a plain delete would leave the CRD (and
+    the namespace) in deletion for ever; `delete_crd` releases those objects, then waits."""
+    group = f"kl{secrets.token_hex(3)}.example.com"
+    ref = await install_crd(client, widget_crd(group))
+    await client.create({"apiVersion": f"{group}/v1", "kind": "Widget",
+                         "metadata": {"name": "held", "finalizers": ["example.com/cleanup"]}}, namespace=namespace)
+    await delete_crd(client, f"widgets.{group}", timeout=30)
+    with pytest.raises(NotFound):
+        await client.get(CRD, f"widgets.{group}")
+    with pytest.raises((NotFound, UnknownResource)):  # the kind is gone, with its objects
+        await client.get(ref, "held", namespace=namespace)
+    await delete_crd(client, f"widgets.{group}")  # gone already: nothing to do
