@@ -121,7 +121,9 @@ def _observe(tests: str) -> list[Any]:
 
     with tempfile.TemporaryDirectory(prefix="kubeloop-observe-") as tmp:
         audit = Path(tmp) / "audit.jsonl"
-        env = {**os.environ, AUDIT_FILE_ENV: str(audit)}
+        # the emulator records the requests: the tests run on it even where a real cluster is configured
+        env = {k: v for k, v in os.environ.items() if k != "KUBELOOP_TEST_KUBECONFIG"}
+        env[AUDIT_FILE_ENV] = str(audit)
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *shlex.split(tests)]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
         click.echo(done.stdout + done.stderr, err=True, nl=False)
@@ -201,7 +203,7 @@ def manifests(target: str, namespace: str, image: str | None, name: str | None, 
     except LoadError as exc:
         raise click.ClickException(str(exc)) from None
     if observe:  # what the tests did, and what the Deployment's own Lease needs (tests seldom elect)
-        perms = merge([*needs_from_audit(_observe(observe), observe_user), *manager_needs(op)])
+        perms = merge([*needs_from_audit(_observe(observe), observe_user, namespace), *manager_needs(op)])
     else:
         resolver = Resolver(crds)
         if kubeconfig:

@@ -422,21 +422,34 @@ def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, A
 
 # ---------------------------------------------------------------------- observed rules
 
-def needs_from_audit(entries: Iterable[Any], user: str | None = None) -> list[Need]:
+def needs_from_audit(entries: Iterable[Any], user: str | None = None, home: str | None = None) -> list[Need]:
     """Needs from an emulator audit (``AuditEntry``-like: user, verb, api_group, resource,
     subresource, namespace), for ``kubeloop manifests --observe``; ``user`` filters by caller.
 
-    A ``list``/``watch`` made across all namespaces is cluster-wide; other verbs keep their namespace.
-    A ``watch`` brings ``list``: an informer's first list is a streaming list (a WATCH with
-    sendInitialEvents) where the server serves those, as the emulator does, and a LIST then a
-    WATCH on a server that does not (kube-apiserver before 1.27, or with the WatchList feature off),
-    so the observation of one needs the rules of the other.
+    A ``list``/``watch`` made across all namespaces is cluster-wide; other verbs keep their namespace
+    when it is ``home`` (the operator's own, ``--namespace``), and are cluster-wide in any other: the
+    tests' namespaces are throwaway names, so a rule there must hold wherever the objects will be.
+    Two verbs bring another, for what kube-apiserver authorizes beyond the request's own verb:
+    - ``watch`` brings ``list``: an informer's first list is a streaming list (a WATCH with
+      sendInitialEvents) where the server serves those, as the emulator does, and a LIST then a
+      WATCH on a server that does not (kube-apiserver before 1.27, or with the WatchList feature
+      off), so the observation of one needs the rules of the other;
+    - ``patch`` of an object (not a subresource) brings ``create``: a server-side apply creates
+      the object when it does not exist, and kube-apiserver then also authorizes ``create``
+      (``withAuthorization`` in its patch handler); the audit does not say whether a patch created.
     """
     out = []
     for e in entries:
         if user is not None and e.user != user:
             continue
         resource = f"{e.resource}/{e.subresource}" if e.subresource else e.resource
-        verbs = {"list", "watch"} if e.verb == "watch" else {e.verb}
-        out.append(Need(e.api_group, resource, frozenset(verbs), e.namespace or None))
+        verbs = {e.verb}
+        if e.verb == "watch":
+            verbs.add("list")
+        elif e.verb == "patch" and not e.subresource:
+            verbs.add("create")
+        namespace = e.namespace or None
+        if home is not None and namespace != home:
+            namespace = None
+        out.append(Need(e.api_group, resource, frozenset(verbs), namespace))
     return out

@@ -13,6 +13,7 @@ import dataclasses
 import logging
 import secrets
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -160,6 +161,37 @@ async def test_derived_rbac_suffices_for_the_webapp_operator(
             user = f"system:serviceaccount:{namespace}:{name}"
             used = {(e.verb, e.resource, e.subresource) for e in rbac_cluster.server.audit(user)}
             assert {("patch", "deployments", ""), ("patch", "webapps", "status"), ("watch", "configmaps", "")} <= used
+    finally:
+        await sa.close()
+        await cleanup()
+
+
+async def test_observed_rbac_suffices_for_the_webapp_operator(
+        rbac_cluster: TestCluster, admin: Client, namespace: str, caplog: pytest.LogCaptureFixture) -> None:
+    """``--observe examples/webapp/test_webapp.py``: the rules learnt from the example's own tests on
+    the emulator run the operator on a cluster without streaming lists (a real 1.24 cluster: its
+    informers LIST where the emulator served a streaming list, a WATCH), Lease included."""
+    name = f"kl-webapp-{secrets.token_hex(3)}"
+    docs = await asyncio.to_thread(derive, "--namespace", namespace, "--name", name, "--image", "example/webapp:1",
+                                   "--observe", str(Path(webapp.__file__).with_name("test_webapp.py")))
+    rules = [r for d in docs if d["kind"] in ("ClusterRole", "Role") for r in d["rules"]]
+    assert any("webapps" in r["resources"] and {"list", "watch"} <= set(r["verbs"]) for r in rules)
+    assert any("leases" in r["resources"] and r.get("resourceNames") == [name] for r in rules)
+    cleanup = await apply_all(admin, docs)
+    sa = await service_account_client(rbac_cluster, admin, namespace, name)
+    caplog.set_level(logging.INFO)
+    try:
+        async with await run_operator(sa, namespace, name):
+            await admin.create({"apiVersion": "examples.kubeloop.dev/v1", "kind": "WebApp",
+                                "metadata": {"name": "shop", "namespace": namespace},
+                                "spec": {"image": "nginx:1.27", "replicas": 1, "message": "observed"}})
+
+            async def converged() -> bool:
+                app = await admin.get(webapp.WebApp.resource(), "shop", namespace=namespace)
+                return (app.get("status") or {}).get("observedGeneration") == 1
+
+            await eventually(converged, timeout=20)
+        assert forbidden_logs(caplog, namespace, name) == []
     finally:
         await sa.close()
         await cleanup()

@@ -239,6 +239,17 @@ def test_rules_from_an_audit() -> None:
                Entry("test", "create", "", "namespaces", "", "")]
     perms = merge(needs_from_audit(entries, "op"))
     assert [r.to_dict() for r in perms.cluster] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]
+    # a request in another namespace than the operator's own (a test's throwaway one) holds anywhere
+    elsewhere = merge(needs_from_audit(entries, "op", home="ops"))
+    assert elsewhere.namespaced == {} and {"apiGroups": ["x.dev"], "resources": ["widgets/status"],
+                                           "verbs": ["patch"]} in [r.to_dict() for r in elsewhere.cluster]
+    assert merge(needs_from_audit(entries, "op", home="a")).namespaced == perms.namespaced
+    # a patch of an object may be an apply that creates it: kube-apiserver then authorizes create too
+    applied = merge(needs_from_audit([Entry("op", "patch", "", "configmaps", "", ""),
+                                      Entry("op", "patch", "", "pods", "status", "")]))
+    assert [r.to_dict() for r in applied.cluster] == [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "patch"]},
+        {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]}]
     # an informer's streaming list is observed as a watch; a 1.24 cluster serves it as LIST + WATCH
     watched = merge(needs_from_audit([Entry("op", "watch", "", "configmaps", "", "")]))
     assert [r.to_dict() for r in watched.cluster] == [
