@@ -117,6 +117,19 @@ async def run_operator(sa: Client, namespace: str, lease: str) -> Manager:
     return manager
 
 
+async def shop_converges(admin: Client, namespace: str, *, replicas: int, message: str) -> None:
+    """Create WebApp ``shop`` and wait until the operator has reconciled it (its status says so)."""
+    await admin.create({"apiVersion": "examples.kubeloop.dev/v1", "kind": "WebApp",
+                        "metadata": {"name": "shop", "namespace": namespace},
+                        "spec": {"image": "nginx:1.27", "replicas": replicas, "message": message}})
+
+    async def converged() -> bool:
+        app = await admin.get(webapp.WebApp.resource(), "shop", namespace=namespace)
+        return (app.get("status") or {}).get("observedGeneration") == 1
+
+    await eventually(converged, timeout=20)
+
+
 async def test_derived_rbac_suffices_for_the_webapp_operator(
         rbac_cluster: TestCluster, admin: Client, namespace: str, caplog: pytest.LogCaptureFixture) -> None:
     name = f"kl-webapp-{secrets.token_hex(3)}"
@@ -141,15 +154,7 @@ async def test_derived_rbac_suffices_for_the_webapp_operator(
             f'secrets is forbidden: User "system:serviceaccount:{namespace}:{name}" cannot list resource "secrets" '
             f'in API group "" in the namespace "{namespace}"')
         async with await run_operator(sa, namespace, name):
-            await admin.create({"apiVersion": "examples.kubeloop.dev/v1", "kind": "WebApp",
-                                "metadata": {"name": "shop", "namespace": namespace},
-                                "spec": {"image": "nginx:1.27", "replicas": 2, "message": "welcome"}})
-
-            async def converged() -> bool:
-                app = await admin.get(webapp.WebApp.resource(), "shop", namespace=namespace)
-                return (app.get("status") or {}).get("observedGeneration") == 1
-
-            await eventually(converged, timeout=10)
+            await shop_converges(admin, namespace, replicas=2, message="welcome")
             dep = await admin.get("apps/v1/Deployment", "shop", namespace=namespace)
             assert dep["spec"]["replicas"] == 2
             page = await admin.get("v1/ConfigMap", "shop-content", namespace=namespace)
@@ -182,15 +187,7 @@ async def test_observed_rbac_suffices_for_the_webapp_operator(
     caplog.set_level(logging.INFO)
     try:
         async with await run_operator(sa, namespace, name):
-            await admin.create({"apiVersion": "examples.kubeloop.dev/v1", "kind": "WebApp",
-                                "metadata": {"name": "shop", "namespace": namespace},
-                                "spec": {"image": "nginx:1.27", "replicas": 1, "message": "observed"}})
-
-            async def converged() -> bool:
-                app = await admin.get(webapp.WebApp.resource(), "shop", namespace=namespace)
-                return (app.get("status") or {}).get("observedGeneration") == 1
-
-            await eventually(converged, timeout=20)
+            await shop_converges(admin, namespace, replicas=1, message="observed")
         assert forbidden_logs(caplog, namespace, name) == []
     finally:
         await sa.close()
