@@ -74,18 +74,23 @@ async def apply_all(client: Client, docs: list[dict[str, Any]]) -> Callable[[], 
     `install_crd` (one that exists already is kept): other tests use the same WebApp CRD, so it is
     deleted when the test run ends, not here."""
     created = []
-    for doc in docs:
-        if doc["kind"] == "CustomResourceDefinition":
-            await install_crd(client, doc)
-            continue
-        await client.create(doc)
-        created.append(doc)
 
     async def cleanup() -> None:
         for doc in reversed(created):
             if doc["kind"] in CLUSTER_KINDS:
                 with contextlib.suppress(ApiError):
                     await client.delete(f"{doc['apiVersion']}/{doc['kind']}", doc["metadata"]["name"])
+
+    try:
+        for doc in docs:
+            if doc["kind"] == "CustomResourceDefinition":
+                await install_crd(client, doc)
+                continue
+            await client.create(doc)
+            created.append(doc)
+    except BaseException:  # a document refused halfway: what was created goes, cluster-scoped ones too
+        await cleanup()
+        raise
     return cleanup
 
 
