@@ -33,7 +33,9 @@ async def test_children_repair_status_and_quiet_steady_state(apiserver: Any, cli
             assert status is not None and status.observed_generation == generation, status
             return status
 
-        status = await eventually(lambda: observed(1))
+        # the first reconcile waits for the caches: on a real cluster the owned ConfigMaps and
+        # Deployments of every namespace are listed first, however many other users hold there
+        status = await eventually(lambda: observed(1), timeout=30)
         assert status == WebAppStatus(config_map="shop-content", deployment="shop", replicas=2, observed_generation=1)
         dep = await client.get("apps/v1/Deployment", "shop", namespace=ns)
         assert dep["spec"]["replicas"] == 2
