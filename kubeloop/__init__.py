@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kubeloop.cache import to_builtin
     from kubeloop.client import Client
     from kubeloop.controller import Context, Controller, Request, Result, TerminalError
     from kubeloop.manager import LeaderElection, Manager, Sharding
@@ -27,6 +28,7 @@ _LAZY = {
     "LeaderElection": "kubeloop.manager",
     "Manager": "kubeloop.manager",
     "Sharding": "kubeloop.manager",
+    "to_builtin": "kubeloop.cache",
 }
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "Sharding",
     "TerminalError",
     "__version__",
+    "to_builtin",
 ]
 
 

@@ -457,6 +457,66 @@ SHARD_COLLECTOR = ShardCollector()
 """Sharding memberships register here while they run; it is registered in ``REGISTRY``."""
 
 
+# --------------------------------------------------------------------------- the client's requests
+#
+# client-go's families (k8s.io/client-go/tools/metrics as controller-runtime and the Kubernetes
+# components register them): every HTTP attempt by code, method and host (`<error>` when no
+# response came back), as controller-runtime exports it; and each request's latency, retries and
+# the rate limiter's wait included (watches excluded), under the components' name, labels and
+# buckets (k8s.io/component-base/metrics/prometheus/restclient). controller-runtime no longer
+# exports the latency (its URL label was unbounded); `host` keeps it bounded here.
+
+REST_CLIENT_DURATION_BUCKETS: tuple[float, ...] = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
+
+
+class RestClientCollector:
+    """Counts the client's requests: plain dict entries bumped by the transport, read at scrape time."""
+
+    def __init__(self) -> None:
+        self._requests: dict[tuple[str, str, str], int] = {}
+        self._durations: dict[tuple[str, str], list[float]] = {}  # per-bucket counts (+Inf last), then the sum
+
+    def request_done(self, code: int | None, method: str, host: str) -> None:
+        """One HTTP attempt answered with ``code`` (None: no response, client-go's ``<error>``)."""
+        key = ("<error>" if code is None else str(code), method, host)
+        self._requests[key] = self._requests.get(key, 0) + 1
+
+    def observe_latency(self, verb: str, host: str, seconds: float) -> None:
+        """One request (all its attempts) took ``seconds``."""
+        counts = self._durations.get((verb, host))
+        if counts is None:
+            counts = self._durations[(verb, host)] = [0.0] * (len(REST_CLIENT_DURATION_BUCKETS) + 2)
+        counts[bisect_left(REST_CLIENT_DURATION_BUCKETS, seconds)] += 1
+        counts[-1] += seconds
+
+    def requests(self) -> dict[tuple[str, str, str], int]:
+        """Attempts so far by (code, method, host)."""
+        return dict(self._requests)  # one atomic copy: scrapes may come from another thread
+
+    def describe(self) -> Iterator[Metric]:
+        """The families without samples."""
+        yield _family("counter", "rest_client_requests",
+                      "Number of HTTP requests, partitioned by status code, method, and host.", ["code", "method", "host"])
+        yield _family("histogram", "rest_client_request_duration_seconds",
+                      "Request latency in seconds. Broken down by verb, and host.", ["verb", "host"])
+
+    def collect(self) -> Iterator[Metric]:
+        """One sample per (code, method, host) and one histogram per (verb, host)."""
+        total, hist = self.describe()
+        for labels, n in sorted(self.requests().items()):
+            total.add_metric(list(labels), n)  # type: ignore[attr-defined]
+        for (verb, host), counts in sorted(dict(self._durations).items()):
+            per_bucket = [int(c) for c in counts[:-1]]
+            hist.add_metric([verb, host], _cumulative(REST_CLIENT_DURATION_BUCKETS, per_bucket),  # type: ignore[attr-defined]
+                            counts[-1])
+        yield total
+        yield hist
+
+
+REST_CLIENT = RestClientCollector()
+"""Every client's transport counts its requests here; it is registered in ``REGISTRY``."""
+
+
 # --------------------------------------------------------------------------- prometheus_client
 #
 # Everything above is plain Python; below is the one place that turns it into prometheus_client
@@ -517,6 +577,7 @@ def _prometheus() -> dict[str, Any]:
            ["cluster", "resource"])
     registry.register(CacheCollector())
     registry.register(SHARD_COLLECTOR)
+    registry.register(REST_CLIENT)
     # leader election (controller-runtime's names)
     metric("LEADER_STATUS", Gauge, "leader_election_master_status",
            "1 while this process holds the leader election lease, else 0.", ["name"])
@@ -537,12 +598,24 @@ def _prometheus() -> dict[str, Any]:
     return made
 
 
+class _WithSamples:
+    """``REGISTRY`` as client_golang's registry gathers it: a family without samples (a labelled
+    metric no one has set yet, e.g. ``leader_election_master_status`` without leader election) is
+    left out, not printed as bare ``# HELP``/``# TYPE`` lines, as controller-runtime's /metrics does."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        return (family for family in self._registry.collect() if family.samples)
+
+
 def exposition() -> tuple[bytes, str]:
     """What ``/metrics`` serves: ``REGISTRY`` in Prometheus text format, and its content type."""
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
     registry: CollectorRegistry = __getattr__("REGISTRY")  # a bare name here would not reach __getattr__
-    return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(_WithSamples(registry)), CONTENT_TYPE_LATEST
 
 
 _PROMETHEUS_NAMES = frozenset(

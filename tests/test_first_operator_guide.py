@@ -170,7 +170,7 @@ async def run_commands(apiserver: TestCluster, client: Client, namespace: str, t
                 args = shlex.split(command.split(" > ")[0])[1:]
                 result = await asyncio.to_thread(manifests, args, tmp_path)
                 assert result.exit_code == 0, result.output
-                docs = [d for d in yaml.safe_load_all(result.output) if d]
+                docs = [d for d in yaml.safe_load_all(result.stdout) if d]
                 assert [d["kind"] for d in docs] == ["CustomResourceDefinition", "ServiceAccount", "ClusterRole",
                                                      "ClusterRoleBinding", "Role", "RoleBinding", "Deployment"]
                 role = next(d for d in docs if d["kind"] == "ClusterRole")
@@ -193,7 +193,7 @@ async def test_the_readmes_controller_runs(apiserver: TestCluster, client: Clien
     (tmp_path / "greeter.py").write_text(code)
     result = await asyncio.to_thread(manifests, ["manifests", "greeter.py"], tmp_path)  # as the README says
     assert result.exit_code == 0, result.output
-    crd = next(d for d in yaml.safe_load_all(result.output) if d and d["kind"] == "CustomResourceDefinition")
+    crd = next(d for d in yaml.safe_load_all(result.stdout) if d and d["kind"] == "CustomResourceDefinition")
     await install_crd(client, crd)
     sys.path.insert(0, str(tmp_path))
     try:
@@ -220,3 +220,16 @@ async def test_the_readmes_controller_runs(apiserver: TestCluster, client: Clien
         if not apiserver.is_emulator:
             with contextlib.suppress(ApiError):
                 await client.delete(CRD, f"greetings.{group}")
+
+
+def test_the_guides_pytest_configuration_runs_async_tests_without_warnings(tmp_path: Path) -> None:
+    """The guide's `[tool.pytest.ini_options]`, as a user's project would have it: pytest-asyncio runs an
+    async test and warns about nothing (without the loop scope setting it warns on every run)."""
+    toml = next(text for lang, text in blocks() if lang == "toml")
+    (tmp_path / "pyproject.toml").write_text(toml)
+    (tmp_path / "test_async.py").write_text("async def test_runs() -> None:\n    assert True\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           "-W", "error::pytest.PytestDeprecationWarning"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
+    assert "warning" not in done.stdout.lower(), done.stdout

@@ -38,9 +38,10 @@ async def test_generates_updates_and_prunes_configmaps(client: Client, namespace
         await client.patch(GENERATOR, "settings", {"spec": {"names": ["worker", "cron"], "data": debug}}, namespace=ns)
         await eventually(lambda: generated({"worker": debug, "cron": debug}))  # "web" was pruned
 
-        async def status() -> list[str] | None:
+        async def status() -> list[str]:
             st = ConfigMapGenerator.from_object(await client.get(GENERATOR, "settings", namespace=ns)).status
-            return st.generated if st and st.observed_generation == 2 else None
+            assert st is not None and st.observed_generation == 2, st
+            return st.generated
 
         assert await eventually(status) == ["cron", "worker"]
 

@@ -68,10 +68,11 @@ def pipeline(name: str, envs: list[tuple[str, str, str]], kind: str = "Release")
 def environments(client: Client, ns: str, name: str, want: dict[str, str],
                  field: str = "ready") -> Callable[[], Any]:
     """A check: the Pipeline's status shows ``want`` (environment -> ``field``)."""
-    async def check() -> dict[str, Any] | None:
+    async def check() -> dict[str, Any]:
         status = (await client.get(PIPELINE, name, namespace=ns)).get("status") or {}
         got = {e["name"]: e.get(field) for e in status.get("environments") or ()}
-        return status if got == want else None
+        assert got == want, f"pipeline {name}: {field} {got}"
+        return status
     return check
 
 

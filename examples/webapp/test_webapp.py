@@ -28,11 +28,14 @@ async def test_children_repair_status_and_quiet_steady_state(apiserver: Any, cli
         shop = WebApp(metadata=ObjectMeta(name="shop"), spec=WebAppSpec(image="nginx:1.27", replicas=2, message="welcome"))
         await client.create(shop.to_object(), namespace=ns)
 
-        async def observed(generation: int) -> WebAppStatus | None:
+        async def observed(generation: int) -> WebAppStatus:
             status = WebApp.from_object(await client.get(WebApp.resource(), "shop", namespace=ns)).status
-            return status if status and status.observed_generation == generation else None
+            assert status is not None and status.observed_generation == generation, status
+            return status
 
-        status = await eventually(lambda: observed(1))
+        # the first reconcile waits for the caches: on a real cluster the owned ConfigMaps and
+        # Deployments of every namespace are listed first, however many other users hold there
+        status = await eventually(lambda: observed(1), timeout=30)
         assert status == WebAppStatus(config_map="shop-content", deployment="shop", replicas=2, observed_generation=1)
         dep = await client.get("apps/v1/Deployment", "shop", namespace=ns)
         assert dep["spec"]["replicas"] == 2

@@ -28,6 +28,7 @@ from kubeloop.cache._frozen import (
     freeze,
     json_default,
     thaw,
+    to_builtin,
 )
 from kubeloop.cache._handle import InformerHandle
 from kubeloop.cache._index import (
@@ -112,6 +113,7 @@ __all__ = [
     "owner_uid_index",
     "strip_managed_fields",
     "thaw",
+    "to_builtin",
 ]
 
 if TYPE_CHECKING:  # every read-only front conforms to `Reader` (checked by mypy)

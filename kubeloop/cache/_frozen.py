@@ -13,6 +13,7 @@ To serialize one, pass ``default=json_default`` to ``orjson.dumps`` (or
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NoReturn, overload
 
@@ -20,7 +21,7 @@ import orjson
 
 __all__ = [
     "FrozenDict", "FrozenList", "MetadataOnlyError", "ReadOnlyError", "dumps", "freeze", "json_default", "thaw",
-    "unwrap",
+    "to_builtin", "unwrap",
 ]
 
 _HINT = (
@@ -94,6 +95,26 @@ def thaw(value: Any) -> Any:
     raw = unwrap(value)
     if isinstance(raw, (dict, list)):
         return orjson.loads(orjson.dumps(raw))
+    return raw
+
+
+def to_builtin(value: Any) -> Any:
+    """``value`` as plain dicts, lists and scalars (a deep, mutable copy): what ``json.dumps``, YAML,
+    pickle or an equality test with a dict need of a cached object.
+
+    Read-only views (what caches and ``ctx.get()`` return) are not ``dict``/``list`` subclasses, so
+    ``json.dumps(view)`` raises ``TypeError``; ``json.dumps(to_builtin(view))`` works, as does
+    ``json.dumps(view, default=json_default)``. Any nesting of mappings and sequences is copied the
+    same way; other values are returned as they are.
+    """
+    raw = unwrap(value)
+    if isinstance(raw, dict | list):
+        with contextlib.suppress(TypeError):  # orjson: views nested in plain data, or ints past 64 bits
+            return orjson.loads(orjson.dumps(raw, default=json_default))
+    if isinstance(raw, Mapping):
+        return {k: to_builtin(v) for k, v in raw.items()}
+    if isinstance(raw, Sequence) and not isinstance(raw, str | bytes | bytearray):
+        return [to_builtin(v) for v in raw]
     return raw
 
 

@@ -251,12 +251,34 @@ async def _show_metrics(manager: Manager, narrator: Narrator) -> None:
             narrator.say(f"  {line}", stamp=False)
 
 
+#: the extra that installs each optional module the demo's example needs
+EXTRAS = {"pydantic": "resources", "pydantic_core": "resources", "cryptography": "testing", "pytest": "testing",
+          "pytest_asyncio": "testing"}
+DEMO_INSTALL = "pip install 'kubeloop[testing,resources]'"
+
+
+def _missing_module(exc: BaseException | None) -> str | None:
+    """The module a `ModuleNotFoundError` in ``exc``'s chain of causes names (loading wraps it)."""
+    while exc is not None:
+        if isinstance(exc, ModuleNotFoundError) and exc.name:
+            return exc.name
+        exc = exc.__cause__
+    return None
+
+
 async def run_demo() -> int:
     """Run the demo; 0 when the controller did everything right, 1 otherwise."""
     narrator = Narrator()
     try:
         example = load_example()
     except Exception as exc:
+        missing = _missing_module(exc)
+        extra = EXTRAS.get(missing.split(".")[0]) if missing else None
+        if extra is not None:
+            narrator.say(f"the demo's example (examples/webapp, a typed resource) needs {missing}, from the "
+                         f"{extra!r} extra: {DEMO_INSTALL} (in a kubeloop checkout: pip install -e "
+                         "'.[testing,resources]')")
+            return 1
         narrator.say(f"cannot load the example controller examples/webapp: {exc} (run from a kubeloop checkout)")
         return 1
     narrator.say("kubeloop demo: the WebApp controller (examples/webapp/controller.py) on the embedded "

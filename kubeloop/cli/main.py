@@ -36,3 +36,7 @@ class _LazyGroup(click.Group):
 @click.version_option(package_name="kubeloop")
 def main() -> None:
     """kubeloop: an asyncio Kubernetes controller runtime."""
+
+
+if __name__ == "__main__":  # `python -m kubeloop.cli.main` is the command too, not a silent import
+    main(prog_name="kubeloop")

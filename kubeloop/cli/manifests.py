@@ -121,7 +121,9 @@ def _observe(tests: str) -> list[Any]:
 
     with tempfile.TemporaryDirectory(prefix="kubeloop-observe-") as tmp:
         audit = Path(tmp) / "audit.jsonl"
-        env = {**os.environ, AUDIT_FILE_ENV: str(audit)}
+        # the emulator records the requests: the tests run on it even where a real cluster is configured
+        env = {k: v for k, v in os.environ.items() if k != "KUBELOOP_TEST_KUBECONFIG"}
+        env[AUDIT_FILE_ENV] = str(audit)
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *shlex.split(tests)]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
         click.echo(done.stdout + done.stderr, err=True, nl=False)
@@ -137,7 +139,9 @@ def _observe(tests: str) -> list[Any]:
 @click.argument("target", metavar="MODULE_OR_FILE")
 @click.option("--namespace", "-n", default="default", show_default=True,
               help="Namespace of the ServiceAccount, Deployment and Lease.")
-@click.option("--image", default=None, help="The operator's container image (default: NAME:latest).")
+@click.option("--image", default=None,
+              help="The operator's container image: Python 3.11+ with kubeloop and the module importable by its "
+                   "dotted name, which it runs as `kubeloop run MODULE` (default: NAME-operator:latest).")
 @click.option("--name", default=None, help="Name of the ServiceAccount, roles and Deployment (default: from the module).")
 @click.option("--leader-election/--no-leader-election", default=True, show_default=True,
               help="Run with a Lease (and grant the Lease's rules).")
@@ -154,19 +158,36 @@ def _observe(tests: str) -> list[Any]:
               help="Learn the rules from a pytest run of TESTS (e.g. 'tests/test_op.py') instead of deriving them.")
 @click.option("--observe-user", default=None,
               help="With --observe: only this user's requests (e.g. system:serviceaccount:NS:NAME).")
+@click.option("--env", "env", multiple=True, metavar="NAME=VALUE",
+              help="An environment variable of the operator's container (repeat for more).")
+@click.option("--for-cluster", "for_cluster", default=None, metavar="CLUSTER",
+              help="Print only the ServiceAccount (in --namespace) and RBAC that the cluster named CLUSTER (one the "
+                   "operator reaches with its own credentials) needs: what the controllers running there and the "
+                   "targets read there use.")
 def manifests(target: str, namespace: str, image: str | None, name: str | None, leader_election: bool,
               sharding: bool, replicas: int | None, metrics_port: int, health_port: int, kubeconfig: str | None, context: str | None,
-              observe: str | None, observe_user: str | None) -> None:
+              observe: str | None, observe_user: str | None, env: tuple[str, ...], for_cluster: str | None) -> None:
     """Print the CRDs, ServiceAccount, RBAC and Deployment that install MODULE_OR_FILE's operator."""
+    from kubeloop.meta import DEFAULT_CLUSTER
     from kubeloop.resources.manifests import (
         Deployment,
         Resolver,
         UnresolvedKind,
         dns_name,
+        manager_needs,
         merge,
         needs,
         needs_from_audit,
+        parse_env,
+        rbac_documents,
     )
+
+    if for_cluster is not None and observe:
+        raise click.ClickException("--for-cluster derives the rules; it cannot be combined with --observe")
+    try:
+        env_vars = parse_env(env)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
 
     try:
         module = load_target(target)
@@ -181,8 +202,8 @@ def manifests(target: str, namespace: str, image: str | None, name: str | None, 
         op = asyncio.run(operator_of(module, target, namespace, lease, sharding))
     except LoadError as exc:
         raise click.ClickException(str(exc)) from None
-    if observe:
-        perms = merge(needs_from_audit(_observe(observe), observe_user))
+    if observe:  # what the tests did, and what the Deployment's own Lease needs (tests seldom elect)
+        perms = merge([*needs_from_audit(_observe(observe), observe_user, namespace), *manager_needs(op)])
     else:
         resolver = Resolver(crds)
         if kubeconfig:
@@ -195,16 +216,29 @@ def manifests(target: str, namespace: str, image: str | None, name: str | None, 
             if missing:
                 resolver = Resolver(crds, asyncio.run(_discover(kubeconfig, context, missing)))
         try:
-            perms = merge(needs(op, resolver))
+            perms = merge(needs(op, resolver, for_cluster or DEFAULT_CLUSTER))
         except (UnresolvedKind, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
-    dep = Deployment(op_name, namespace, image or f"{op_name}:latest", module.__name__, metrics_port=metrics_port,
+    if for_cluster is not None:
+        click.echo(yaml.dump_all(rbac_documents(perms, op_name, namespace), Dumper=_Dumper, sort_keys=False,
+                                 default_flow_style=False, width=120), nl=False)
+        return
+    dep = Deployment(op_name, namespace, image or default_image(op_name), module.__name__, metrics_port=metrics_port,
                      health_port=health_port, leader_election=leader_election, lease_name=op_name,
-                     replicas=replicas or (3 if sharding else 1), sharding=sharding)
+                     replicas=replicas or (3 if sharding else 1), sharding=sharding, env=env_vars)
     from kubeloop.resources.manifests import manifests as documents
 
     click.echo(yaml.dump_all(documents(perms, dep, crds), Dumper=_Dumper, sort_keys=False,
                              default_flow_style=False, width=120), nl=False)
+    if image is None:
+        click.echo(f"kubeloop manifests: no --image given, so the Deployment runs {dep.image!r}: build it with "
+                   f"Python 3.11+, kubeloop and {module.__name__!r} importable, or pass --image", err=True)
+
+
+def default_image(name: str) -> str:
+    """``NAME-operator:latest``: never the bare module name, which may well be the operand's image
+    (a `memcached` module manages `memcached:latest`)."""
+    return f"{name if name.endswith('operator') else name + '-operator'}:latest"
 
 
 class _Dumper(yaml.SafeDumper):
@@ -218,6 +252,6 @@ def _referenced(op: Any) -> list[str]:
     out: list[str] = []
     for spec in op.controllers:
         out += [s.resource for s in spec.sources] + list(spec.writes)
-        out += [t for t in spec.targets or () if t.rpartition("/")[2][:1].isupper()]  # plurals need nothing
+        out += [t.kind for t in spec.targets or () if t.kind.rpartition("/")[2][:1].isupper()]  # plurals need nothing
     out += [r for r, _ in op.informers]
     return out

@@ -41,6 +41,7 @@ from kubeloop.client._errors import (
     WatchStreamError,
     error_from_status,
 )
+from kubeloop.client._mapper import misspelt_kind
 from kubeloop.client._objects import ObjectList, Page, dumps
 from kubeloop.client._options import ListKeywords, ListOptions
 from kubeloop.client._resources import ApiResource, ResourceLike, ResourceRef
@@ -99,4 +100,5 @@ __all__ = [
     "error_from_status",
     "format_field_selector",
     "format_label_selector",
+    "misspelt_kind",
 ]

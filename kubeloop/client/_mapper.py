@@ -4,13 +4,15 @@ One group/version's resource list is fetched the first time a kind in it is used
 fetches it again (so CRDs created after start-up resolve), and only then is `UnknownResource` raised.
 A kind missing from a served built-in group/version (the core group or a group without a dot, which
 CRDs cannot use) raises `UnknownKind` with the closest names: it is a typo, not a CRD still to come.
+In a CRD group, a kind within an edit or two of a served one (``Memcache`` where ``Memcached`` is
+served) raises `UnknownKind` too, naming it; anything else may be a CRD still to be installed.
 Concurrent lookups of one group/version share a single discovery request.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from kubeloop.client._errors import NotFound, UnknownKind, UnknownResource
@@ -46,6 +48,43 @@ def parse_resource_list(group: str, version: str, body: dict[str, Any]) -> dict[
             list_kind=f"{r.get('kind', '')}List",
         )
     return out
+
+
+def _distance(a: str, b: str, limit: int) -> int:
+    """Edit distance (insertions, deletions, substitutions, adjacent swaps), or ``limit + 1`` once
+    it is certain to exceed ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        if min(row) > limit:
+            return limit + 1
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+def misspelt_kind(name: str, kinds: Mapping[str, Iterable[str]]) -> str | None:
+    """The kind ``name`` is a typo of, among ``kinds`` (kind -> its names: kind, plural, singular),
+    if one is that close: within one edit (two for names of 8 characters or more), ignoring case.
+
+    Closer than `difflib`'s ratio on purpose: in a CRD group a kind not served yet may be a CRD
+    still to be installed, and only a near miss (``Memcache`` for ``Memcached``) is a typo.
+    """
+    low = name.lower()
+    limit = 2 if len(low) >= 8 else 1
+    best: tuple[int, str] | None = None
+    for kind, names in kinds.items():
+        for cand in {n.lower() for n in names if n}:
+            d = _distance(low, cand, limit)
+            if d <= limit and (best is None or (d, kind) < best):
+                best = (d, kind)
+    return best[1] if best is not None else None
 
 
 class _GroupVersion:
@@ -143,4 +182,9 @@ class RESTMapper:
             hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
             raise UnknownKind(f"unknown kind {ref}: no such kind in the built-in group/version {ref.api_version}"
                               f"{hint}; no CRD can add kinds to a built-in group")
+        typo = misspelt_kind(ref.name, {r.kind: (r.kind, r.plural, r.singular) for r in gv.by_name.values()})
+        if typo is not None:
+            raise UnknownKind(f"unknown kind {ref}: {ref.api_version} serves {typo!r} (did you mean "
+                              f"'{ref.api_version}/{typo}'?); a kind this close to a served one is taken "
+                              "for a typo rather than a CRD still to be installed")
         raise UnknownResource(f"unknown resource {ref}: no such kind or resource in this group/version")

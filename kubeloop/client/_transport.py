@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+import time
 from collections.abc import Mapping
 from typing import Any, TypedDict
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -28,6 +30,7 @@ from kubeloop.client._retry import (
     should_retry_status,
 )
 from kubeloop.config import ClusterConfig, Credentials, make_ssl_context
+from kubeloop.metrics import REST_CLIENT
 
 log = logging.getLogger("kubeloop.client")
 
@@ -69,6 +72,7 @@ class Transport:
         self._connection_limit = connection_limit
         self._trust_env = trust_env
         self._https = config.server.startswith("https://")
+        self._host = urlsplit(config.server).netloc  # the metrics' host label, as client-go's
         self._ssl: dict[tuple[bytes | None, bytes | None], ssl.SSLContext] = {}
         self._session: aiohttp.ClientSession | None = None
         self._watch_session: aiohttp.ClientSession | None = None
@@ -182,8 +186,12 @@ class Transport:
         ``throttle=False`` skips the client-side rate limiter for the first attempt (retries wait for
         it): for the continued pages of one LIST, which the limiter charged once (see `Client.list_page`).
         """
-        resp = await self._send(method, path, params=params, body=body, content_type=content_type,
-                                accept=accept, stream=False, request_timeout=request_timeout, throttle=throttle)
+        started = time.monotonic()
+        try:
+            resp = await self._send(method, path, params=params, body=body, content_type=content_type,
+                                    accept=accept, stream=False, request_timeout=request_timeout, throttle=throttle)
+        finally:  # as client-go: every request's latency, failed ones and retries included
+            REST_CLIENT.observe_latency(method, self._host, time.monotonic() - started)
         assert isinstance(resp, tuple)
         return resp
 
@@ -229,7 +237,13 @@ class Transport:
                 headers["Content-Type"] = content_type
             kw, attempt_timeout = await self._request_kwargs_within(headers, client_timeout, f"{method} {url}")
             try:
-                resp = await session.request(method, url, params=params, data=body, timeout=attempt_timeout, **kw)
+                try:
+                    resp = await session.request(method, url, params=params, data=body, timeout=attempt_timeout,
+                                                 **kw)
+                except BaseException:
+                    REST_CLIENT.request_done(None, method, self._host)
+                    raise
+                REST_CLIENT.request_done(resp.status, method, self._host)
                 if stream and resp.status < 300:
                     return resp
                 try:

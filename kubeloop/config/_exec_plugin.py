@@ -8,14 +8,19 @@ A plugin that never exits (waiting for a login prompt nobody sees, a hung networ
 the program silently: a non-interactive run is killed after `timeout` seconds (`EXEC_TIMEOUT` unless
 given) with `ExecPluginTimeout`, at start-up and at every refresh alike. Interactive runs (a user at a
 terminal) get no deadline. A caller that gives up earlier (the client's request timeout) kills the
-plugin too, so no run is left behind.
+plugin too, so no run is left behind. A non-interactive plugin runs in its own process group and
+the kill takes the whole group: wrapper scripts start children that would otherwise outlive it and
+keep its pipes open.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
+import signal
+import subprocess
 import sys
 import time
 from datetime import datetime
@@ -32,6 +37,51 @@ SUPPORTED_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authenticat
 EXPIRY_SKEW = 5.0
 EXEC_TIMEOUT = 60.0
 """Seconds a non-interactive exec plugin may run (cloud CLIs usually answer within a few seconds)."""
+
+
+PIPE_GRACE = 1.0
+"""Seconds to wait, after the plugin exited, for the end of its output (a child of a wrapper
+script may hold its stdout open; what the plugin itself printed has arrived by then)."""
+
+
+class _PluginRun(asyncio.SubprocessProtocol):
+    """One run of the plugin: its output, its exit and the end of its pipes, as futures.
+
+    `loop.subprocess_exec` with this protocol (rather than `asyncio.create_subprocess_exec`) tells
+    the process's exit apart from the end of its pipes: `Process.wait()` waits for both, and
+    a pipe held by a grandchild made it wait forever after the plugin was killed.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.out = bytearray()
+        self.err = bytearray()
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self._open: dict[int, asyncio.Future[None]] = {1: loop.create_future(), 2: loop.create_future()}
+
+    @property
+    def pipes(self) -> list[asyncio.Future[None]]:
+        """One future per pipe of ours (stdout, stderr when captured), done at its end."""
+        return list(self._open.values())
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        for fd in (1, 2):
+            if transport.get_pipe_transport(fd) is None:  # not a pipe (an interactive stderr)
+                self._open.pop(fd)
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        buf = self.out if fd == 1 else self.err
+        if fd == 1 or len(buf) < 65536:  # stderr only for the error message's last line
+            buf.extend(data.encode() if isinstance(data, str) else data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        fut = self._open.get(fd)
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
 
 
 def parse_timestamp(value: str) -> float:
@@ -130,40 +180,57 @@ class ExecAuth:
         env.update(self.env)
         env["KUBERNETES_EXEC_INFO"] = self._exec_info(interactive)
         self.runs += 1
+        loop = asyncio.get_running_loop()
+        plugin = _PluginRun(loop)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                self.command, *self.args, env=env,
-                stdin=None if interactive else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=None if interactive else asyncio.subprocess.PIPE,
+            transport, _ = await loop.subprocess_exec(
+                lambda: plugin, self.command, *self.args, env=env,
+                stdin=None if interactive else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=None if interactive else subprocess.PIPE,
+                # its own process group, so a timeout kills the wrappers' children too; an
+                # interactive plugin stays in ours, where it can read the terminal
+                start_new_session=not interactive,
             )
         except OSError as exc:
             hint = f" ({self.install_hint})" if self.install_hint else ""
             raise ExecPluginError(f"cannot run exec plugin {self.command!r}: {exc.strerror or exc}{hint}",
                                   source=self.source) from None
-        out, err = await self._communicate(proc, interactive)
-        if proc.returncode != 0:
-            tail = (err or b"").decode(errors="replace").strip().splitlines()[-1:] or [""]
+        await self._wait(transport, plugin, interactive)
+        code = transport.get_returncode()
+        if code != 0:
+            tail = bytes(plugin.err).decode(errors="replace").strip().splitlines()[-1:] or [""]
             raise ExecPluginError(
-                f"exec plugin {self.command!r} exited with code {proc.returncode}"
-                + (f": {tail[0]}" if tail[0] else ""), source=self.source)
-        self._creds, self._expires_at = self._parse(out)
+                f"exec plugin {self.command!r} exited with code {code}" + (f": {tail[0]}" if tail[0] else ""),
+                source=self.source)
+        self._creds, self._expires_at = self._parse(bytes(plugin.out))
 
-    async def _communicate(self, proc: asyncio.subprocess.Process, interactive: bool) -> tuple[bytes, bytes]:
-        """Wait for the plugin's output, killing it on timeout or when the caller gives up."""
+    async def _wait(self, transport: asyncio.SubprocessTransport, plugin: _PluginRun, interactive: bool) -> None:
+        """Wait until the plugin exits and its output is read, killing it on timeout or when the
+        caller gives up. The pipes are waited for only briefly after the exit, and never after a
+        kill: a child the plugin started (``sleep 30 &`` in a wrapper script) may hold them open."""
         try:
-            if interactive:
-                return await proc.communicate()
-            async with asyncio.timeout(self.timeout):
-                return await proc.communicate()
-        except TimeoutError:
-            raise ExecPluginTimeout(
-                f"exec plugin {self.command!r} did not exit within {self.timeout:g}s and was killed "
-                "(is it waiting for input, or for a network that does not answer?)", source=self.source) from None
+            try:
+                if interactive:
+                    await asyncio.shield(plugin.exited)
+                else:
+                    async with asyncio.timeout(self.timeout):
+                        await asyncio.shield(plugin.exited)
+            except TimeoutError:
+                raise ExecPluginTimeout(
+                    f"exec plugin {self.command!r} did not exit within {self.timeout:g}s and was killed "
+                    "(is it waiting for input, or for a network that does not answer?)", source=self.source) from None
+            await asyncio.wait(plugin.pipes, timeout=PIPE_GRACE)
         finally:
-            if proc.returncode is None:
-                proc.kill()
-                await asyncio.shield(proc.wait())
+            if not plugin.exited.done():
+                pid = transport.get_pid()
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    if interactive:
+                        transport.kill()
+                    else:
+                        os.killpg(pid, signal.SIGKILL)  # the plugin and everything it started
+                await asyncio.shield(plugin.exited)
+            transport.close()
 
     def _parse(self, out: bytes) -> tuple[Credentials, float | None]:
         where = f"exec plugin {self.command!r}"

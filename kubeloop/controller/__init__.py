@@ -50,7 +50,14 @@ from kubeloop.controller._recorder import EventRecorder
 from kubeloop.controller._request import Request, Result, TerminalError
 from kubeloop.controller._run import Gate
 from kubeloop.controller._scope import OverlayReader
-from kubeloop.controller._spec import ControllerSpec, ReconcileFn, SourceSpec, SuppressOwnWrites
+from kubeloop.controller._spec import (
+    ControllerSpec,
+    PrimaryWrites,
+    ReconcileFn,
+    SourceSpec,
+    SuppressOwnWrites,
+    Target,
+)
 from kubeloop.controller._targets import (
     ClusterUnreachable,
     KindNotServed,
@@ -78,6 +85,7 @@ __all__ = [
     "OverlayReader",
     "Predicate",
     "PrimaryKind",
+    "PrimaryWrites",
     "ReconcileFn",
     "Request",
     "RequestContextFilter",
@@ -85,6 +93,7 @@ __all__ = [
     "Result",
     "SourceSpec",
     "SuppressOwnWrites",
+    "Target",
     "TargetError",
     "TargetNotDeclared",
     "TargetNotSynced",

@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from kubeloop.cache import json_default
+from kubeloop.meta import semantically_equal
 
 _IGNORED_TOP = frozenset({"apiVersion", "kind"})
 _LIST_KEYS = ("name", "containerPort", "port", "mountPath", "devicePath", "ip", "type")
@@ -45,7 +46,8 @@ def contains(live: Any, desired: Any) -> bool:
     Maps: every desired key must be present and contained (a desired ``None`` means absent).
     Lists: same length and element-wise containment, or, for lists of maps carrying a key field
     (``name``, ``containerPort``, ...), each desired item contained in the live item with the
-    same key (another manager may own extra items). Scalars: equality.
+    same key (another manager may own extra items). Scalars: equal as the API server sees them
+    (`semantically_equal`: ``1`` and ``1.0`` differ, so do ``True`` and ``1``).
     """
     if isinstance(desired, Mapping):
         if not isinstance(live, Mapping):
@@ -64,9 +66,7 @@ def contains(live: Any, desired: Any) -> bool:
         if len(live) == len(desired) and all(contains(a, b) for a, b in zip(live, desired, strict=True)):
             return True
         return _contains_keyed(live, desired)
-    if isinstance(desired, bool) or isinstance(live, bool):
-        return type(desired) is type(live) and desired == live
-    return bool(live == desired)
+    return semantically_equal(live, desired)
 
 
 def _list_key(items: Sequence[Any]) -> str | None:

@@ -66,9 +66,11 @@ from kubeloop.controller._sources import BoundSource
 from kubeloop.controller._spec import (
     ControllerSpec,
     Predicates,
+    PrimaryWrites,
     ReconcileFn,
     SourceSpec,
     SuppressOwnWrites,
+    Target,
     combine_predicates,
 )
 from kubeloop.metrics import ControllerMetrics
@@ -92,7 +94,9 @@ class Controller:
     RBAC rules ``kubeloop manifests`` derives (docs/manifests.md); ``targets``: the kinds the
     reconcile reads with ``ctx.watch_target`` (``["helm.toolkit.fluxcd.io/v2/HelmRelease"]``), so
     their read rules are derived too; once declared, reading another kind is a `TargetNotDeclared`
-    error (None, the default: any kind, no rule derived).
+    error (None, the default: any kind, no rule derived); a `Target` entry also says where they are
+    read (one namespace, other clusters only); ``primary_writes`` what the reconcile writes of its
+    primary (``"object"``, the default; ``"status"``; ``"none"``), for the derived rules.
 
     Every kind (``for_``, ``owns``, ``watches``, ``writes``, ``targets``) is a ``group/version/Kind``
     name or a typed resource class (`kubeloop.resources.CustomResource`: ``for_=WebApp``), resolved
@@ -125,7 +129,8 @@ class Controller:
         record_events: bool = True,
         logger: logging.Logger | None = None,
         writes: Sequence[ResourceArg] = (),
-        targets: Sequence[ResourceArg] | None = None,
+        targets: Sequence[ResourceArg | Target] | None = None,
+        primary_writes: PrimaryWrites = "object",
     ) -> None:
         if isinstance(targets, str) or isinstance(writes, str):
             raise TypeError(f"writes= and targets= take a list of kinds such as [{targets or writes!r}], not a string")
@@ -140,7 +145,8 @@ class Controller:
             read_your_writes=read_your_writes, read_your_writes_timeout=read_your_writes_timeout,
             suppress_own_writes=suppress_own_writes, cache_sync_timeout=cache_sync_timeout, record_events=record_events,
             logger=logger, writes=tuple(resource_name(w) for w in writes),
-            targets=tuple(resource_name(t) for t in targets) if targets is not None else None))
+            targets=tuple(t if isinstance(t, Target) else Target(resource_name(t)) for t in targets)
+            if targets is not None else None, primary_writes=primary_writes))
 
     def _init(self, spec: ControllerSpec) -> None:
         self._spec = spec

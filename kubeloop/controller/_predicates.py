@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubeloop.meta import metadata_of
+from kubeloop.meta import metadata_of, semantically_equal
 
 Obj = Mapping[str, Any]
 PredicateFn = Callable[[Obj | None, Obj | None], bool]
@@ -58,12 +58,13 @@ def predicate(fn: PredicateFn) -> Predicate:
 
 
 def _on_update(field: Callable[[Mapping[str, Any]], Any], name: str) -> Predicate:
-    """Creations and deletions pass; an update passes when `field(metadata)` differs."""
+    """Creations and deletions pass; an update passes when `field(metadata)` differs (as the API
+    server compares values: `semantically_equal`)."""
 
     def check(old: Obj | None, new: Obj | None) -> bool:
         if old is None or new is None:
             return True
-        return bool(field(metadata_of(old)) != field(metadata_of(new)))
+        return not semantically_equal(field(metadata_of(old)), field(metadata_of(new)))
 
     return Predicate(check, name)
 

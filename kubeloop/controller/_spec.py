@@ -105,6 +105,36 @@ def _check_reconcile(reconcile: object) -> None:
         raise TypeError(f"reconcile must be an async function (request, ctx), not {reconcile!r}")
 
 
+PrimaryWrites = Literal["object", "status", "none"]
+"""What a reconcile writes of its primary (``Controller(primary_writes=...)``): the object itself
+(finalizers, labels, ...) and its status, only its status, or nothing."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A kind the reconcile reads with ``ctx.watch_target`` (an entry of ``Controller(targets=[...])``,
+    where a plain ``group/version/Kind`` means ``Target(kind)``), and where it is read.
+
+    - ``namespace``: the targets of this kind are all in this namespace: their cache watches only
+      it (so a ServiceAccount allowed only there can read them), ``kubeloop manifests`` grants a
+      Role there, and ``watch_target`` of one elsewhere raises `TargetNotDeclared`.
+    - ``remote``: they are read only in clusters other than the manager's own (``cluster=`` names
+      another one): ``kubeloop manifests`` grants nothing for them in the management cluster
+      (``--for-cluster NAME`` prints what another cluster needs), and ``watch_target`` of one in the
+      manager's own cluster raises `TargetNotDeclared`.
+    """
+
+    kind: str
+    namespace: str | None = None
+    remote: bool = False
+
+    def __post_init__(self) -> None:
+        ResourceRef.parse(self.kind)
+        if self.namespace is not None and (not isinstance(self.namespace, str) or not self.namespace):
+            raise ValueError(f"Target({self.kind!r}): namespace must be a non-empty name or None, "
+                             f"not {self.namespace!r}")
+
+
 @dataclass(frozen=True)
 class ControllerSpec:
     """Everything that defines a controller (see `Controller` for the options' meaning)."""
@@ -129,16 +159,23 @@ class ControllerSpec:
     writes: tuple[str, ...] = ()
     """Kinds the reconcile writes through ``ctx.client`` besides the primary's status and its owned
     children (read by ``kubeloop manifests`` for the RBAC rules: create, update, patch, delete)."""
-    targets: tuple[str, ...] | None = None
-    """Kinds the reconcile reads with ``ctx.watch_target`` (``group/version/Kind`` or a plural), or
-    None: any kind, and no rule derived. Declared, they are the only ones it may read (another is a
-    `TargetNotDeclared` error, found by the first test that asks for it) and ``kubeloop manifests``
-    grants get, list, watch on each at the cluster scope (a target cache watches all namespaces)."""
+    targets: tuple[Target, ...] | None = None
+    """Kinds the reconcile reads with ``ctx.watch_target`` (``group/version/Kind`` or a plural, and
+    where: `Target`), or None: any kind, and no rule derived. Declared, they are the only ones it may
+    read (another is a `TargetNotDeclared` error, found by the first test that asks for it) and
+    ``kubeloop manifests`` grants get, list, watch on each (at the cluster scope, or in the
+    target's namespace)."""
+    primary_writes: PrimaryWrites = "object"
+    """What the reconcile writes of its primary, for ``kubeloop manifests``: ``"object"`` (update
+    and patch on it, for finalizers and metadata, and on its status), ``"status"`` (its status
+    only) or ``"none"`` (a read-only controller: no write rule on the primary's kind)."""
 
     def __post_init__(self) -> None:
         name = self.name
-        for w in (*self.writes, *(self.targets or ())):
+        for w in self.writes:
             ResourceRef.parse(w)
+        if self.primary_writes not in ("object", "status", "none"):
+            raise ValueError(f"primary_writes must be 'object', 'status' or 'none', not {self.primary_writes!r}")
         if not name or not name.replace("-", "_").replace(".", "_").isidentifier():
             raise ValueError(f"controller name {name!r} must be non-empty letters, digits, '-', '_' or '.'")
         if self.max_concurrent_reconciles < 1:

@@ -22,7 +22,10 @@ Why one cache per {cluster, kind}, all namespaces: one watch serves every target
 in that cluster, whatever namespaces parents point into, and a new namespace costs nothing; the
 price is list/watch permission at the cluster scope (a namespaced cache per target namespace
 would need only namespaced RBAC but one watch per namespace). Cluster-wide is what the Go
-implementations of this pattern do, and what the RBAC of a fleet controller grants anyway.
+implementations of this pattern do, and what the RBAC of a fleet controller grants anyway. A
+controller whose targets of a kind all live in one namespace declares it
+(``targets=[Target(kind, namespace=...)]``): that kind's caches then watch only that namespace, which
+a ServiceAccount allowed only there can list.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ from kubeloop.cache import (
 )
 from kubeloop.client import ApiResource, ClientConnectionError, ResourceRef, UnknownResource
 from kubeloop.controller._request import Request
-from kubeloop.meta import RESYNC
+from kubeloop.controller._spec import Target
+from kubeloop.meta import DEFAULT_CLUSTER, RESYNC
 from kubeloop.metrics import LIVE_TARGETS
 
 __all__ = [
@@ -210,11 +214,13 @@ class Targets:
     """
 
     def __init__(self, controller: str, cache: SharedCache, enqueue: Callable[[Request], None], *,
-                 sync_timeout: float = TARGET_SYNC_TIMEOUT, declared: Collection[str] | None = None) -> None:
+                 sync_timeout: float = TARGET_SYNC_TIMEOUT, declared: Collection[str | Target] | None = None) -> None:
         self.controller = controller
-        self.declared = None if declared is None else tuple(declared)
-        refs = [ResourceRef.parse(d) for d in self.declared or ()]
-        self._declared = {(r.group, r.name) for r in refs}  # (group, Kind or plural): versions do not matter
+        self.declared = None if declared is None else tuple(d if isinstance(d, Target) else Target(d) for d in declared)
+        self._declared: dict[tuple[str, str], Target] = {}  # (group, Kind or plural): versions do not matter
+        for d in self.declared or ():
+            ref = ResourceRef.parse(d.kind)
+            self._declared[(ref.group, ref.name)] = d
         self.cache = cache
         self.index = TargetIndex()
         self.sync_timeout = sync_timeout
@@ -263,10 +269,7 @@ class Targets:
         except ClientConnectionError as exc:
             raise ClusterUnreachable(f"cannot watch {resource} {name!r}: cluster {cluster!r} at "
                                      f"{client.config.server} does not answer: {exc}") from exc
-        if self.declared is not None and not self._declared & {(api.group, api.kind), (api.group, api.plural)}:
-            raise TargetNotDeclared(f"cannot watch {resource} {name!r}: controller {self.controller!r} declares "
-                                    f"targets={list(self.declared)!r} without it; add it there (the RBAC rules "
-                                    "`kubeloop manifests` derives come from that list)")
+        decl = self._declaration(api, resource, name)
         if api.namespaced:
             ns = namespace if namespace is not None else parent.namespace
             if not ns:
@@ -275,8 +278,18 @@ class Targets:
             raise ValueError(f"{resource} is cluster-scoped: watch_target({resource!r}, {name!r}) takes no namespace")
         else:
             ns = ""
+        scope = None
+        if decl is not None:
+            if decl.remote and cluster == DEFAULT_CLUSTER:
+                raise TargetNotDeclared(f"cannot watch {resource} {name!r} in the manager's own cluster: controller "
+                                        f"{self.controller!r} declares {decl!r} (remote: other clusters only)")
+            if decl.namespace is not None and api.namespaced:
+                if ns != decl.namespace:
+                    raise TargetNotDeclared(f"cannot watch {resource} {name!r} in namespace {ns!r}: controller "
+                                            f"{self.controller!r} declares {decl!r} (that namespace only)")
+                scope = decl.namespace
         key: CacheKey = (cluster, resource_key(api))
-        tc = await self._open(key, api)
+        tc = await self._open(key, api, scope)
         target: TargetKey = (*key, ns, name)
         self.index.add(parent, target)
         asked.add(target)
@@ -287,6 +300,18 @@ class Targets:
                 raise TargetNotSynced(f"the cache of {key[1]} on cluster {cluster!r} did not sync within "
                                       f"{self.sync_timeout:g}s: {exc}") from exc
         return tc.handle.get(name, ns)
+
+    def _declaration(self, api: ApiResource, resource: str, name: str) -> Target | None:
+        """The `Target` declaring ``api`` (None when the controller declares none); `TargetNotDeclared`
+        when it declares targets without this kind."""
+        if self.declared is None:
+            return None
+        decl = self._declared.get((api.group, api.kind)) or self._declared.get((api.group, api.plural))
+        if decl is None:
+            raise TargetNotDeclared(f"cannot watch {resource} {name!r}: controller {self.controller!r} declares "
+                                    f"targets={[d.kind for d in self.declared or ()]!r} without it; add it there "
+                                    "(the RBAC rules `kubeloop manifests` derives come from that list)")
+        return decl
 
     def finish(self, parent: Request, asked: set[TargetKey], success: bool) -> None:
         """A reconcile of ``parent`` ended: after a success, what it asked for is what it watches."""
@@ -315,13 +340,13 @@ class Targets:
         self.index = TargetIndex()
         self._closed.set()
 
-    async def _open(self, key: CacheKey, api: ApiResource) -> _TargetCache:
+    async def _open(self, key: CacheKey, api: ApiResource, namespace: str | None) -> _TargetCache:
         tc = self._caches.get(key)
         if tc is not None:
             return tc
         if self._tg is None:
             raise TargetError(f"{self.controller} is not running (or stopping): no new target cache")
-        handle = await self.cache.informer_for(key[0], api)
+        handle = await self.cache.informer_for(key[0], api, namespace=namespace)
         tc = self._caches.get(key)
         if tc is not None:  # another reconcile opened it while we waited
             handle.release()

@@ -1,5 +1,6 @@
 """Kubernetes object vocabulary: selectors, name rules, object accessors, resourceVersions, event
-types; and the timing primitives every layer shares: `Clock`, `Backoff`, `TokenBucket`.
+types, JSON values compared as the API server compares them (``semantically_equal``); and the
+timing primitives every layer shares: `Clock`, `Backoff`, `TokenBucket`.
 
 The leaf of the package: it imports nothing of kubeloop, so every layer (client, watch, cache,
 queue, controller, manager and the emulator) shares one definition of each concept.
@@ -47,6 +48,7 @@ from kubeloop.meta._refs import (
 )
 from kubeloop.meta._requirement import Requirement
 from kubeloop.meta._rv import pack_rv, rv_at_least, rv_int, rv_newer
+from kubeloop.meta._semantic import go_json_numbers, semantically_equal
 from kubeloop.meta._time import TimeFormatError, format_micro_time, format_time, now, parse_time
 from kubeloop.meta._token_bucket import TokenBucket
 from kubeloop.meta._validation import (
@@ -111,6 +113,7 @@ __all__ = [
     "escape_field_value",
     "format_micro_time",
     "format_time",
+    "go_json_numbers",
     "is_config_key",
     "is_dns1035_label",
     "is_dns1123_label",
@@ -132,6 +135,7 @@ __all__ = [
     "rv_at_least",
     "rv_int",
     "rv_newer",
+    "semantically_equal",
     "set_controller_reference",
     "set_owner_reference",
     "uid_of",

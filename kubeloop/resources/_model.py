@@ -33,7 +33,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from kubeloop.meta import format_micro_time, format_time
+from kubeloop.meta import format_micro_time, format_time, go_json_numbers
 
 from ._conditions import CONDITION_REASON, CONDITION_TYPE
 from ._structural import SchemaError
@@ -423,8 +423,14 @@ class CustomResource(Model):
                                           f"{e}") from None
 
     def to_object(self) -> dict[str, Any]:
-        """This object as a plain JSON-ready dict, for the client (create, update, apply)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """This object as a plain JSON-ready dict, for the client (create, update, apply).
+
+        A float with an integral value is written as an integer, as the API server (Go) writes
+        it: a `float` field read as ``1`` is written back as ``1``, not ``1.0``, which the server
+        would see as a changed value (a new generation; see `kubeloop.meta.semantically_equal`).
+        """
+        out: dict[str, Any] = go_json_numbers(self.model_dump(mode="json", by_alias=True, exclude_none=True))
+        return out
 
     @classmethod
     def openapi_schema(cls) -> dict[str, Any]:

@@ -4,17 +4,20 @@ Why: the rules an operator needs follow from its `ControllerSpec`s (controller-g
 per rule; no Python framework derives them). What each declaration needs:
 
 - every ``for_``/``owns``/``watches`` source and every Manager informer: get, list, watch;
-- the primary (``for_``): update, patch (finalizers and metadata, which `finalize` writes) and, when
-  its kind has a status subresource, update and patch on ``<plural>/status``;
+- the primary (``for_``), as ``primary_writes`` says: ``"object"`` (the default) update, patch
+  (finalizers and metadata, which `finalize` writes) and, when its kind has a status subresource,
+  update and patch on ``<plural>/status``; ``"status"`` the status only; ``"none"`` nothing;
 - ``owns``: create, update, patch, delete of the children, and update on ``<primary>/finalizers``
   (setting ``blockOwnerDeletion`` on a child's owner reference needs it where the
   OwnerReferencesPermissionEnforcement admission plugin is on);
 - ``record_events`` (the default): create, patch on ``events.k8s.io`` events (the recorder posts
   only events.k8s.io/v1 Events and patches their series);
 - ``writes=[...]``: create, update, patch, delete of each kind named;
-- ``targets=[...]`` (what ``ctx.watch_target`` reads): get, list, watch of each kind, always in the
-  ClusterRole (a target cache watches its kind in all namespaces); a kind not resolvable offline may
-  be named by its plural (``helm.toolkit.fluxcd.io/v2/helmreleases``), since that is all RBAC needs;
+- ``targets=[...]`` (what ``ctx.watch_target`` reads): get, list, watch of each kind, in the
+  ClusterRole (a target cache watches its kind in all namespaces) or, for a ``Target`` declared in
+  one namespace, in a Role there; nothing in the management cluster for a ``remote`` one; a kind not
+  resolvable offline may be named by its plural (``helm.toolkit.fluxcd.io/v2/helmreleases``), since
+  that is all RBAC needs;
 - a runnable's ``reads`` (`kubeloop.manager.ClustersFromSecrets`: Secrets in its namespace) and
   every Manager informer: get, list, watch;
 - leader election: get, update on the Lease (by name) and create on leases, in its namespace;
@@ -22,8 +25,10 @@ per rule; no Python framework derives them). What each declaration needs:
   namespace (each replica creates its own membership Lease, lists its peers' and deletes its own
   on leave; the names are per replica, so not known in advance).
 
-A need with a namespace (a source narrowed to one) becomes a Role there; anything else goes in the
-ClusterRole. Kinds are resolved offline: built-in kinds from a table, custom kinds from the CRDs
+The management cluster needs all of that; another cluster (``needs(..., cluster=NAME)``, behind
+``kubeloop manifests --for-cluster NAME``) what the controllers running there read and write and
+what the targets read there need, and no Lease, informer or runnable rule. A need with a namespace
+(a source narrowed to one) becomes a Role there; anything else goes in the ClusterRole. Kinds are resolved offline: built-in kinds from a table, custom kinds from the CRDs
 the module declares (typed resources or CRD dicts); anything else raises `UnresolvedKind`.
 """
 
@@ -35,8 +40,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop.client import ResourceRef
+from kubeloop.client import ResourceRef, misspelt_kind
 from kubeloop.controller import ControllerSpec
+from kubeloop.meta import DEFAULT_CLUSTER
 
 READ = ("get", "list", "watch")
 WRITE = ("create", "delete", "patch", "update")
@@ -137,11 +143,28 @@ class Resolver:
         ref = ResourceRef.parse(resource)
         found = self._by.get((ref.group, ref.version, ref.name))
         if found is None:
+            typo = self.suggestion(ref)
+            hint = f" (did you mean '{ref.api_version}/{typo}'?)" if typo else ""
             raise UnresolvedKind(
-                f"cannot resolve {resource} offline: it is not a built-in kind kubeloop knows nor a custom "
+                f"cannot resolve {resource} offline{hint}: it is not a built-in kind kubeloop knows nor a custom "
                 "resource the module declares (a CustomResource class, or `crds`/`crd()`); declare its CRD in the "
                 "module, or give --kubeconfig to read it from the cluster's discovery")
         return found
+
+    def suggestion(self, ref: ResourceRef) -> str | None:
+        """The known kind of ``ref``'s group and version that ``ref`` is a typo of, if any (for built-in
+        groups, the closest name; for CRD groups, only a near miss, as the client's RESTMapper judges)."""
+        kinds: dict[str, set[str]] = {}
+        for (group, version, _), k in self._by.items():
+            if (group, version) == (ref.group, ref.version):
+                kinds.setdefault(k.kind, set()).update((k.kind, k.plural))
+        typo = misspelt_kind(ref.name, kinds)
+        if typo is None and "." not in ref.group:
+            import difflib  # only to word this error
+
+            close = difflib.get_close_matches(ref.name, sorted(kinds), n=1)
+            typo = close[0] if close else None
+        return typo
 
 
 # ---------------------------------------------------------------------- what the operator needs
@@ -167,9 +190,12 @@ class Operator:
     shard_namespace: str | None = None  # sharding: where the membership Leases live
 
 
-def needs(op: Operator, resolver: Resolver) -> list[Need]:
-    """Every permission the operator needs (see the module docstring), unmerged."""
+def needs(op: Operator, resolver: Resolver, cluster: str = DEFAULT_CLUSTER) -> list[Need]:
+    """Every permission the operator needs in ``cluster`` (see the module docstring), unmerged: in the
+    management cluster (the default) everything; in another cluster what the controllers running
+    there and the targets read there need, without the Manager's own Lease and informers."""
     out: list[Need] = []
+    management = cluster == DEFAULT_CLUSTER
 
     def add(resource: str, verbs: Iterable[str], namespace: str | None, sub: str = "") -> Kind:
         k = resolver.resolve(resource)
@@ -179,28 +205,45 @@ def needs(op: Operator, resolver: Resolver) -> list[Need]:
 
     for spec in op.controllers:
         primary = spec.primary
-        for src in spec.sources:
+        here = spec.sources_on(cluster)
+        for src in here:
             add(src.resource, READ, src.selection.namespace)
-        scope = primary.selection.namespace
-        pk = add(primary.resource, ("update", "patch"), scope)
-        if "status" in pk.subresources:
-            add(primary.resource, ("update", "patch"), scope, "status")
-        owned = [s for s in spec.sources if s.role == "owns"]
-        for src in owned:
-            ns = src.selection.namespace
-            add(src.resource, WRITE, ns if ns is not None else scope)
-        if owned:
-            add(primary.resource, ("update",), scope, "finalizers")
-        for w in spec.writes:
-            add(w, WRITE, scope)
+        if any(src is primary for src in here):  # its reconciles run here: they write here
+            scope = primary.selection.namespace
+            pk = resolver.resolve(primary.resource)
+            if spec.primary_writes == "object":
+                add(primary.resource, ("update", "patch"), scope)
+            if spec.primary_writes in ("object", "status"):
+                if "status" in pk.subresources:
+                    add(primary.resource, ("update", "patch"), scope, "status")
+                elif spec.primary_writes == "status":  # no status subresource: status is written with the object
+                    add(primary.resource, ("update", "patch"), scope)
+            owned = [s for s in spec.sources if s.role == "owns"]
+            for src in owned:
+                add(src.resource, WRITE, src.selection.namespace if src.selection.namespace is not None else scope)
+            if owned:
+                add(primary.resource, ("update",), scope, "finalizers")
+            for w in spec.writes:
+                add(w, WRITE, scope)
+            if spec.record_events:
+                event_ns = scope if pk.namespaced else "default"
+                add("events.k8s.io/v1/Event", ("create", "patch"), event_ns)
         for t in spec.targets or ():
-            group, plural = target_plural(t, resolver)
-            out.append(Need(group, plural, frozenset(READ)))
-        if spec.record_events:
-            event_ns = scope if pk.namespaced else "default"
-            add("events.k8s.io/v1/Event", ("create", "patch"), event_ns)
-    for resource, namespace in op.informers:
-        add(resource, READ, namespace)
+            if t.remote and management:
+                continue  # read only in other clusters, with their credentials
+            group, plural, namespaced = target_kind(t.kind, resolver)
+            out.append(Need(group, plural, frozenset(READ), t.namespace if namespaced is not False else None))
+    if management:
+        for resource, namespace in op.informers:
+            add(resource, READ, namespace)
+        out += manager_needs(op)
+    return out
+
+
+def manager_needs(op: Operator) -> list[Need]:
+    """What the Manager itself needs in the management cluster: its Lease (leader election) or the
+    membership Leases (sharding)."""
+    out = []
     if op.lease is not None:
         name, namespace = op.lease
         out.append(Need("coordination.k8s.io", "leases", frozenset({"get", "update"}), namespace, (name,)))
@@ -211,16 +254,16 @@ def needs(op: Operator, resolver: Resolver) -> list[Need]:
     return out
 
 
-def target_plural(resource: str, resolver: Resolver) -> tuple[str, str]:
-    """(group, plural) of a ``targets`` entry: resolved, or as written when it is a plural (its
-    scope does not matter: target caches are cluster-wide)."""
+def target_kind(resource: str, resolver: Resolver) -> tuple[str, str, bool | None]:
+    """(group, plural, namespaced) of a ``targets`` entry: resolved, or as written when it is a plural
+    (its scope then unknown: None)."""
     try:
         k = resolver.resolve(resource)
-        return k.group, k.plural
+        return k.group, k.plural, k.namespaced
     except UnresolvedKind as exc:
         ref = ResourceRef.parse(resource)
         if ref.name[:1].islower():
-            return ref.group, ref.name
+            return ref.group, ref.name, None
         raise UnresolvedKind(f"{exc}; or, for targets=, name it by its plural: "
                              f"'{ref.group}/{ref.version}/<plural>'") from None
 
@@ -291,6 +334,7 @@ class Deployment:
     lease_name: str = ""
     replicas: int = 1
     sharding: bool = False  # replicas share the work (``--sharding``, group named ``lease_name``)
+    env: tuple[tuple[str, str], ...] = ()  # the container's environment variables (name, value)
 
 
 _NAME = re.compile(r"[^a-z0-9-]+")
@@ -301,28 +345,52 @@ def dns_name(text: str) -> str:
     return (_NAME.sub("-", text.lower()).strip("-") or "kubeloop")[:63].rstrip("-")
 
 
-def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
-    """The documents to apply, in order: CRDs, ServiceAccount, roles and bindings, Deployment."""
-    labels = {"app.kubernetes.io/name": dep.name, "app.kubernetes.io/managed-by": "kubeloop"}
-    sa = {"kind": "ServiceAccount", "name": dep.name, "namespace": dep.namespace}
-    docs: list[dict[str, Any]] = [dict(c) for c in crds]
-    docs.append({"apiVersion": "v1", "kind": "ServiceAccount",
-                 "metadata": {"name": dep.name, "namespace": dep.namespace, "labels": labels}})
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+
+
+def parse_env(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """``NAME=VALUE`` strings -> (name, value) pairs, in order, a name given twice keeping its last
+    value; a `ValueError` naming the bad item for anything the API server would reject."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not _ENV_NAME.match(name):
+            raise ValueError(f"environment variable {item!r} must be NAME=VALUE with a NAME of letters, digits, "
+                             "'_', '-' or '.', not starting with a digit")
+        out.pop(name, None)
+        out[name] = value
+    return tuple(out.items())
+
+
+def rbac_documents(perms: Permissions, name: str, namespace: str) -> list[dict[str, Any]]:
+    """ServiceAccount ``namespace/name``, and the ClusterRole and Roles of ``perms`` bound to it."""
+    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "kubeloop"}
+    sa = {"kind": "ServiceAccount", "name": name, "namespace": namespace}
+    docs: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "ServiceAccount",
+                                   "metadata": {"name": name, "namespace": namespace, "labels": labels}}]
     if perms.cluster:
-        docs.append({"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": {"name": dep.name, "labels": labels},
+        docs.append({"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": {"name": name, "labels": labels},
                      "rules": [r.to_dict() for r in perms.cluster]})
         docs.append({"apiVersion": RBAC_API, "kind": "ClusterRoleBinding",
-                     "metadata": {"name": dep.name, "labels": labels},
-                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": dep.name},
+                     "metadata": {"name": name, "labels": labels},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
                      "subjects": [sa]})
     for ns, rules in sorted(perms.namespaced.items()):
         docs.append({"apiVersion": RBAC_API, "kind": "Role",
-                     "metadata": {"name": dep.name, "namespace": ns, "labels": labels},
+                     "metadata": {"name": name, "namespace": ns, "labels": labels},
                      "rules": [r.to_dict() for r in rules]})
         docs.append({"apiVersion": RBAC_API, "kind": "RoleBinding",
-                     "metadata": {"name": dep.name, "namespace": ns, "labels": labels},
-                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": dep.name},
+                     "metadata": {"name": name, "namespace": ns, "labels": labels},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
                      "subjects": [sa]})
+    return docs
+
+
+def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The documents to apply, in order: CRDs, ServiceAccount, roles and bindings, Deployment."""
+    labels = {"app.kubernetes.io/name": dep.name, "app.kubernetes.io/managed-by": "kubeloop"}
+    docs: list[dict[str, Any]] = [dict(c) for c in crds]
+    docs += rbac_documents(perms, dep.name, dep.namespace)
     args = ["run", dep.target, "--namespace", dep.namespace, "--metrics-port", str(dep.metrics_port),
             "--health-port", str(dep.health_port), "--log-format", "json"]
     if dep.sharding:
@@ -330,7 +398,7 @@ def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, A
     elif dep.leader_election:
         args += ["--leader-election", "--leader-election-id", dep.lease_name or dep.name]
     probe = {"initialDelaySeconds": 5, "periodSeconds": 10}
-    container = {
+    container: dict[str, Any] = {
         "name": "operator", "image": dep.image, "command": ["kubeloop"], "args": args,
         "ports": [{"name": "metrics", "containerPort": dep.metrics_port},
                   {"name": "health", "containerPort": dep.health_port}],
@@ -339,6 +407,8 @@ def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, A
         # what any Python image runs with (runAsNonRoot would refuse images that run as root)
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
     }
+    if dep.env:
+        container["env"] = [{"name": k, "value": v} for k, v in dep.env]
     docs.append({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": dep.name, "namespace": dep.namespace, "labels": labels},
@@ -352,16 +422,34 @@ def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, A
 
 # ---------------------------------------------------------------------- observed rules
 
-def needs_from_audit(entries: Iterable[Any], user: str | None = None) -> list[Need]:
+def needs_from_audit(entries: Iterable[Any], user: str | None = None, home: str | None = None) -> list[Need]:
     """Needs from an emulator audit (``AuditEntry``-like: user, verb, api_group, resource,
     subresource, namespace), for ``kubeloop manifests --observe``; ``user`` filters by caller.
 
-    A ``list``/``watch`` made across all namespaces is cluster-wide; other verbs keep their namespace.
+    A ``list``/``watch`` made across all namespaces is cluster-wide; other verbs keep their namespace
+    when it is ``home`` (the operator's own, ``--namespace``), and are cluster-wide in any other: the
+    tests' namespaces are throwaway names, so a rule there must hold wherever the objects will be.
+    Two verbs bring another, for what kube-apiserver authorizes beyond the request's own verb:
+    - ``watch`` brings ``list``: an informer's first list is a streaming list (a WATCH with
+      sendInitialEvents) where the server serves those, as the emulator does, and a LIST then a
+      WATCH on a server that does not (kube-apiserver before 1.27, or with the WatchList feature
+      off), so the observation of one needs the rules of the other;
+    - ``patch`` of an object (not a subresource) brings ``create``: a server-side apply creates
+      the object when it does not exist, and kube-apiserver then also authorizes ``create``
+      (``withAuthorization`` in its patch handler); the audit does not say whether a patch created.
     """
     out = []
     for e in entries:
         if user is not None and e.user != user:
             continue
         resource = f"{e.resource}/{e.subresource}" if e.subresource else e.resource
-        out.append(Need(e.api_group, resource, frozenset({e.verb}), e.namespace or None))
+        verbs = {e.verb}
+        if e.verb == "watch":
+            verbs.add("list")
+        elif e.verb == "patch" and not e.subresource:
+            verbs.add("create")
+        namespace = e.namespace or None
+        if home is not None and namespace != home:
+            namespace = None
+        out.append(Need(e.api_group, resource, frozenset(verbs), namespace))
     return out

@@ -39,13 +39,13 @@ if TYPE_CHECKING:
     from ._clock import VirtualClock
     from ._cluster import TestCluster
     from ._conversion import check_lossless, resource_objects
-    from ._kit import eventually, install_crd
+    from ._kit import delete_crd, eventually, install_crd
     from ._process import APIServerProcess
     from ._runner import OperatorRunner
     from .apiserver.server import APIServer
 
 __all__ = ["INSTALL_HINT", "APIServer", "APIServerProcess", "OperatorRunner", "TestCluster", "VirtualClock",
-           "check_lossless", "eventually", "install_crd", "missing_dependencies", "resource_objects"]
+           "check_lossless", "delete_crd", "eventually", "install_crd", "missing_dependencies", "resource_objects"]
 
 #: what to install for the emulator and the fixtures (they are an extra, not a runtime dependency)
 INSTALL_HINT = "pip install 'kubeloop[testing]'"
@@ -62,7 +62,7 @@ def missing_dependencies() -> list[str]:
 # imported on first use: pytest loads the plugin (a submodule) in every run, and an unrelated run
 # should not pay for importing the emulator
 _LAZY = {"APIServer": ".apiserver.server", "TestCluster": "._cluster", "APIServerProcess": "._process",
-         "eventually": "._kit", "install_crd": "._kit", "VirtualClock": "._clock",
+         "eventually": "._kit", "install_crd": "._kit", "delete_crd": "._kit", "VirtualClock": "._clock",
          "OperatorRunner": "._runner", "check_lossless": "._conversion", "resource_objects": "._conversion"}
 
 

@@ -110,7 +110,11 @@ class OperatorRunner:
             await manager.start()
             self._manager = manager
             if not await manager.wait_ready(self.ready_timeout):
-                why = "; ".join(manager.readiness()) or manager.failure or "stopped"
+                if manager.failure is not None:  # it failed before it was ready: that error, not a timeout
+                    await self._stop()
+                    assert self.exception is not None
+                    raise self.exception
+                why = "; ".join(manager.readiness()) or "stopped"
                 raise TimeoutError(f"operator {name} not ready within {self.ready_timeout}s: {why}")
         except BaseException:
             await self._stop()

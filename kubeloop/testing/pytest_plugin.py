@@ -12,6 +12,11 @@
 - `emulator`: the `APIServer` behind the `apiserver` fixture (skips on a real cluster), for tests that
   need fault injection or emulator settings on the very server their client talks to.
 
+On a real cluster, the CustomResourceDefinitions that `install_crd` created during the run are
+deleted when it ends (after every pytest-xdist worker is done: tests installing the same
+definition share it), so the run leaves no CRD behind; other cluster-scoped objects are each
+test's own to delete.
+
 pytest loads this plugin whenever kubeloop is installed, so it must never break an unrelated run:
 it imports nothing optional at load time. Without pytest-asyncio (`pip install 'kubeloop[testing]'`)
 the fixtures exist but fail with a message saying what to install.
@@ -19,9 +24,12 @@ the fixtures exist but fail with a message saying what to install.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import os
 import secrets
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -31,6 +39,7 @@ from kubeloop.client import ApiError, Client, RetryPolicy
 
 from . import INSTALL_HINT, missing_dependencies
 from ._cluster import TestCluster
+from ._kit import CRD_LEDGER_ENV, delete_crd
 
 if TYPE_CHECKING:
     from .apiserver.server import APIServer
@@ -77,6 +86,43 @@ def emulator_bare() -> bool:
 #: the emulator settings the fixtures use: short delays, so controllers react within a test's patience
 FIXTURE_SETTINGS: dict[str, Any] = {"namespace_delete_delay": 0.05, "crd_cleanup_delay": 0.05,
                                     "future_rv_wait": 0.5}
+
+
+_LEDGER = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On a real cluster, name the file `install_crd` records created CRDs in (once per run: xdist
+    workers, and pytest runs started by tests, inherit it)."""
+    if real_cluster_kubeconfig() and CRD_LEDGER_ENV not in os.environ and not hasattr(config, "workerinput"):
+        fd, path = tempfile.mkstemp(prefix="kubeloop-crds-", suffix=".jsonl")
+        os.close(fd)
+        os.environ[CRD_LEDGER_ENV] = path
+        config.stash[_LEDGER] = path
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Delete the CRDs `install_crd` created on the real cluster during the run, and wait until they are gone."""
+    path = config.stash.get(_LEDGER, None)
+    if path is None:
+        return
+    os.environ.pop(CRD_LEDGER_ENV, None)
+    try:
+        with open(path, encoding="utf-8") as f:
+            entries = [json.loads(line) for line in f if line.strip()]
+    finally:
+        os.unlink(path)
+    kubeconfig = real_cluster_kubeconfig()
+    if entries and kubeconfig:
+        asyncio.run(_delete_crds(kubeconfig, entries))
+
+
+async def _delete_crds(kubeconfig: str, entries: list[dict[str, str]]) -> None:
+    async with await Client.from_kubeconfig(kubeconfig) as client:
+        names = sorted({e["name"] for e in entries if e.get("server") == client.config.server})
+        for name in names:  # and wait until each is gone: the next run may install them again
+            with contextlib.suppress(TimeoutError):
+                await delete_crd(client, name)
 
 
 @_async_fixture

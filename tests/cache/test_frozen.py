@@ -169,3 +169,27 @@ def test_pickle_and_freeze_unwrap() -> None:
     assert freeze(view) is view and freeze(3) == 3 and isinstance(freeze([1]), FrozenList)
     assert unwrap(view) is raw
     assert repr(view).startswith("FrozenDict(")
+
+
+def test_to_builtin_makes_a_cached_object_json_serializable() -> None:
+    from types import MappingProxyType
+
+    import kubeloop
+    from kubeloop.cache import Store, json_default, to_builtin
+
+    store = Store()
+    store.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "n",
+                                                                       "resourceVersion": "1", "labels": {"x": "1"}},
+                 "data": {"k": "v"}})
+    view = store.get("a", "n")
+    assert view is not None
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        json.dumps(view)  # a read-only view is not a dict: this is what to_builtin is for
+    plain = kubeloop.to_builtin(view)
+    assert type(plain) is dict and type(plain["metadata"]["labels"]) is dict
+    assert json.loads(json.dumps(plain)) == plain == json.loads(json.dumps(view, default=json_default))
+    plain["data"]["k"] = "changed"  # a copy of its own
+    assert view["data"]["k"] == "v"
+    nested = {"views": [view["metadata"], MappingProxyType({"big": 2**70})], "t": (1, "2")}
+    assert to_builtin(nested) == {"views": [to_builtin(view["metadata"]), {"big": 2**70}], "t": [1, "2"]}
+    assert to_builtin("text") == "text" and to_builtin(None) is None

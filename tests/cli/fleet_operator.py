@@ -1,12 +1,14 @@
 """A small fleet operator for the RBAC test of `kubeloop manifests`: a controller on every cluster
 (clusters come from kubeconfig Secrets at run time) reading a ServiceAccount named by each ConfigMap
-through ``ctx.watch_target``, declared with ``targets=``."""
+through ``ctx.watch_target``, declared with ``targets=`` in the operator's namespace only, so that
+a cluster's credentials may be a ServiceAccount allowed only in that namespace."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kubeloop import Context, Controller, Manager, Request, Result
+from kubeloop.controller import Target
 from kubeloop.manager import ClustersFromSecrets
 
 seen: dict[tuple[str, str], Any] = {}  # (cluster, ConfigMap) -> the target read (None: absent)
@@ -25,5 +27,6 @@ async def reconcile(req: Request, ctx: Context) -> Result | None:
 
 def setup(manager: Manager) -> None:
     manager.add(Controller("fleet", for_="v1/ConfigMap", namespace=manager.namespace, label_selector="fleet=yes",
-                           reconcile=reconcile, targets=["v1/ServiceAccount"]))
+                           reconcile=reconcile, targets=[Target("v1/ServiceAccount", namespace=manager.namespace)],
+                           primary_writes="none"))  # it only reads its ConfigMaps
     manager.add_runnable(ClustersFromSecrets(manager.namespace))

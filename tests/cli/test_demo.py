@@ -58,3 +58,24 @@ async def test_demo_fails_when_the_controller_misbehaves(capsys: Any, monkeypatc
     out = capsys.readouterr().out
     assert "FAILED: children created and status written: not seen within 1s" in out
     assert "demo finished: FAILED" in out
+
+
+def test_a_missing_extra_names_itself(tmp_path: Any) -> None:
+    """Installed with the `testing` extra alone, the demo's typed example cannot import pydantic: the
+    demo says which extra to install instead of a bare ModuleNotFoundError."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    hidden = tmp_path / "hide"
+    (hidden / "pydantic").mkdir(parents=True)
+    (hidden / "pydantic" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'pydantic'\", name='pydantic')\n")
+    repo = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(hidden), str(repo)]))
+    done = subprocess.run([sys.executable, "-m", "kubeloop", "demo"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "needs pydantic, from the 'resources' extra: pip install 'kubeloop[testing,resources]'" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr

@@ -13,6 +13,7 @@ import dataclasses
 import logging
 import secrets
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,10 +24,10 @@ from click.testing import CliRunner
 from examples.webapp import controller as webapp
 from kubeloop import Client, Manager
 from kubeloop.cli.main import main
-from kubeloop.client import AlreadyExists, ApiError, Forbidden, UnknownResource
+from kubeloop.client import ApiError, Forbidden
 from kubeloop.config import Credentials, StaticAuth, load_kubeconfig
 from kubeloop.manager import LeaderElection, Sharding
-from kubeloop.testing import APIServer, eventually
+from kubeloop.testing import APIServer, eventually, install_crd
 from kubeloop.testing._cluster import TestCluster
 from kubeloop.testing.pytest_plugin import TEST_RETRY, real_cluster_kubeconfig
 from tests.cli import fleet_operator
@@ -65,33 +66,31 @@ def derive(*args: str) -> list[dict[str, Any]]:
     """Run ``kubeloop manifests`` and parse its YAML documents."""
     result = CliRunner().invoke(main, ["manifests", webapp.__file__, *args], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return [d for d in yaml.safe_load_all(result.output) if d]
+    return [d for d in yaml.safe_load_all(result.stdout) if d]
 
 
 async def apply_all(client: Client, docs: list[dict[str, Any]]) -> Callable[[], Any]:
-    """Create the documents (a CRD that exists already is kept); returns a cleanup coroutine function."""
+    """Create the documents; returns a cleanup coroutine function. A CRD is installed with
+    `install_crd` (one that exists already is kept): other tests use the same WebApp CRD, so it is
+    deleted when the test run ends, not here."""
     created = []
-    for doc in docs:
-        try:
-            await client.create(doc)
-            if doc["kind"] != "CustomResourceDefinition":
-                created.append(doc)
-        except AlreadyExists:
-            if doc["kind"] != "CustomResourceDefinition":
-                raise
-    async with asyncio.timeout(10):
-        while any(d["kind"] == "CustomResourceDefinition" for d in docs):  # the WebApp's
-            try:
-                await client.resolve(webapp.WebApp.resource())
-                break
-            except UnknownResource:
-                await asyncio.sleep(0.02)
 
     async def cleanup() -> None:
         for doc in reversed(created):
             if doc["kind"] in CLUSTER_KINDS:
                 with contextlib.suppress(ApiError):
                     await client.delete(f"{doc['apiVersion']}/{doc['kind']}", doc["metadata"]["name"])
+
+    try:
+        for doc in docs:
+            if doc["kind"] == "CustomResourceDefinition":
+                await install_crd(client, doc)
+                continue
+            await client.create(doc)
+            created.append(doc)
+    except BaseException:  # a document refused halfway: what was created goes, cluster-scoped ones too
+        await cleanup()
+        raise
     return cleanup
 
 
@@ -105,15 +104,35 @@ async def service_account_client(cluster: TestCluster, admin: Client, namespace:
     return Client(config, qps=None, retry=TEST_RETRY, timeout=10)
 
 
-def forbidden_logs(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if "forbidden" in r.getMessage().lower()
-            or (r.exc_info and "forbidden" in str(r.exc_info[1]).lower())]
+def forbidden_logs(caplog: pytest.LogCaptureFixture, namespace: str, name: str) -> list[str]:
+    """What the RBAC authorizer refused ServiceAccount ``namespace/name``, as logged.
+
+    Only its refusals count: on a shared real cluster the operators under test (cluster-wide, as
+    the WebApp example is) also see other tests' WebApps, and a write into a namespace being deleted
+    is refused with a 403 too ("unable to create new content in namespace ... because it is being
+    terminated"), which says nothing about the derived role."""
+    denied = f'User "system:serviceaccount:{namespace}:{name}" cannot'
+    return [r.getMessage() for r in caplog.records if denied in r.getMessage()
+            or (r.exc_info and denied in str(r.exc_info[1]))]
 
 
 async def run_operator(sa: Client, namespace: str, lease: str) -> Manager:
     manager = Manager(sa, namespace=namespace, leader_election=LeaderElection(lease, namespace=namespace))
     webapp.setup(manager)
     return manager
+
+
+async def shop_converges(admin: Client, namespace: str, *, replicas: int, message: str) -> None:
+    """Create WebApp ``shop`` and wait until the operator has reconciled it (its status says so)."""
+    await admin.create({"apiVersion": "examples.kubeloop.dev/v1", "kind": "WebApp",
+                        "metadata": {"name": "shop", "namespace": namespace},
+                        "spec": {"image": "nginx:1.27", "replicas": replicas, "message": message}})
+
+    async def converged() -> bool:
+        app = await admin.get(webapp.WebApp.resource(), "shop", namespace=namespace)
+        return (app.get("status") or {}).get("observedGeneration") == 1
+
+    await eventually(converged, timeout=20)
 
 
 async def test_derived_rbac_suffices_for_the_webapp_operator(
@@ -140,26 +159,41 @@ async def test_derived_rbac_suffices_for_the_webapp_operator(
             f'secrets is forbidden: User "system:serviceaccount:{namespace}:{name}" cannot list resource "secrets" '
             f'in API group "" in the namespace "{namespace}"')
         async with await run_operator(sa, namespace, name):
-            await admin.create({"apiVersion": "examples.kubeloop.dev/v1", "kind": "WebApp",
-                                "metadata": {"name": "shop", "namespace": namespace},
-                                "spec": {"image": "nginx:1.27", "replicas": 2, "message": "welcome"}})
-
-            async def converged() -> bool:
-                app = await admin.get(webapp.WebApp.resource(), "shop", namespace=namespace)
-                return (app.get("status") or {}).get("observedGeneration") == 1
-
-            await eventually(converged, timeout=10)
+            await shop_converges(admin, namespace, replicas=2, message="welcome")
             dep = await admin.get("apps/v1/Deployment", "shop", namespace=namespace)
             assert dep["spec"]["replicas"] == 2
             page = await admin.get("v1/ConfigMap", "shop-content", namespace=namespace)
             assert page["data"]["index.html"] == "<h1>welcome</h1>\n"
             lease = await admin.get("coordination.k8s.io/v1/Lease", name, namespace=namespace)
             assert lease["spec"].get("holderIdentity")
-        assert forbidden_logs(caplog) == []
+        assert forbidden_logs(caplog, namespace, name) == []
         if rbac_cluster.server is not None:
             user = f"system:serviceaccount:{namespace}:{name}"
             used = {(e.verb, e.resource, e.subresource) for e in rbac_cluster.server.audit(user)}
             assert {("patch", "deployments", ""), ("patch", "webapps", "status"), ("watch", "configmaps", "")} <= used
+    finally:
+        await sa.close()
+        await cleanup()
+
+
+async def test_observed_rbac_suffices_for_the_webapp_operator(
+        rbac_cluster: TestCluster, admin: Client, namespace: str, caplog: pytest.LogCaptureFixture) -> None:
+    """``--observe examples/webapp/test_webapp.py``: the rules learnt from the example's own tests on
+    the emulator run the operator on a cluster without streaming lists (a real 1.24 cluster: its
+    informers LIST where the emulator served a streaming list, a WATCH), Lease included."""
+    name = f"kl-webapp-{secrets.token_hex(3)}"
+    docs = await asyncio.to_thread(derive, "--namespace", namespace, "--name", name, "--image", "example/webapp:1",
+                                   "--observe", str(Path(webapp.__file__).with_name("test_webapp.py")))
+    rules = [r for d in docs if d["kind"] in ("ClusterRole", "Role") for r in d["rules"]]
+    assert any("webapps" in r["resources"] and {"list", "watch"} <= set(r["verbs"]) for r in rules)
+    assert any("leases" in r["resources"] and r.get("resourceNames") == [name] for r in rules)
+    cleanup = await apply_all(admin, docs)
+    sa = await service_account_client(rbac_cluster, admin, namespace, name)
+    caplog.set_level(logging.INFO)
+    try:
+        async with await run_operator(sa, namespace, name):
+            await shop_converges(admin, namespace, replicas=1, message="observed")
+        assert forbidden_logs(caplog, namespace, name) == []
     finally:
         await sa.close()
         await cleanup()
@@ -185,7 +219,7 @@ async def test_a_missing_rule_is_a_403(rbac_cluster: TestCluster, admin: Client,
 
             async def refused() -> bool:
                 await asyncio.sleep(0)
-                return any(want in m for m in forbidden_logs(caplog)) or any(
+                return any(want in m for m in forbidden_logs(caplog, namespace, name)) or any(
                     want in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
 
             await eventually(refused, timeout=10)
@@ -196,19 +230,29 @@ async def test_a_missing_rule_is_a_403(rbac_cluster: TestCluster, admin: Client,
 
 async def test_derived_rbac_suffices_for_a_fleet_operator(
         rbac_cluster: TestCluster, admin: Client, namespace: str, caplog: pytest.LogCaptureFixture) -> None:
-    """`ClustersFromSecrets` gets its Secrets (a Role in its namespace only), ``targets=`` its
-    cluster-wide reads: under its own token the operator adds the cluster of a kubeconfig Secret,
-    engages it (a controller on every cluster) and reads its targets, with no Forbidden error."""
+    """`ClustersFromSecrets` gets its Secrets (a Role in its namespace only), ``targets=`` its reads in
+    the one namespace it declares: under its own token the operator adds the cluster of a kubeconfig
+    Secret, engages it (a controller on every cluster) and reads its targets, with no Forbidden error.
+    That cluster's credentials are a ServiceAccount with only what ``--for-cluster edge`` prints: a
+    Role in one namespace, which a target cache watching every namespace could never use."""
     name = f"kl-fleet-{secrets.token_hex(3)}"
-    result = await asyncio.to_thread(CliRunner().invoke, main, ["manifests", fleet_operator.__file__, "--namespace",
-                                                                namespace, "--name", name, "--no-leader-election"])
-    assert result.exit_code == 0, result.output
-    docs = [d for d in yaml.safe_load_all(result.output) if d]
+
+    def derive_fleet(*extra: str) -> list[dict[str, Any]]:
+        result = CliRunner().invoke(main, ["manifests", fleet_operator.__file__, "--namespace", namespace,
+                                           "--name", name, "--no-leader-election", *extra])
+        assert result.exit_code == 0, result.output
+        return [d for d in yaml.safe_load_all(result.stdout) if d]
+
+    docs = await asyncio.to_thread(derive_fleet)
     role = next(d for d in docs if d["kind"] == "Role")
-    assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]} in role["rules"]
-    cluster_role = next(d for d in docs if d["kind"] == "ClusterRole")
-    assert {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["get", "list", "watch"]} in cluster_role[
-        "rules"]
+    assert role["rules"] == [  # read-only on its ConfigMaps (primary_writes="none"), no cluster-wide rule
+        {"apiGroups": [""], "resources": ["configmaps", "secrets", "serviceaccounts"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
+    assert "ClusterRole" not in [d["kind"] for d in docs]
+    edge_docs = await asyncio.to_thread(derive_fleet, "--for-cluster", "edge")
+    assert [d["kind"] for d in edge_docs] == ["ServiceAccount", "Role", "RoleBinding"]
+    assert edge_docs[1]["rules"][0] == {  # the Secrets are read at home only
+        "apiGroups": [""], "resources": ["configmaps", "serviceaccounts"], "verbs": ["get", "list", "watch"]}
     cleanup = await apply_all(admin, docs)
     sa = await service_account_client(rbac_cluster, admin, namespace, name)
     caplog.set_level(logging.INFO)
@@ -218,12 +262,18 @@ async def test_derived_rbac_suffices_for_a_fleet_operator(
     try:
         with pytest.raises(Forbidden):  # Secrets only in its own namespace
             await sa.list("v1/Secret", namespace="default")
-        async with APIServer(bare=True) as edge:
+        async with APIServer(bare=True, rbac=True) as edge:
             async with Client(load_kubeconfig(edge.kubeconfig), qps=None) as edge_admin:
                 await edge_admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-                await edge_admin.create({"apiVersion": "v1", "kind": "ServiceAccount",
-                                         "metadata": {"name": name, "namespace": namespace}})
+                for doc in edge_docs:  # the edge's own ServiceAccount and its Role, from --for-cluster
+                    await edge_admin.create(doc)
                 await edge_admin.create(parent, namespace=namespace)
+                edge_token = (await edge_admin.request_json(
+                    "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+                    body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}))[
+                    "status"]["token"]
+            edge_kubeconfig = edge.kubeconfig_dict()
+            edge_kubeconfig["users"][0]["user"] = {"token": edge_token}
             manager = Manager(sa, namespace=namespace, cache_grace_period=0.2)
             fleet_operator.setup(manager)
             async with manager:
@@ -232,12 +282,12 @@ async def test_derived_rbac_suffices_for_a_fleet_operator(
                 await admin.create({"apiVersion": "v1", "kind": "Secret",
                                     "metadata": {"name": "edge-kubeconfig",
                                                  "labels": {"cluster.x-k8s.io/cluster-name": "edge"}},
-                                    "stringData": {"value": yaml.safe_dump(edge.kubeconfig_dict())}},
+                                    "stringData": {"value": yaml.safe_dump(edge_kubeconfig)}},
                                    namespace=namespace)
                 await eventually(lambda: fleet_operator.seen.get(("edge", "p")) == name, timeout=10,
                                  what="the cluster from the Secret engaged")
                 assert manager.ready, manager.readiness()
-        assert forbidden_logs(caplog) == []
+        assert forbidden_logs(caplog, namespace, name) == []
     finally:
         await sa.close()
         await cleanup()
@@ -284,7 +334,7 @@ async def test_derived_rbac_suffices_for_sharded_replicas(
             leases = await admin.list("coordination.k8s.io/v1/Lease", namespace=namespace,
                                       label_selector=f"kubeloop.dev/shard={name}")
             assert len(leases) == 2
-        assert forbidden_logs(caplog) == []
+        assert forbidden_logs(caplog, namespace, name) == []
     finally:
         await sa.close()
         await cleanup()

@@ -93,6 +93,23 @@ async def test_a_misspelt_built_in_kind_fails_at_once_with_suggestions(client: C
     assert not isinstance(info.value, UnknownKind)
 
 
+async def test_a_near_miss_of_a_served_custom_kind_is_a_typo(client: Client) -> None:
+    """Issue 31 item 13: `Widgit` where discovery serves `Widget` in that group is a typo, reported at
+    once; a kind not close to a served one may be a CRD still to come."""
+    group = f"kl{secrets.token_hex(3)}.example.com"
+    await install_crd(client, widget_crd(group))
+    try:
+        for typo in ("Widgit", "Widgett", "wigdets", "Wdget"):
+            with pytest.raises(UnknownKind, match=rf"serves 'Widget' \(did you mean '{group}/v1/Widget'\?\)"):
+                await client.resolve(f"{group}/v1/{typo}")
+        for other in ("Gadget", "WidgetBackup", "Wi"):  # a CRD of that group may still be installed
+            with pytest.raises(UnknownResource) as info:
+                await client.resolve(f"{group}/v1/{other}")
+            assert not isinstance(info.value, UnknownKind), info.value
+    finally:
+        await client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")
+
+
 async def test_unknown_kind_is_typed(client: Client) -> None:
     with pytest.raises(UnknownResource):
         await client.get("v1/NoSuchKind", "x")

@@ -16,7 +16,7 @@ import yaml
 
 from kubeloop.client import Client, RequestTimeoutError, RetryPolicy
 from kubeloop.config import ExecAuth, ExecPluginError, ExecPluginTimeout, load_kubeconfig
-from kubeloop.testing import TestCluster
+from kubeloop.testing import TestCluster, eventually
 
 PLUGIN = r'''
 import json, os, sys, datetime as dt
@@ -253,3 +253,44 @@ async def test_fetching_credentials_counts_against_the_request_timeout(tmp_path:
         assert loop.time() - started < 5  # not the exec plugin's 60 s
     await asyncio.sleep(0.2)
     assert _gone(tmp_path / "state.pid")
+
+
+WRAPPER = """#!/bin/sh
+# a wrapper plugin, as cloud CLIs ship: a child that outlives it holds stdout and stderr
+sleep 30 &
+echo $! > "$1"
+wait
+"""
+
+
+def _alive(pid: int) -> bool:
+    """True if ``pid`` runs (a zombie, killed but not yet reaped by its new parent, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("when", ["start-up", "a request gives up"])
+async def test_a_wrapper_plugin_whose_child_holds_the_pipes_is_killed_whole(
+        tmp_path: Path, when: str) -> None:
+    """On timeout the plugin's whole process group is killed and its pipes are not waited for: a
+    grandchild holding them (``sleep 30 &``) made the kill wait forever and stay behind."""
+    script = tmp_path / "wrapper.sh"
+    script.write_text(WRAPPER)
+    script.chmod(0o755)
+    pid_file = tmp_path / "sleep.pid"
+    path = exec_kubeconfig(tmp_path, script, extra={"command": str(script), "args": [str(pid_file)]})
+    auth = load_kubeconfig(path, exec_timeout=0.5 if when == "start-up" else 60).auth
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    if when == "start-up":
+        with pytest.raises(ExecPluginTimeout, match=r"did not exit within 0.5s"):
+            await asyncio.wait_for(auth.credentials(), 10)
+    else:  # the caller's own deadline (the client's request timeout) cancels the run
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(auth.credentials(), 0.5)
+    assert loop.time() - started < 5, "waited for the pipes a grandchild holds"
+    pid = int(pid_file.read_text())
+    await eventually(lambda: not _alive(pid), timeout=2, what=f"the plugin's child {pid} killed")

@@ -13,7 +13,7 @@ import pytest_asyncio
 
 from kubeloop.cache import SharedCache
 from kubeloop.client import ApiError, Client
-from kubeloop.testing import install_crd
+from kubeloop.testing import delete_crd, install_crd
 from tests.client.crds import widget_crd
 
 
@@ -31,9 +31,10 @@ def ns(namespace: str) -> str:
 
 @pytest_asyncio.fixture
 async def widget_group(client: Client) -> AsyncIterator[str]:
-    """A fresh Widget CRD group (served, with a status subresource)."""
+    """A fresh Widget CRD group (served, with a status subresource), deleted afterwards with the
+    widgets the test's controllers left their finalizers on."""
     group = f"kl{secrets.token_hex(3)}.example.com"
     await install_crd(client, widget_crd(group))
     yield group
     with contextlib.suppress(ApiError):
-        await client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")
+        await delete_crd(client, f"widgets.{group}")

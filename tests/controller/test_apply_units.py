@@ -67,6 +67,19 @@ def test_can_skip_needs_memory_and_an_unchanged_or_matching_object() -> None:
     assert not can_skip(meta_only_changed, desired, Applied(fp, "7", "u"), fp)  # cannot tell: ask the server
 
 
+def test_an_integral_float_is_not_the_integer_the_server_stored() -> None:
+    """kube-apiserver sees 1.0 where it stored 1 as a change (int64 vs float64: a new generation),
+    so an apply of it is not a no-op, although 1 == 1.0 in Python."""
+    live = freeze({"apiVersion": "example.com/v1", "kind": "WebApp",
+                   "metadata": {"name": "w", "resourceVersion": "9", "uid": "u"},
+                   "spec": {"weight": 1, "ports": [{"containerPort": 80, "name": "http"}]}})
+    assert not contains(live, {"spec": {"weight": 1.0}}) and contains(live, {"spec": {"weight": 1}})
+    assert not contains(live, {"spec": {"ports": [{"containerPort": 80.0}]}})  # a keyed list item too
+    desired = {"apiVersion": "example.com/v1", "kind": "WebApp", "metadata": {"name": "w"}, "spec": {"weight": 1.0}}
+    fp = fingerprint(desired)
+    assert not can_skip(live, desired, Applied(fp, "5", "u"), fp)  # changed by others since: compare, and send
+
+
 def test_applied_memory_is_a_bounded_lru() -> None:
     mem = AppliedMemory(max_entries=2)
     mem.put("a", Applied(b"1", "1", None))

@@ -50,8 +50,11 @@ async def test_one_controller_two_clusters(client: Client, namespace: str) -> No
                     return await client.get("v1/Secret", f"{name}-copy", namespace=namespace)
                 except NotFound:
                     return None
-            await eventually(lambda: copied(east, "a"))
-            await eventually(lambda: copied(west, "trigger"))
+            async def exists(client: Client, name: str) -> bool:
+                return await copied(client, name) is not None
+
+            await eventually(lambda: exists(east, "a"))
+            await eventually(lambda: exists(west, "trigger"))
             assert await copied(west, "a") is None and await copied(east, "trigger") is None
             runs = seen.count(Request("west", namespace, "trigger"))
             await east.patch("v1/Namespace", namespace, {"metadata": {"labels": {"poke": "yes"}}})

@@ -27,15 +27,14 @@ async def get_or_none(client: Client, resource: str, name: str, ns: str) -> dict
 
 
 async def converged(client: Client, group: str, name: str, ns: str, size: int = 1) -> dict[str, Any]:
-    async def check() -> dict[str, Any] | None:
+    async def check() -> dict[str, Any]:
         w = await get_or_none(client, f"{group}/v1/Widget", name, ns)
         cm = await get_or_none(client, "v1/ConfigMap", f"{name}-config", ns)
         dep = await get_or_none(client, "apps/v1/Deployment", f"{name}-app", ns)
-        if w is None or cm is None or dep is None:
-            return None
+        assert w is not None and cm is not None and dep is not None, (w, cm, dep)
         st = w.get("status") or {}
-        if st.get("observedGeneration") != w["metadata"]["generation"] or dep["spec"]["replicas"] != size:
-            return None
+        assert st.get("observedGeneration") == w["metadata"]["generation"], st
+        assert dep["spec"]["replicas"] == size, dep["spec"]
         assert cm["data"] == {"size": str(size)}
         for child in (cm, dep):
             ref = child["metadata"]["ownerReferences"][0]
@@ -69,7 +68,10 @@ async def test_children_status_repair_steady_state_and_finalizer(
 
         # a child deleted by hand is recreated
         await client.delete("v1/ConfigMap", "w1-config", namespace=ns)
-        await eventually(lambda: get_or_none(client, "v1/ConfigMap", "w1-config", ns), timeout=10)
+        async def recreated() -> bool:
+            return await get_or_none(client, "v1/ConfigMap", "w1-config", ns) is not None
+
+        await eventually(recreated, timeout=10)
 
         # steady state: reconciles make no writes at all
         if apiserver.is_emulator:

@@ -1,5 +1,6 @@
 from typing import Any
 
+from kubeloop.cache import freeze
 from kubeloop.controller import (
     always,
     annotations_changed,
@@ -37,6 +38,13 @@ def test_labels_annotations_and_rv() -> None:
     assert not annotations_changed(obj(annotations={"x": "1"}), obj(annotations={"x": "1"}))
     assert resource_version_changed(obj(rv="1"), obj(rv="2"))
     assert not resource_version_changed(obj(rv="1"), obj(rv="1"))
+
+
+def test_changes_are_judged_as_the_api_server_judges_values() -> None:
+    # 1 == True in Python; to the API server they are different values
+    assert generation_changed(obj(gen=1), obj(gen=True))  # type: ignore[arg-type]
+    assert labels_changed(obj(labels={"a": "1"}), obj(labels={"a": "1", "b": None}))  # type: ignore[dict-item]
+    assert not labels_changed(obj(labels={"a": "1"}), freeze(obj(labels={"a": "1"})))  # read-only views compare
 
 
 def test_deleting() -> None:

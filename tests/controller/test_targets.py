@@ -18,6 +18,7 @@ from kubeloop.controller import (
     KindNotServed,
     Request,
     Result,
+    Target,
     TargetNotDeclared,
     UnknownCluster,
 )
@@ -199,3 +200,47 @@ async def test_declared_targets_are_the_only_kinds_read(client: Client, namespac
         await eventually(lambda: "error" in got)
     assert got["secret"] is None
     assert "controller 'targets-declared' declares targets=['v1/Secret'] without it" in got["error"]
+
+
+async def test_a_target_declared_in_one_namespace_or_remote_is_read_only_there(
+        client: Client, namespace: str, cache: SharedCache) -> None:
+    """``Target(kind, namespace=...)``: the kind's cache watches that namespace only (what a
+    ServiceAccount allowed only there can list) and a read elsewhere is `TargetNotDeclared`;
+    ``Target(kind, remote=True)``: a read in the manager's own cluster is `TargetNotDeclared`."""
+    got: dict[str, Any] = {}
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        if req.name != "p":
+            return None
+        got["secret"] = await ctx.watch_target("v1/Secret", "s")
+        for what, call in (("elsewhere", ctx.watch_target("v1/Secret", "s", namespace="kube-system")),
+                           ("remote", ctx.watch_target("v1/Service", "svc"))):
+            try:
+                await call
+            except TargetNotDeclared as exc:
+                got[what] = str(exc)
+        return None
+
+    ctl = Controller("targets-scoped", for_="v1/ConfigMap", namespace=namespace, label_selector="parent=yes",
+                     reconcile=reconcile, targets=[Target("v1/Secret", namespace=namespace),
+                                                   Target("v1/Service", remote=True)])
+    async with running(ctl, cache):
+        await client.create(_secret("s", "one"), namespace=namespace)
+        await client.create(_parent("p", "s"), namespace=namespace)
+        await eventually(lambda: "remote" in got and "elsewhere" in got)
+        secrets_caches = [row["scope"] for row in cache.stats() if "secrets" in row["scope"]]
+    assert got["secret"] is not None and got["secret"]["metadata"]["name"] == "s"
+    assert secrets_caches == [f"default:core/v1/secrets namespace={namespace}"], secrets_caches
+    assert "in namespace 'kube-system'" in got["elsewhere"] and "that namespace only" in got["elsewhere"]
+    assert "in the manager's own cluster" in got["remote"] and "remote: other clusters only" in got["remote"]
+
+
+def test_a_target_is_a_kind_with_an_optional_namespace() -> None:
+    with pytest.raises(ValueError, match="namespace must be a non-empty name"):
+        Target("v1/Secret", namespace="")
+    ctl = Controller("t", for_="v1/ConfigMap", reconcile=_noop, targets=["v1/Secret", Target("v1/Service", remote=True)])
+    assert ctl.spec.targets == (Target("v1/Secret"), Target("v1/Service", remote=True))
+
+
+async def _noop(req: Request, ctx: Context) -> Result | None:
+    return None

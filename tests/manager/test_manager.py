@@ -278,3 +278,13 @@ async def test_idle_waits_until_every_queue_is_empty_and_no_reconcile_runs(apise
         await manager.idle(timeout=10, settle=0.2)
         assert set(names) <= set(done)
         assert all(c.queue.processing_count == 0 and c.queue.core.depth == 0 for c in manager.controllers)
+
+
+
+async def test_metrics_count_the_managers_own_requests(apiserver: Any, client: Client) -> None:
+    m = Manager(client, metrics_port=0, bind_address="127.0.0.1")
+    async with m:
+        assert await m.wait_ready(5)
+        _, text = await get(f"{m.metrics_url}/metrics")
+    host = apiserver.url.split("://", 1)[1].rstrip("/")
+    assert f'rest_client_requests_total{{code="200",host="{host}",method="GET"}}' in text

@@ -85,3 +85,38 @@ def test_conditions_the_api_server_would_reject_are_errors(args: tuple[Any, ...]
         set_condition({}, *args)
     with pytest.raises(ConditionError, match="observedGeneration"):
         set_condition({}, "Ready", True, "Up", observed_generation=-1)
+
+
+def test_typed_conditions_are_found_updated_and_added_in_their_own_form() -> None:
+    from kubeloop.resources import Condition
+
+    from .models import WebAppStatus
+
+    status = WebAppStatus.model_validate({"conditions": [
+        {"type": "Ready", "status": "False", "reason": "Starting", "lastTransitionTime": "2026-01-01T00:00:00Z"}]})
+    ready = find_condition(status, "Ready")
+    assert isinstance(ready, Condition) and ready.reason == "Starting"
+    assert find_condition(status.conditions, "Ready") is ready and find_condition(status, "Synced") is None
+    assert is_condition_false(status, "Ready") and not is_condition_true(status.conditions, "Ready")
+    with pytest.raises(ConditionError, match=r"typed status, which is frozen.*model_copy"):
+        set_condition(status, "Ready", True, "Up")  # type: ignore[arg-type]
+    conds = list(status.conditions)
+    assert set_condition(conds, "Ready", True, "Up", at=T1)
+    assert set_condition(conds, "Synced", True, "Synced", at=T1)
+    assert not set_condition(conds, "Ready", True, "Up", at=T1 + timedelta(hours=1))  # nothing changed
+    assert [type(c) for c in conds] == [Condition, Condition]  # updated in place, not appended as a dict
+    assert [(c.type, c.status, c.reason, c.last_transition_time) for c in conds] == [
+        ("Ready", "True", "Up", T1), ("Synced", "True", "Synced", T1)]
+    assert status.conditions[0].status == "False"  # the frozen original is untouched
+    written = status.model_copy(update={"conditions": conds}).model_dump(mode="json", by_alias=True)
+    assert written["conditions"][0]["lastTransitionTime"] == "2026-01-01T00:05:00Z"
+    assert remove_condition(conds, "Synced") and [c.type for c in conds] == ["Ready"]
+
+
+def test_anything_but_a_condition_is_refused_loudly() -> None:
+    with pytest.raises(ConditionError, match=r"must be a mapping or a kubeloop\.resources\.Condition, got str"):
+        find_condition(["Ready"], "Ready")  # type: ignore[list-item]
+    with pytest.raises(ConditionError, match="got int"):
+        set_condition([3], "Ready", True, "Up")
+    with pytest.raises(ConditionError, match="expected a status"):
+        find_condition(42, "Ready")  # type: ignore[call-overload]

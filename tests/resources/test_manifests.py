@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from kubeloop import Controller, Request
 from kubeloop.cli.main import main
 from kubeloop.client import UnknownResource
-from kubeloop.controller import Context, ControllerSpec
+from kubeloop.controller import Context, ControllerSpec, Target
 from kubeloop.resources.manifests import (
     Need,
     Operator,
@@ -135,6 +135,54 @@ def test_targets_bring_cluster_wide_read_rules() -> None:
         Controller("p", for_="x.dev/v1/Widget", reconcile=reconcile, targets=[]).spec)
 
 
+def test_a_read_only_controller_gets_no_write_on_its_primary() -> None:
+    """Issue 31 item 11: ``primary_writes`` says what the reconcile writes of its primary: by default
+    the object (finalizers, metadata) and its status; ``"status"`` its status only; ``"none"``
+    nothing, so its role reads the kind and writes nothing of it."""
+    def primary(writes: Any) -> dict[str, set[str]]:
+        rules = rules_of(Controller("w", for_="x.dev/v1/Widget", reconcile=reconcile, record_events=False,
+                                    primary_writes=writes).spec).cluster
+        return {r: verbs(rules, "x.dev", r) for r in ("widgets", "widgets/status")}
+
+    assert primary("object") == {"widgets": {"get", "list", "watch", "update", "patch"},
+                                 "widgets/status": {"update", "patch"}}
+    assert primary("status") == {"widgets": {"get", "list", "watch"}, "widgets/status": {"update", "patch"}}
+    assert primary("none") == {"widgets": {"get", "list", "watch"}, "widgets/status": set()}
+    gadgets = rules_of(Controller("g", for_="x.dev/v1/Gadget", reconcile=reconcile, record_events=False,
+                                  primary_writes="status").spec).cluster  # no status subresource: the object
+    assert verbs(gadgets, "x.dev", "gadgets") == {"get", "list", "watch", "update", "patch"}
+    with pytest.raises(ValueError, match="primary_writes must be"):
+        Controller("w", for_="x.dev/v1/Widget", reconcile=reconcile, primary_writes="yes")  # type: ignore[arg-type]
+
+
+def test_remote_and_namespaced_targets_grant_only_where_they_are_read() -> None:
+    """A remote target gets no rule in the management cluster, and everything it needs in another one
+    (``needs(..., cluster=...)``, behind ``--for-cluster``); a namespaced one a Role there."""
+    c = Controller("p", for_="v1/ConfigMap", reconcile=reconcile, namespace="team", record_events=False,
+                   clusters=["default"], targets=[Target("apps/v1/Deployment", remote=True),
+                                                  Target("v1/Secret", namespace="vault")])
+    perms = rules_of(c.spec)
+    assert verbs(perms.cluster, "apps", "deployments") == set() and perms.cluster == []
+    assert verbs(perms.namespaced["vault"], "", "secrets") == {"get", "list", "watch"}
+    edge = merge(needs(Operator((c.spec,), lease=("p", "team")), Resolver([WIDGETS, GADGETS]), "edge"))
+    assert [r.to_dict() for r in edge.cluster] == [
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "watch"]}]
+    assert [r.to_dict() for r in edge.namespaced["vault"]] == [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}]
+    assert set(edge.namespaced) == {"vault"}  # no Lease, no primary: the controller runs on "default" only
+
+
+def test_a_controller_on_every_cluster_needs_its_rules_in_each() -> None:
+    c = Controller("f", for_="v1/ConfigMap", reconcile=reconcile, namespace="fleet").owns("v1/Secret")
+    home = rules_of(c.spec, lease=("f", "fleet"), informers=(("v1/Pod", None),))
+    edge = merge(needs(Operator((c.spec,), (("v1/Pod", None),), ("f", "fleet")), Resolver(), "edge"))
+    assert verbs(edge.namespaced["fleet"], "", "configmaps") == verbs(home.namespaced["fleet"], "", "configmaps")
+    assert verbs(edge.namespaced["fleet"], "", "secrets") == {"create", "update", "patch", "delete"}
+    assert verbs(edge.cluster, "", "secrets") == {"get", "list", "watch"}  # its owns() watches every namespace
+    assert verbs(edge.namespaced["fleet"], "coordination.k8s.io", "leases") == set()  # the Lease is at home
+    assert verbs(edge.cluster, "", "pods") == set() and verbs(home.cluster, "", "pods") == {"get", "list", "watch"}
+
+
 def test_clusters_from_secrets_gets_a_role_in_its_namespace(tmp_path: Path) -> None:
     module = tmp_path / "fleet_op.py"
     module.write_text(textwrap.dedent("""
@@ -168,6 +216,19 @@ def test_an_unknown_kind_is_a_clear_error() -> None:
         Controller("m", for_="v1/ConfigMap", reconcile=reconcile, writes=["Secrets"])
 
 
+def test_a_misspelt_kind_names_the_one_it_is_a_typo_of() -> None:
+    """Issue 31 item 13: as `kubeloop run` does through discovery, offline resolution suggests a
+    declared custom kind within an edit or two, and the closest built-in kind of a built-in group."""
+    for typo, want in (("x.dev/v1/Widgit", "x.dev/v1/Widget"), ("x.dev/v1/gadgest", "x.dev/v1/Gadget"),
+                       ("v1/ConfigMapp", "v1/ConfigMap"), ("apps/v1/Deploymnet", "apps/v1/Deployment")):
+        c = Controller("m", for_=typo, reconcile=reconcile)
+        with pytest.raises(UnresolvedKind, match=rf"cannot resolve {typo} offline \(did you mean '{want}'\?\)"):
+            rules_of(c.spec)
+    c = Controller("m", for_="x.dev/v1/Sprocket", reconcile=reconcile)  # no near miss: no guess
+    with pytest.raises(UnresolvedKind, match=r"cannot resolve x.dev/v1/Sprocket offline: "):
+        rules_of(c.spec)
+
+
 def test_rules_from_an_audit() -> None:
     class Entry:
         def __init__(self, user: str, verb: str, group: str, resource: str, sub: str, ns: str) -> None:
@@ -178,6 +239,21 @@ def test_rules_from_an_audit() -> None:
                Entry("test", "create", "", "namespaces", "", "")]
     perms = merge(needs_from_audit(entries, "op"))
     assert [r.to_dict() for r in perms.cluster] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]
+    # a request in another namespace than the operator's own (a test's throwaway one) holds anywhere
+    elsewhere = merge(needs_from_audit(entries, "op", home="ops"))
+    assert elsewhere.namespaced == {} and {"apiGroups": ["x.dev"], "resources": ["widgets/status"],
+                                           "verbs": ["patch"]} in [r.to_dict() for r in elsewhere.cluster]
+    assert merge(needs_from_audit(entries, "op", home="a")).namespaced == perms.namespaced
+    # a patch of an object may be an apply that creates it: kube-apiserver then authorizes create too
+    applied = merge(needs_from_audit([Entry("op", "patch", "", "configmaps", "", ""),
+                                      Entry("op", "patch", "", "pods", "status", "")]))
+    assert [r.to_dict() for r in applied.cluster] == [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "patch"]},
+        {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]}]
+    # an informer's streaming list is observed as a watch; a 1.24 cluster serves it as LIST + WATCH
+    watched = merge(needs_from_audit([Entry("op", "watch", "", "configmaps", "", "")]))
+    assert [r.to_dict() for r in watched.cluster] == [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "watch"]}]
     assert [r.to_dict() for r in perms.namespaced["a"]] == [
         {"apiGroups": ["x.dev"], "resources": ["widgets/status"], "verbs": ["patch"]}]
 
@@ -263,15 +339,79 @@ def test_observe_learns_the_rules_from_a_test_run(tmp_path: Path) -> None:
                     await client.create({"apiVersion": "v1", "kind": "ConfigMap",
                                          "metadata": {"name": "c", "namespace": "default"}})
                     await client.list("v1/Secret", namespace="default")
+                    async with SharedCache(client) as cache:  # an informer, as the operator's
+                        handle = await cache.informer_for(resource="v1/Service", namespace="default")
+                        await handle.wait_synced(10)
+                        handle.release()
                     await client.close()
             asyncio.run(run())
-    """))
+    """).replace("from kubeloop import Client", "from kubeloop import Client\nfrom kubeloop.cache import SharedCache"))
     code, out = run_cli(str(module), "--observe", str(tmp_path / "test_plain_op.py"), "--no-leader-election")
     assert code == 0, out
     role = next(d for d in yaml.safe_load_all(out) if d["kind"] == "Role")
     assert role["metadata"]["namespace"] == "default"
     assert {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]} in role["rules"]
     assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]} in role["rules"]
+    # the informer's streaming list was a watch; on a 1.24 cluster the same informer lists first
+    assert {"apiGroups": [""], "resources": ["services"], "verbs": ["list", "watch"]} in role["rules"]
+    # the Deployment runs leader election: its Lease's rules come with the observed ones
+    code, out = run_cli(str(module), "--observe", str(tmp_path / "test_plain_op.py"), "--name", "plain")
+    assert code == 0, out
+    role = next(d for d in yaml.safe_load_all(out) if d["kind"] == "Role")
+    assert {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["plain"],
+            "verbs": ["get", "update"]} in role["rules"]
+    assert {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]} in role["rules"]
+
+
+def test_environment_variables_and_the_image(tmp_path: Path) -> None:
+    """Issue 31 item 12: ``--env NAME=VALUE`` sets the container's environment; without ``--image``
+    the image is NAME-operator:latest (never the module's bare name, which may be the operand's
+    image) and stderr says what the image must hold."""
+    module = tmp_path / "memcached.py"
+    module.write_text("from kubeloop import Controller\n\nasync def reconcile(req, ctx):\n    return None\n\n"
+                      "controllers = [Controller('m', for_='v1/ConfigMap', reconcile=reconcile)]\n")
+    result = CliRunner().invoke(main, ["manifests", str(module), "--env", "LOG_LEVEL=debug", "--env", "EMPTY=",
+                                       "--env", "LOG_LEVEL=info", "--env", "URL=http://x/?a=b"])
+    assert result.exit_code == 0, result.output
+    container = [d for d in yaml.safe_load_all(result.stdout)][-1]["spec"]["template"]["spec"]["containers"][0]
+    assert container["env"] == [{"name": "EMPTY", "value": ""}, {"name": "LOG_LEVEL", "value": "info"},
+                                {"name": "URL", "value": "http://x/?a=b"}]
+    assert container["image"] == "memcached-operator:latest"
+    assert "no --image given" in result.stderr and "kubeloop and 'memcached' importable" in result.stderr
+    with_image = CliRunner().invoke(main, ["manifests", str(module), "--image", "example/memcached-op:1"])
+    assert with_image.stderr == "" and "image: example/memcached-op:1" in with_image.stdout
+    assert "env:" not in with_image.stdout
+    code, out = run_cli(str(module), "--env", "1BAD=x")
+    assert code == 1 and out.startswith("Error: environment variable '1BAD=x' must be NAME=VALUE")
+
+
+def test_for_cluster_prints_the_rbac_another_cluster_needs(tmp_path: Path) -> None:
+    module = tmp_path / "promoter.py"
+    module.write_text(textwrap.dedent("""
+        from kubeloop import Controller
+        from kubeloop.controller import Target
+
+        async def reconcile(req, ctx):
+            return None
+
+        controllers = [Controller("promote", for_="v1/ConfigMap", reconcile=reconcile, clusters=["default"],
+                                  targets=[Target("apps/v1/Deployment", remote=True),
+                                           Target("v1/Secret", namespace="releases")])]
+    """))
+    code, out = run_cli(str(module), "-n", "ops")
+    assert code == 0, out
+    home = list(yaml.safe_load_all(out))
+    cluster_role = next(d for d in home if d["kind"] == "ClusterRole")
+    assert not [r for r in cluster_role["rules"] if "deployments" in r["resources"]]  # remote: not here
+    code, out = run_cli(str(module), "-n", "ops", "--for-cluster", "edge")
+    assert code == 0, out
+    edge = list(yaml.safe_load_all(out))
+    assert [(d["kind"], d["metadata"].get("namespace")) for d in edge] == [
+        ("ServiceAccount", "ops"), ("ClusterRole", None), ("ClusterRoleBinding", None), ("Role", "releases"),
+        ("RoleBinding", "releases")]
+    assert edge[1]["rules"] == [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "watch"]}]
+    assert edge[3]["rules"] == [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}]
+    assert edge[4]["subjects"] == [{"kind": "ServiceAccount", "name": "promoter", "namespace": "ops"}]
 
 
 async def test_kubeconfig_resolves_kinds_the_module_does_not_declare(tmp_path: Path, emulator: Any) -> None:

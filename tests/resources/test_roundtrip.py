@@ -14,6 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from kubeloop.client import Client, Invalid, NotFound, UnknownResource
+from kubeloop.meta import semantically_equal
 from kubeloop.resources import ResourceValidationError, crd, find_condition, set_condition
 
 from .models import webapp_models
@@ -136,11 +137,20 @@ async def test_status_through_the_subresource_and_typed_conditions(
 async def test_typed_object_written_back_is_unchanged(
         client: Client, namespace: str, webapps: tuple[Any, Any]) -> None:
     _, v2 = webapps
-    created = await client.create(v2(metadata={"name": "rt"}, spec={"image": "nginx"}).to_object(),
+    # written as a user would (`weight: 1` in YAML): the float field holds the integer 1
+    created = await client.create({"apiVersion": v2.__resource__.api_version, "kind": "WebApp",
+                                   "metadata": {"name": "rt"}, "spec": {"image": "nginx", "weight": 1}},
                                   namespace=namespace)
+    assert type(created["spec"]["weight"]) is int
     typed = v2.from_object(created)
     again = typed.to_object()
     for key in ("apiVersion", "kind", "spec", "message"):
-        assert again[key] == created[key]
+        # as kube-apiserver compares: 1.0 where it stored 1 would be a spec change (a new generation)
+        assert semantically_equal(again[key], created[key]), (key, again[key], created[key])
     replaced = await client.replace(again, namespace=namespace)
     assert replaced["metadata"]["generation"] == created["metadata"]["generation"]
+    half = await client.replace(v2.from_object(replaced).model_copy(
+        update={"spec": typed.spec.model_copy(update={"weight": 1.5})}).to_object(), namespace=namespace)
+    assert half["spec"]["weight"] == 1.5 and half["metadata"]["generation"] == created["metadata"]["generation"] + 1
+    again = v2.from_object(half).to_object()
+    assert semantically_equal(again["spec"], half["spec"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 from kubeloop import Client
 from kubeloop.client import ApiError
+from kubeloop.config import load_kubeconfig
 from kubeloop.testing import APIServer, TestCluster
 from kubeloop.testing.pytest_plugin import MODE_ENV, TEST_RETRY
 from tests.testing.conftest import Http
@@ -95,3 +97,51 @@ def test_plugin_fixture_without_pytest_asyncio_says_what_to_install(tmp_path: Pa
         """)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "pip install 'kubeloop[testing]'" in run.stdout
+
+
+async def test_a_run_on_a_real_cluster_deletes_the_crds_it_installed(tmp_path: Path) -> None:
+    """Issue 31 item 17: the CRDs `install_crd` created are deleted when the run ends, after every
+    xdist worker (two files here, one per worker, install the same CRD); one that existed is kept.
+    An emulator stands in for the real cluster (KUBELOOP_TEST_KUBECONFIG names it)."""
+    from kubeloop.testing.pytest_plugin import CRD_LEDGER_ENV, ENV
+
+    test = textwrap.dedent("""
+        from kubeloop.testing import install_crd
+
+        def crd(plural, kind):
+            return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                    "metadata": {"name": f"{plural}.ledger.example.com"},
+                    "spec": {"group": "ledger.example.com", "scope": "Namespaced",
+                             "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+                             "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                                 "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+        async def test_installs(client):
+            assert await install_crd(client, crd("shareds", "Shared")) == "ledger.example.com/v1/Shared"
+            await install_crd(client, crd("olds", "Old"))
+            await install_crd(client, crd("kepts", "Kept"), keep=True)
+        """)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_one.py").write_text(test)
+    (project / "test_two.py").write_text(test)
+    async with APIServer() as api, Client(load_kubeconfig(api.kubeconfig), qps=None) as admin:
+        old = "olds.ledger.example.com"
+        await admin.create({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                            "metadata": {"name": old}, "spec": {
+                                "group": "ledger.example.com", "scope": "Namespaced",
+                                "names": {"plural": "olds", "singular": "old", "kind": "Old"},
+                                "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                                    "openAPIV3Schema": {"type": "object"}}}]}})
+        env = {k: v for k, v in os.environ.items() if k != CRD_LEDGER_ENV}
+        env.update({ENV: str(api.kubeconfig), "PYTHONPATH": str(REPO)})
+        run = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2",
+                             "--dist", "loadfile", "-o", "asyncio_mode=auto",
+                             "-o", "asyncio_default_fixture_loop_scope=function"],
+            cwd=project, env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "2 passed" in run.stdout
+        left = {c["metadata"]["name"] for c in (await admin.list(
+            "apiextensions.k8s.io/v1/CustomResourceDefinition")).items if "ledger" in c["metadata"]["name"]}
+        assert left == {old, "kepts.ledger.example.com"}  # the pre-existing one and keep=True stay

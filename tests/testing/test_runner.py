@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from datetime import timedelta
 from pathlib import Path
@@ -33,7 +34,7 @@ async def test_runs_an_example_file_in_virtual_time(apiserver: TestCluster, clie
                                     spec={"schedule": "@hourly", "job_template": {"spec": {"parallelism": 0, "template": {
                                         "spec": {"restartPolicy": "Never", "containers": [
                                             {"name": "c", "image": "busybox"}]}}}}}).to_object())
-        await eventually(lambda: op.manager.controllers[0].primary_store().get("nightly", namespace),
+        await eventually(lambda: op.manager.controllers[0].primary_store().get("nightly", namespace) is not None,
                          what="the operator to see the CronJob")
         await clock.run_for(timedelta(hours=1), op.manager)
         assert [j["metadata"]["name"] for j in await client.list(JOB, namespace=namespace)
@@ -71,6 +72,7 @@ async def test_a_failing_operator_is_reported(tmp_path: Path, client: Client) ->
             pass
 
         async def boom(manager):
+            await manager.wait_ready(30)  # once running: a real cluster's first list takes its time
             await asyncio.sleep(0.05)
             raise RuntimeError("lost the database")
 
@@ -81,13 +83,37 @@ async def test_a_failing_operator_is_reported(tmp_path: Path, client: Client) ->
     runner = OperatorRunner(target, client=client)
     with pytest.raises(ManagerError, match="lost the database"):
         async with runner:
-            await eventually(lambda: runner.manager.failure, what="the failure")
+            await eventually(lambda: runner.manager.failure is not None, what="the failure")
     assert isinstance(runner.exception, ManagerError)
 
     quiet = OperatorRunner(target, client=client, reraise=False)
     async with quiet:
-        await eventually(lambda: quiet.manager.failure, what="the failure")
+        await eventually(lambda: quiet.manager.failure is not None, what="the failure")
     assert "lost the database" in str(quiet.exception)
+
+
+async def test_an_operator_failing_before_it_is_ready_raises_its_error(tmp_path: Path, client: Client) -> None:
+    target = write(tmp_path, """
+        from kubeloop import Controller
+
+        async def reconcile(req, ctx):
+            pass
+
+        async def boom(manager):
+            raise RuntimeError("no database at start-up")
+
+        def setup(manager):
+            manager.add(Controller("noop", for_="v1/ConfigMap", namespace="default", reconcile=reconcile))
+            manager.add_runnable(boom, name="db")
+    """)
+    runner = OperatorRunner(target, client=client, ready_timeout=30)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(ManagerError, match="no database at start-up"):
+        async with runner:
+            pytest.fail("the block must not run: the operator never was ready")
+    assert loop.time() - started < 10  # not the ready timeout
+    assert isinstance(runner.exception, ManagerError)
 
 
 async def test_load_errors_are_kubeloop_runs(tmp_path: Path, client: Client) -> None:
