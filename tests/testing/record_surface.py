@@ -31,8 +31,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from surface import KUBECTL_GET, TABLE, TABLE_V1BETA1, Obj, Step, fill, run_steps  # noqa: E402
-from surface_samples import INVALID, SAMPLES  # noqa: E402
+from surface import KUBECTL_GET, TABLE, TABLE_V1BETA1, Obj, Step, fill, run_steps
+from surface_samples import INVALID, SAMPLES
 
 DATA = Path(__file__).resolve().parent / "data" / "surface-1.24.json"
 RBAC = "rbac.authorization.k8s.io"
@@ -454,15 +454,14 @@ async def _bootstrap(real: Real) -> dict[str, Any]:
     }
 
 
-async def record(args: argparse.Namespace) -> None:
+async def record(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any] | None]:
     real = Real(args.kubeconfig, args.ca_key)
     sfx = secrets.token_hex(3)
     env = {"ns": f"sfc-{sfx}", "sfx": sfx, "admin_token": real.token}
     async with aiohttp.ClientSession() as session:
         real.session = session
-        if args.bootstrap:
-            Path(args.bootstrap).write_text(json.dumps(await _bootstrap(real), indent=1, sort_keys=True) + "\n")
-        code, _, raw = await real.send(Step("GET", "/version"))
+        bootstrap = await _bootstrap(real) if args.bootstrap else None
+        _code, _, raw = await real.send(Step("GET", "/version"))
         version = json.loads(raw)["gitVersion"]
         await real.send(Step("POST", "/api/v1/namespaces", {"metadata": {"name": env["ns"]}}))
         result: dict[str, Any] = {"recorded_from": version, "discovery": await _discovery(real), "scenarios": {}}
@@ -475,8 +474,15 @@ async def record(args: argparse.Namespace) -> None:
             result["tables"] = await _tables(real, env)
         finally:
             await _cleanup(real, env)
-    text = json.dumps(result, indent=1, sort_keys=False).replace(real.token, "<admin_token>")
+    return result, bootstrap
+
+
+def write(args: argparse.Namespace, result: dict[str, Any], bootstrap: dict[str, Any] | None) -> None:
+    text = json.dumps(result, indent=1, sort_keys=False)
     Path(args.out).write_text(text + "\n")
+    if bootstrap is not None:
+        Path(args.bootstrap).write_text(json.dumps(bootstrap, indent=1, sort_keys=True) + "\n")
+    version = result["recorded_from"]
     print(f"recorded {sum(len(s['steps']) for s in result['scenarios'].values())} steps, "
           f"{len(result['tables'])} tables, {len(result['discovery'])} discovery documents from {version}")
 
@@ -487,7 +493,8 @@ def main() -> None:
     p.add_argument("--ca-key", default="/tmp/realk8s/pki/ca.key", help="the cluster CA's key (client certificates)")
     p.add_argument("--out", default=str(DATA))
     p.add_argument("--bootstrap", default="", help="also write the control plane's own objects here")
-    asyncio.run(record(p.parse_args()))
+    args = p.parse_args()
+    write(args, *asyncio.run(record(args)))
 
 
 if __name__ == "__main__":

@@ -388,9 +388,8 @@ class Registry:
             info.strategy.prepare_for_subresource_update(info, subresource, obj, old_view)
         else:
             info.strategy.prepare_for_update(info, obj, old_view)
-        status_write = subresource == "status"
-        if status_write:
-            info.strategy.validate_status_update(info, obj, old_view)
+        if subresource and subresource != "scale":
+            info.strategy.validate_subresource_update(info, subresource, obj, old_view)
         else:
             info.strategy.validate_update(info, obj, old_view)
         if record and manager:

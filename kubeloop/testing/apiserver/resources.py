@@ -104,6 +104,15 @@ class Strategy:
         else:
             self.prepare_for_update(info, new, old)
 
+    def validate_subresource_update(self, info: ServedResource, subresource: str, new: Obj, old: Obj) -> None:
+        """Reject an invalid write through `/<subresource>` (not `/scale`): `status` goes to
+        `validate_status_update`, others (a Namespace's `finalize`) to `validate_update`; a kind
+        with a subresource of its own (a CSR's `approval`) overrides this."""
+        if subresource == "status":
+            self.validate_status_update(info, new, old)
+        else:
+            self.validate_update(info, new, old)
+
     # -- delete ------------------------------------------------------------------------------
     def prepare_for_delete(self, info: ServedResource, obj: Obj) -> bool:
         """Called on DELETE of an object that is not terminating yet, before the generic flow
@@ -162,6 +171,18 @@ class Strategy:
     scale_has_field_manager: bool = True
 
 
+@dataclass(frozen=True)
+class Subresource:
+    """How discovery lists a subresource that is not a plain `status`-like one: its verbs, and the
+    kind it takes and answers with when that is not the resource's own (`pods/eviction` takes a
+    `policy/v1` Eviction, `*/scale` an `autoscaling/v1` Scale)."""
+
+    verbs: tuple[str, ...] = SUBRESOURCE_VERBS
+    kind: str = ""
+    group: str | None = None
+    version: str | None = None
+
+
 def _no_scale(info: ServedResource, obj: Obj) -> StatusError:
     name = str((obj.get("metadata") or {}).get("name", ""))
     return not_found(info.resource, name, info.group)
@@ -180,7 +201,9 @@ class ServedResource:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = DEFAULT_VERBS
-    subresources: frozenset[str] = frozenset()  # "status", "scale", "finalize" (namespaces)
+    subresources: frozenset[str] = frozenset()  # "status", "scale", "finalize" (namespaces), "log", ...
+    #: discovery's description of the subresources that are not `status`-like (see `Subresource`)
+    subresource_specs: tuple[tuple[str, Subresource], ...] = ()
     storage: str = ""  # storage identity; versions/APIs sharing objects share it (core + events.k8s.io Events)
     strategy: Strategy = field(default_factory=Strategy)
     storage_version_hash: str = ""
