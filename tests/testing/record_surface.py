@@ -188,7 +188,7 @@ def scenarios() -> dict[str, list[Step]]:
         Step("GET", f"{pdbs}/budget", poll=True, name="the disruption controller's status"),
         Step("POST", f"{pods}/r1/eviction", {**evict, "metadata": {"name": "r1"}},
              name="evict one Running pod: allowed"),
-        Step("GET", f"{pdbs}/budget", name="the budget after the eviction"),
+        Step("GET", f"{pdbs}/budget", poll=True, name="the budget after the eviction (the controller synced)"),
         Step("POST", f"{pods}/r2/eviction", {"apiVersion": "policy/v1beta1", "kind": "Eviction",
                                               "metadata": {"name": "r2"}},
              name="evict a second one (policy/v1beta1): refused"),
@@ -230,6 +230,8 @@ def scenarios() -> dict[str, list[Step]]:
     reviews = "/apis/authorization.k8s.io/v1"
     out["authn_authz"] = [
         Step("POST", f"{ns}/serviceaccounts", {"metadata": {"name": "robot"}}, compare=False),
+        Step("POST", f"{ns}/configmaps", {"metadata": {"name": "cm"}, "data": {"a": "1"}}, compare=False),
+        Step("POST", f"{ns}/secrets", {"metadata": {"name": "sec"}, "stringData": {"a": "b"}}, compare=False),
         Step("POST", f"{ns}/serviceaccounts/robot/token", {"spec": {"audiences": ["https://kubernetes.default.svc"],
                                                                     "expirationSeconds": 3600}},
              save={"sa_token": "status.token"}, name="TokenRequest"),
@@ -272,7 +274,7 @@ def scenarios() -> dict[str, list[Step]]:
             "namespace": "{ns}", "verb": "delete", "resource": "configmaps"}}}, as_=("token", "{sa_token}"),
              name="SelfSubjectAccessReview denied"),
         Step("POST", f"{reviews}/selfsubjectaccessreviews", {"spec": {"nonResourceAttributes": {
-            "path": "/healthz", "verb": "get"}}}, as_=("token", "{sa_token}"), name="SSAR non-resource"),
+            "path": "/apis", "verb": "get"}}}, as_=("token", "{sa_token}"), name="SSAR non-resource"),
         Step("POST", f"{reviews}/selfsubjectaccessreviews", {"spec": {}}, as_=("token", "{sa_token}"),
              name="SSAR without attributes"),
         Step("POST", f"{reviews}/selfsubjectrulesreviews", {"spec": {"namespace": "{ns}"}}, as_=("token", "{sa_token}"),
@@ -388,11 +390,14 @@ async def _discovery(real: Real) -> dict[str, Any]:
         assert code == 200, (path, code)
         return json.loads(raw)
 
-    crds = await get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
-    custom = {c["spec"]["group"] for c in crds["items"]}
+    # the built-in groups: those kube-apiserver registered its own APIServices for at start
+    services = await get("/apis/apiregistration.k8s.io/v1/apiservices")
+    builtin = {(a["spec"].get("group") or "") for a in services["items"]
+               if (a["metadata"].get("labels") or {}).get("kube-aggregator.kubernetes.io/automanaged") == "onstart"}
+    builtin.add("apiregistration.k8s.io")  # the aggregator's own group has no APIService
     out: dict[str, Any] = {"/api": await get("/api"), "/api/v1": await get("/api/v1")}
     apis = await get("/apis")
-    apis["groups"] = [g for g in apis["groups"] if g["name"] not in custom]
+    apis["groups"] = [g for g in apis["groups"] if g["name"] in builtin]
     out["/apis"] = apis
     for group in apis["groups"]:
         out[f"/apis/{group['name']}"] = await get(f"/apis/{group['name']}")
@@ -456,24 +461,28 @@ async def _bootstrap(real: Real) -> dict[str, Any]:
 
 async def record(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any] | None]:
     real = Real(args.kubeconfig, args.ca_key)
-    sfx = secrets.token_hex(3)
-    env = {"ns": f"sfc-{sfx}", "sfx": sfx, "admin_token": real.token}
     async with aiohttp.ClientSession() as session:
         real.session = session
         bootstrap = await _bootstrap(real) if args.bootstrap else None
         _code, _, raw = await real.send(Step("GET", "/version"))
         version = json.loads(raw)["gitVersion"]
-        await real.send(Step("POST", "/api/v1/namespaces", {"metadata": {"name": env["ns"]}}))
         result: dict[str, Any] = {"recorded_from": version, "discovery": await _discovery(real), "scenarios": {}}
+        envs: dict[str, dict[str, str]] = {}
         try:
             for name, steps in scenarios().items():
+                # each scenario in a namespace of its own (and its own name suffix), as the replay runs it
+                sfx = secrets.token_hex(3)
+                env = envs[name] = {"ns": f"sfc-{sfx}", "sfx": sfx, "admin_token": real.token}
+                await real.send(Step("POST", "/api/v1/namespaces", {"metadata": {"name": env["ns"]}}))
+                await asyncio.sleep(1)  # its default ServiceAccount (the replay waits for it too)
                 records = await run_steps(steps, real.send, env, recording=True)
                 result["scenarios"][name] = {"cluster": name in CLUSTER, "steps": [s.to_json() for s in steps],
                                              "records": records}
             await asyncio.sleep(3)  # the controllers settle (Deployment status, PDB status, ...)
-            result["tables"] = await _tables(real, env)
+            result["tables"] = await _tables(real, envs["samples"])
         finally:
-            await _cleanup(real, env)
+            for env in envs.values():
+                await _cleanup(real, env)
     return result, bootstrap
 
 

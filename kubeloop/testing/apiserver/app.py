@@ -21,6 +21,7 @@ from aiohttp import web
 from kubeloop.meta import FieldSelector, LabelSelector
 
 from . import errors
+from .actions import Call, actions
 from .catalog import Catalog
 from .errors import StatusError
 from .faults import Faults
@@ -68,18 +69,26 @@ class Target:
     watch_path: bool = False
 
 
-def _status_response(err: StatusError) -> web.Response:
+def _status_response(err: StatusError, indented: bool = False) -> web.Response:
     headers = {}
     if err.retry_after is not None:
         headers["Retry-After"] = str(err.retry_after)
-    return web.Response(status=err.code, body=orjson.dumps(err.status()), content_type="application/json",
-                        headers=headers)
+    return web.Response(status=err.code, body=errors.encode_status(err.status(), indented=indented),
+                        content_type="application/json", headers=headers)
+
+
+def _asks_for_conversion(request: web.Request) -> bool:
+    """An Accept asking for a Table or metadata: kube-apiserver then writes errors indented (the
+    meta.k8s.io serializer it negotiated pretty-prints) and without a final newline."""
+    accept = request.headers.get("Accept", "")
+    return "as=Table" in accept or "as=PartialObjectMetadata" in accept
 
 
 def _json(body: bytes, status: int = 200, mode: str = JSON) -> web.Response:
     if mode == YAML:
         return web.Response(status=status, body=to_yaml(body), content_type="application/yaml")
-    return web.Response(status=status, body=body, content_type="application/json")
+    # Go's json.Encoder ends what it writes with a newline, and so does every kube-apiserver response
+    return web.Response(status=status, body=body + b"\n", content_type="application/json")
 
 
 def field_manager_of(request: web.Request) -> str:
@@ -106,6 +115,7 @@ class APIApp:
         self.access = access  # service-account tokens, RBAC, audit (rbac.py); None: the admin token only
         self.watchers: set[WatchQueue] = set()
         self.stopping = False
+        self.actions = actions()
 
     def make_app(self) -> web.Application:
         app = web.Application(client_max_size=self.registry.settings.max_body_bytes)
@@ -129,16 +139,14 @@ class APIApp:
             if path.startswith(ADMIN):
                 return await self.admin(request, path[len(ADMIN):])
             if self.access is not None:
-                served = self.access.check(request)
-                if served is not None:
-                    return served
+                self.access.check(request)
             elif self.token is not None and not self._authorized(request):
                 raise errors.unauthorized()
             if path in ("/healthz", "/readyz", "/livez"):
                 return web.Response(text="ok")
             return await self.api(request, path)
         except StatusError as e:
-            return _status_response(e)
+            return _status_response(e, indented=_asks_for_conversion(request))
         except PlainNotFound:
             return web.Response(status=404, text=_PLAIN_404, content_type="text/plain")
         except web.HTTPRequestEntityTooLarge:
@@ -309,6 +317,8 @@ class APIApp:
         if rest[0] == "namespaces" and len(rest) >= 3 and not (len(rest) == 3 and group == "" and rest[2] in (
                 "status", "finalize")):
             namespace, rest = rest[1], rest[2:]
+        if len(rest) > 3 and rest[2] == "proxy":
+            rest = rest[:3]  # pods/<name>/proxy/<path>: the path is the proxied one's
         if len(rest) > 3:
             raise not_found
         info = cat.lookup(group, version, rest[0])
@@ -352,7 +362,9 @@ class APIApp:
                 raise errors.method_not_allowed()
         else:
             verb = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method, "")
-            if not verb or (t.subresource and verb == "delete"):
+            if method == "POST" and t.subresource:
+                verb = "create"  # a connect or named create: pods/x/eviction, serviceaccounts/x/token
+            if not verb or (t.subresource and verb == "delete" and t.subresource != "proxy"):
                 raise errors.method_not_allowed()
             if verb == "get" and _truthy(q.get("watch")):
                 verb = "watch"
@@ -369,6 +381,11 @@ class APIApp:
         ns = t.namespace or ""
         reg = self.registry
         manager = field_manager_of(request)
+        action = self.actions.get((info.group, info.resource, t.subresource))
+        if action is not None:
+            return await action(Call(request, info, ns, t.name, t.subresource, verb, reg, self.access, manager))
+        if verb == "create" and t.name:
+            raise errors.method_not_allowed()
         if verb == "watch":
             return await self.watch(request, t)
         if verb == "list":

@@ -103,9 +103,12 @@ def decode_object(body: bytes, ctype: str, info: ServedResource) -> Obj:
         try:
             obj = orjson.loads(body) if body.strip() else None
         except orjson.JSONDecodeError as e:
+            detail = go_json_error(body, e)
+            if not detail.startswith("unexpected end"):  # that one carries the summary already
+                detail += f" ({summarize(body)})"
             raise errors.bad_request(
                 f"the object provided is unrecognized (must be of type {info.kind}): couldn't get version/kind; "
-                f"json parse error: {go_json_error(body, e)}") from None
+                f"json parse error: {detail}") from None
     else:
         raise StatusError(415, "UnsupportedMediaType",
                           "the body of the request was in an unknown format - accepted media types include: "
@@ -120,6 +123,16 @@ def decode_object(body: bytes, ctype: str, info: ServedResource) -> Obj:
             "json parse error: json: cannot unmarshal into Go value of type struct")
     check_kind(obj, info)
     return obj
+
+
+def summarize(body: bytes, limit: int = 30) -> str:
+    """`summarizeData`: how kube-apiserver quotes an undecodable body in its 400 (text when it
+    starts like JSON, hex otherwise, cut at `limit` bytes)."""
+    if not body:
+        return "<empty>"
+    cut = body[:limit]
+    text = cut.decode("utf-8", "replace") if body[:1] == b"{" else cut.hex()
+    return text + " ..." if len(body) > limit else text
 
 
 def go_json_error(body: bytes, e: orjson.JSONDecodeError) -> str:

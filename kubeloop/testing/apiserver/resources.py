@@ -55,6 +55,8 @@ class Strategy:
     #: a PUT without `metadata.resourceVersion` overwrites (most built-ins); False: 422 (custom
     #: resources, CRDs), as the strategy's `AllowUnconditionalUpdate`
     allow_unconditional_update: bool = True
+    #: writes record `metadata.managedFields` (a CertificateSigningRequest's do not)
+    records_managed_fields: bool = True
     #: `DefaultGarbageCollectionPolicy` is OrphanDependents (batch/v1 Jobs, for compatibility): a
     #: DELETE without a policy adds the `orphan` finalizer
     orphans_by_default: bool = False
@@ -121,6 +123,11 @@ class Strategy:
         (a Namespace waits for its `spec.finalizers`); the flow then sets `deletionTimestamp`,
         stores it and answers 200 with the object."""
         return False
+
+    def graceful_delete_seconds(self, info: ServedResource, obj: Obj, opts: Obj) -> int:
+        """`CheckGracefulDelete`: how many seconds the object stays, marked, before it is gone (a Pod
+        on a node waits for its kubelet); 0 deletes it at once. `opts` are the delete options."""
+        return 0
 
     # -- field selectors ---------------------------------------------------------------------
     def field_labels(self, info: ServedResource) -> tuple[str, ...]:

@@ -36,7 +36,7 @@ from .crd import CustomResourceDefinitionStrategy
 from .discovery import EndpointSliceStrategy
 from .events import CoreEventStrategy, NewEventStrategy
 from .extra import GenericStrategy, IngressStrategy, rbac
-from .policy import PodSecurityPolicyStrategy
+from .policy import PodDisruptionBudgetStrategy, PodSecurityPolicyStrategy
 from .replication import ControllerRevisionStrategy, ReplicationControllerStrategy
 from .storage import CSIDriverStrategy, CSINodeStrategy, CSIStorageCapacityStrategy, VolumeAttachmentStrategy
 from .versions import more_versions
@@ -146,9 +146,7 @@ def _generic_resources() -> list[ServedResource]:
               sub=("status",)),
         _info("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True,
               GenericStrategy(generation=True, status={}), short=("netpol",), sub=("status",)),
-        _info("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True,
-              GenericStrategy(generation=True, status={"disruptionsAllowed": 0, "currentHealthy": 0,
-                                                       "desiredHealthy": 0, "expectedPods": 0}),
+        _info("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, PodDisruptionBudgetStrategy(),
               short=("pdb",), sub=("status",), hash_gvk=("policy", "v1beta1", "PodDisruptionBudget")),
         _info("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
               HorizontalPodAutoscalerStrategy(), short=("hpa",),

@@ -153,6 +153,8 @@ def _stamp(new_conditions: Any, old_conditions: Any) -> None:
 
 
 class CertificateSigningRequestStrategy(GenericStrategy):
+    records_managed_fields = False  # as recorded: 1.24 keeps no managedFields on a CSR
+
     def __init__(self) -> None:
         super().__init__(status={}, name_fn=lambda name, prefix: [])
 
@@ -216,18 +218,35 @@ class CertificateSigningRequestStrategy(GenericStrategy):
                 new.pop(key, None)
 
     def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
-        meta = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-        return meta + self._update_causes(new, old)
+        return self._update_causes(new, old, approval=False, certificate=False)
 
-    def _update_causes(self, new: Obj, old: Obj) -> list[Cause]:
+    def _update_causes(self, new: Obj, old: Obj, *, approval: bool, certificate: bool) -> list[Cause]:
+        """`validateCertificateSigningRequestUpdate` with the subresource's options."""
         old_conditions = (old.get("status") or {}).get("conditions")
+        new_conditions = (new.get("status") or {}).get("conditions")
         allow_both = bool(_of_type(old_conditions, ("Approved",))) and bool(_of_type(old_conditions, ("Denied",)))
         causes = self._causes(new, allow_both, legacy_ok=True)
-        if (new.get("status") or {}).get("certificate") != (old.get("status") or {}).get("certificate") \
-                and (old.get("status") or {}).get("certificate"):
-            causes.append(m.forbidden_cause("status.certificate", "updates may not modify existing certificate "
-                                                                  "content"))
-        return causes
+        for kind in FINAL_TYPES:
+            if len(_of_type(new_conditions, (kind,))) < len(_of_type(old_conditions, (kind,))):
+                causes.append(m.forbidden_cause("status.conditions",
+                                                f"updates may not remove a condition of type {m.go_repr(kind)}"))
+        if not approval:
+            for kind in APPROVAL_TYPES:
+                before, after = _of_type(old_conditions, (kind,)), _of_type(new_conditions, (kind,))
+                if len(after) > len(before):
+                    causes.append(m.forbidden_cause("status.conditions",
+                                                    f"updates may not add a condition of type {m.go_repr(kind)}"))
+                elif len(after) == len(before) and after != before:
+                    causes.append(m.forbidden_cause("status.conditions",
+                                                    f"updates may not modify a condition of type {m.go_repr(kind)}"))
+        new_cert, old_cert = (new.get("status") or {}).get("certificate"), (old.get("status") or {}).get("certificate")
+        if (new_cert or "") != (old_cert or ""):
+            if not certificate:
+                causes.append(m.forbidden_cause("status.certificate", "updates may not set certificate content"))
+            elif old_cert:
+                causes.append(m.forbidden_cause("status.certificate",
+                                                "updates may not modify existing certificate content"))
+        return causes + m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
 
     def prepare_for_subresource_update(self, info: ServedResource, subresource: str, new: Obj, old: Obj) -> None:
         if subresource not in ("status", "approval"):
@@ -236,52 +255,30 @@ class CertificateSigningRequestStrategy(GenericStrategy):
         self.prepare_for_status_update(info, new, old)
         if not isinstance(new.get("status"), dict):
             new["status"] = {}
-        status = new["status"]
-        old_status = old.get("status") or {}
-        conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
-        if subresource == "approval":
-            # only Approved/Denied come from the request; the rest, and the certificate, stay
-            kept = [copy.deepcopy(c) for c in old_status.get("conditions") or []
-                    if isinstance(c, dict) and c.get("type") not in APPROVAL_TYPES]
-            conditions = kept + [c for c in conditions if c.get("type") not in [k.get("type") for k in kept]]
-            if "certificate" in old_status:
-                status["certificate"] = old_status["certificate"]
-            else:
-                status.pop("certificate", None)
-        if conditions or "conditions" in status:
-            status["conditions"] = conditions
+        status, old_status = new["status"], old.get("status") or {}
         _stamp(status.get("conditions"), old_status.get("conditions"))
-        if not status.get("conditions"):
-            status.pop("conditions", None)
+        if subresource == "approval":
+            # only the conditions come from the request (csrApprovalStrategy.PrepareForUpdate)
+            conditions = status.get("conditions")
+            new["status"] = status = copy.deepcopy(old_status)
+            if conditions is None:
+                status.pop("conditions", None)
+            else:
+                status["conditions"] = conditions
+        else:
+            # Approved and Denied stay as they were, unless some were added or removed
+            # (csrStatusStrategy.PrepareForUpdate's preserveConditionInstances)
+            conditions = status.get("conditions") or []
+            for kind in APPROVAL_TYPES:
+                old_at = [i for i, c in enumerate(old_status.get("conditions") or []) if c.get("type") == kind]
+                new_at = [i for i, c in enumerate(conditions) if isinstance(c, dict) and c.get("type") == kind]
+                if len(old_at) == len(new_at):
+                    for i, j in zip(old_at, new_at, strict=True):
+                        conditions[j] = copy.deepcopy(old_status["conditions"][i])
 
     def validate_subresource_update(self, info: ServedResource, subresource: str, new: Obj, old: Obj) -> None:
-        if subresource == "approval":
-            self.validate_approval_update(info, new, old)
+        if subresource in ("status", "approval"):
+            m.raise_invalid(info, new, self._update_causes(new, old, approval=subresource == "approval",
+                                                           certificate=subresource == "status"))
         else:
             super().validate_subresource_update(info, subresource, new, old)
-
-    def validate_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
-        causes = 2 * m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-        causes += self._update_causes(new, old)
-        # through /status the Approved/Denied conditions cannot change (ValidateCertificateSigningRequestStatusUpdate)
-        old_conditions = (old.get("status") or {}).get("conditions")
-        new_conditions = (new.get("status") or {}).get("conditions")
-        for kind in APPROVAL_TYPES:
-            before, after = _of_type(old_conditions, (kind,)), _of_type(new_conditions, (kind,))
-            if len(after) > len(before):
-                causes.append(m.forbidden_cause("status.conditions",
-                                                f"updates may not add a condition of type {m.go_repr(kind)}"))
-            elif len(after) < len(before):
-                causes.append(m.forbidden_cause("status.conditions",
-                                                f"updates may not remove a condition of type {m.go_repr(kind)}"))
-        m.raise_invalid(info, new, causes)
-
-    def validate_approval_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
-        causes = 2 * m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-        causes += self._update_causes(new, old)
-        for kind in FINAL_TYPES:
-            if len(_of_type((new.get("status") or {}).get("conditions"), (kind,))) < \
-                    len(_of_type((old.get("status") or {}).get("conditions"), (kind,))):
-                causes.append(m.forbidden_cause("status.conditions",
-                                                f"updates may not remove a condition of type {m.go_repr(kind)}"))
-        m.raise_invalid(info, new, causes)

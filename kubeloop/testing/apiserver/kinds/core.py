@@ -574,6 +574,20 @@ class PodStrategy(FieldLabelStrategy):
     def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         return podspec.validate_pod_spec(obj.get("spec"), "spec")
 
+    def graceful_delete_seconds(self, info: ServedResource, obj: Obj, opts: Obj) -> int:
+        """A pod on a node is deleted gracefully (its kubelet would stop it, then delete it with
+        grace 0); one without a node, or finished, goes at once (the pod strategy's
+        `CheckGracefulDelete`)."""
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            return 0
+        asked = opts.get("gracePeriodSeconds")
+        try:
+            grace = int(asked) if asked is not None else int(spec.get("terminationGracePeriodSeconds", 30))
+        except (TypeError, ValueError):
+            grace = 30
+        return max(grace, 0)
+
     def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
 

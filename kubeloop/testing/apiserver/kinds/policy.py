@@ -44,6 +44,51 @@ class PodSecurityPolicyStrategy(GenericStrategy):
         return causes
 
 
+def _int_or_percent(fld: str, value: object) -> list[Cause]:
+    """`ValidatePositiveIntOrPercent` and `IsNotMoreThan100Percent`."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return [m.invalid_cause(fld, value, "must be an integer or percentage (e.g '5%%')")]
+    if isinstance(value, int):
+        return [m.invalid_cause(fld, value, "must be greater than or equal to 0")] if value < 0 else []
+    shown = f'intstr.IntOrString{{Type:1, IntVal:0, StrVal:"{value}"}}'
+    if not value.endswith("%") or not value[:-1].isdigit():
+        return [m.invalid_cause_raw(fld, shown, "a valid percent string must be a numeric string followed by an "
+                                                "ending '%' (e.g. '1%',  or '93%', regex used for validation is "
+                                                "'[0-9]+%')")]
+    if int(value[:-1]) > 100:
+        return [m.invalid_cause_raw(fld, shown, "must not be greater than 100%")]
+    return []
+
+
+def _pointer(value: object) -> str:
+    return "(nil)" if value is None else "(0xc000000000)"
+
+
+class PodDisruptionBudgetStrategy(GenericStrategy):
+    """policy/v1 PodDisruptionBudget (`ValidatePodDisruptionBudgetSpec`); its status is the
+    disruption controller's (`disruption.py`), decremented by evictions."""
+
+    def __init__(self) -> None:
+        super().__init__(generation=True, status={"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
+                                                  "expectedPods": 0})
+
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
+        spec = obj.get("spec") or {}
+        causes: list[Cause] = []
+        minimum, maximum, selector = spec.get("minAvailable"), spec.get("maxUnavailable"), spec.get("selector")
+        if minimum is not None and maximum is not None:
+            shown = (f"policy.PodDisruptionBudgetSpec{{MinAvailable:(*intstr.IntOrString){_pointer(minimum)}, "
+                     f"Selector:(*v1.LabelSelector){_pointer(selector)}, "
+                     f"MaxUnavailable:(*intstr.IntOrString){_pointer(maximum)}}}")
+            causes.append(m.invalid_cause_raw("spec", shown, "minAvailable and maxUnavailable cannot be both set"))
+        for key, value in (("minAvailable", minimum), ("maxUnavailable", maximum)):
+            if value is not None:
+                causes += _int_or_percent(f"spec.{key}", value)
+        if isinstance(selector, dict):
+            causes += m.validate_labels(selector.get("matchLabels"), "spec.selector.matchLabels")
+        return causes
+
+
 def pdb_v1beta1(base: GenericStrategy) -> GenericStrategy:
     """The policy/v1beta1 PodDisruptionBudget strategy: `base`'s rules, the selector converted."""
 
