@@ -158,8 +158,8 @@ def _value(value: Any, env: dict[str, str], sent: set[str], key: str) -> Any:
                 out[k] = f"<{k}>"
             elif k == "managedFields" and isinstance(v, list):
                 # entries written in the same second are ordered by manager name: compared as a set
-                out[k] = sorted(({f: e.get(f) for f in MANAGED_FIELDS_KEYS if f in e} for e in v if isinstance(e, dict)),
-                                key=lambda e: json.dumps(e, sort_keys=True))
+                out[k] = sorted(({f: _text(str(e.get(f)), env) for f in MANAGED_FIELDS_KEYS if f in e}
+                                 for e in v if isinstance(e, dict)), key=lambda e: json.dumps(e, sort_keys=True))
             elif k == "serverAddress":
                 out[k] = "<server>"
             elif k in ("token", "continue") and isinstance(v, str) and v:

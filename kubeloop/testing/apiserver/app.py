@@ -8,6 +8,7 @@ parser gives the real server's distinction between a JSON 404 Status and a plain
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import logging
 import time
@@ -20,7 +21,7 @@ from aiohttp import web
 
 from kubeloop.meta import FieldSelector, LabelSelector
 
-from . import errors
+from . import errors, tables
 from .actions import Call, actions
 from .catalog import Catalog
 from .errors import StatusError
@@ -29,6 +30,7 @@ from .negotiation import (
     JSON,
     PATCH_TYPES,
     POM,
+    TABLES,
     YAML,
     decode_object,
     decode_yaml,
@@ -395,6 +397,10 @@ class APIApp:
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
             if t.subresource == "scale":
                 return _json(orjson.dumps(reg.get_scale(info, ns, t.name)), mode=mode)
+            if mode in TABLES.values():
+                include = tables.include_object(q)
+                st = reg.get(info, ns, t.name)
+                return self._table(info, [reg.view(info, st)], {"resourceVersion": str(st.rv)}, include, mode)
             return self._object(info, reg.get(info, ns, t.name), mode)
         if verb == "delete":
             body = await request.read()
@@ -508,13 +514,33 @@ class APIApp:
 
     async def list(self, request: web.Request, t: Target, mode: str) -> web.Response:
         reg, info, q = self.registry, t.info, request.query
+        include = tables.include_object(q) if mode in TABLES.values() else ""
         match, has_sel = self._matcher(info, q)
         rv, _ = reg.parse_list_rv(q)
         if rv and rv > reg.store.rv and not q.get("continue"):
             await self._wait_for_rv(rv)  # the watch cache waits ~3 s for a future RV, then 504
         res = reg.list(info, t.namespace, q, match, has_sel)
+        if include:
+            meta: dict[str, Any] = {"resourceVersion": str(res.rv)}
+            if res.continue_token:
+                meta["continue"] = res.continue_token
+            if res.remaining is not None:
+                meta["remainingItemCount"] = res.remaining
+            return self._table(info, [reg.view(info, st) for st in res.items], meta, include, mode)
         body = render_list(info, POM if mode == POM else JSON, res.items, res.rv, res.continue_token, res.remaining)
         return _json(body, mode=mode)
+
+    def _table(self, info: ServedResource, objects: builtins.list[Obj], meta: Obj, include: str,
+               mode: str) -> web.Response:
+        """A meta.k8s.io Table of `objects` (`tables.py`), in the Table version `mode` names."""
+        version = next(v for v, m in TABLES.items() if m == mode)
+        crd = None
+        if info.custom:
+            crds = self.catalog.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            stored = self.registry.bucket(crds).objects.get(("", info.crd_name)) if crds is not None else None
+            crd = stored.obj if stored is not None else {}
+        return _json(orjson.dumps(tables.table(info.group, info.resource, objects, meta, include, version, crd=crd,
+                                               version=info.version)))
 
     async def _wait_for_rv(self, rv: int) -> None:
         reg = self.registry

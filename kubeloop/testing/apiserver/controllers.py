@@ -33,6 +33,7 @@ from kubeloop.meta import ADDED, DELETED, MODIFIED
 from .aggregation import Aggregation
 from .disruption import Disruption
 from .errors import StatusError
+from .managedfields import record_update
 from .objectmeta import now_rfc3339
 from .registry import CRD_FINALIZER, CRDS, Registry
 from .resources import ServedResource
@@ -431,8 +432,15 @@ class Controllers:
             return True
 
         conflict = self.registry.catalog.names_conflict(st.obj)
+        crd_info = self.registry.catalog.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 
         def mutate(obj: dict[str, Any]) -> None:
+            before = _copy(obj)
+            _set_crd_status(obj)
+            if crd_info is not None:  # the apiserver's own status writes are recorded as kube-apiserver's
+                record_update(crd_info, obj, before, "kube-apiserver", "status")
+
+        def _set_crd_status(obj: dict[str, Any]) -> None:
             spec = obj.get("spec") or {}
             names = dict(spec.get("names") or {})
             names.setdefault("singular", str(names.get("kind", "")).lower())

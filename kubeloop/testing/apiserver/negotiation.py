@@ -30,6 +30,8 @@ except AttributeError:  # pragma: no cover - libyaml missing
 JSON = "json"
 YAML = "yaml"
 POM = "pom"  # PartialObjectMetadata / PartialObjectMetadataList
+#: a meta.k8s.io Table in v1 or v1beta1 (`tables.py`)
+TABLES = {"v1": "table", "v1beta1": "table-v1beta1"}
 
 PATCH_TYPES = {
     "application/merge-patch+json": "merge",
@@ -170,6 +172,7 @@ def negotiate(accept: str | None, *, is_list: bool, is_watch: bool = False, kind
     """JSON, YAML or POM for the Accept header; 406 for what the real server refuses."""
     if not accept:
         return JSON
+    table_refused = False
     for part in accept.split(","):
         fields = [f.strip() for f in part.split(";")]
         mt = fields[0].lower()
@@ -189,8 +192,15 @@ def negotiate(accept: str | None, *, is_list: bool, is_watch: bool = False, kind
                         f"you requested PartialObjectMetadataList, but the requested object is not a list "
                         f"(*core.{kind})")
                 return POM
-            continue  # Table and others are not served: try the next media type
+            if as_ == "Table" and params.get("g") == "meta.k8s.io" and not is_watch:
+                if params.get("v") in TABLES:
+                    return TABLES[params["v"]]
+                table_refused = True
+            continue  # others (and a Table of a watch) are not served: try the next media type
         return YAML if mt == "application/yaml" else JSON
+    if table_refused:
+        raise StatusError(406, "NotAcceptable", "only the following media types are accepted: application/json, "
+                                                "application/yaml, application/vnd.kubernetes.protobuf")
     raise StatusError(406, "NotAcceptable", "406: Not Acceptable", {})
 
 

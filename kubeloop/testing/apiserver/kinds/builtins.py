@@ -15,6 +15,7 @@ from .clusterconfig import (
     APIServiceStrategy,
     FlowSchemaStrategy,
     IngressClassStrategy,
+    NetworkPolicyStrategy,
     PriorityClassStrategy,
     PriorityLevelConfigurationStrategy,
     RuntimeClassStrategy,
@@ -38,7 +39,14 @@ from .events import CoreEventStrategy, NewEventStrategy
 from .extra import GenericStrategy, IngressStrategy, rbac
 from .policy import PodDisruptionBudgetStrategy, PodSecurityPolicyStrategy
 from .replication import ControllerRevisionStrategy, ReplicationControllerStrategy
-from .storage import CSIDriverStrategy, CSINodeStrategy, CSIStorageCapacityStrategy, VolumeAttachmentStrategy
+from .storage import (
+    CSIDriverStrategy,
+    CSINodeStrategy,
+    CSIStorageCapacityStrategy,
+    PersistentVolumeStrategy,
+    StorageClassStrategy,
+    VolumeAttachmentStrategy,
+)
 from .versions import more_versions
 
 NO_DELETECOLLECTION = tuple(v for v in DEFAULT_VERBS if v != "deletecollection")
@@ -132,7 +140,7 @@ def _generic_resources() -> list[ServedResource]:
     """Kinds served with generic rules only (see `extra.py`)."""
     rbac_group = "rbac.authorization.k8s.io"
     return [
-        _info("", "v1", "persistentvolumes", "PersistentVolume", False, GenericStrategy(status={"phase": "Pending"}),
+        _info("", "v1", "persistentvolumes", "PersistentVolume", False, PersistentVolumeStrategy(),
               short=("pv",), sub=("status",)),
         _info("", "v1", "resourcequotas", "ResourceQuota", True, GenericStrategy(status={}), short=("quota",),
               sub=("status",)),
@@ -144,14 +152,14 @@ def _generic_resources() -> list[ServedResource]:
         _info(rbac_group, "v1", "clusterrolebindings", "ClusterRoleBinding", False, rbac()),
         _info("networking.k8s.io", "v1", "ingresses", "Ingress", True, IngressStrategy(), short=("ing",),
               sub=("status",)),
-        _info("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True,
-              GenericStrategy(generation=True, status={}), short=("netpol",), sub=("status",)),
+        _info("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, NetworkPolicyStrategy(),
+              short=("netpol",), sub=("status",)),
         _info("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, PodDisruptionBudgetStrategy(),
               short=("pdb",), sub=("status",), hash_gvk=("policy", "v1beta1", "PodDisruptionBudget")),
         _info("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
               HorizontalPodAutoscalerStrategy(), short=("hpa",),
               categories=("all",), sub=("status",), hash_gvk=("autoscaling", "v1", "HorizontalPodAutoscaler")),
-        _info("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, GenericStrategy(), short=("sc",)),
+        _info("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, StorageClassStrategy(), short=("sc",)),
         _info("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, EndpointSliceStrategy(),
               hash_gvk=("discovery.k8s.io", "v1beta1", "EndpointSlice")),
     ]

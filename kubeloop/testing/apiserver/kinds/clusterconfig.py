@@ -1,6 +1,6 @@
-"""Cluster-wide configuration kinds, each with a few rules of its own (1.24's defaults and
-validation): APIService, PriorityClass, RuntimeClass, IngressClass, and API Priority and
-Fairness's FlowSchema and PriorityLevelConfiguration.
+"""Configuration kinds, each with a few rules of its own (1.24's defaults and validation): APIService,
+PriorityClass, RuntimeClass, IngressClass, NetworkPolicy, and API Priority and Fairness's
+FlowSchema and PriorityLevelConfiguration.
 
 The emulator stores them and serves what the control plane creates of them at start (see
 `bootstrap.py`); it does not act on them (no aggregation to other API servers, no scheduling,
@@ -247,3 +247,26 @@ class PriorityLevelConfigurationStrategy(GenericStrategy):
             causes.append(m.forbidden_cause("spec.limited.limitResponse.queuing",
                                             "must be nil if limited.limitResponse.type is not Limited"))
         return causes
+
+
+class NetworkPolicyStrategy(GenericStrategy):
+    """networking.k8s.io/v1 NetworkPolicy's defaults (`SetDefaults_NetworkPolicy`): TCP ports, and
+    policy types from the rules given. Nothing enforces it (no network plugin)."""
+
+    def __init__(self) -> None:
+        super().__init__(generation=True, status={})
+
+    def default(self, info: ServedResource, obj: Obj) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        for direction in ("ingress", "egress"):
+            for rule in spec.get(direction) or []:
+                for port in (rule or {}).get("ports") or []:
+                    if isinstance(port, dict):
+                        port.setdefault("protocol", "TCP")
+        if not spec.get("policyTypes"):
+            types = ["Ingress"]
+            if spec.get("egress"):
+                types.append("Egress")
+            spec["policyTypes"] = types

@@ -611,6 +611,7 @@ class PodStrategy(FieldLabelStrategy):
 
 class PodTemplateStrategy(KindStrategy):
     schema = top_level("PodTemplate", template=POD_TEMPLATE_SPEC)
+    has_generation = True
 
     def default(self, info: ServedResource, obj: Obj) -> None:
         obj.setdefault("template", {})
@@ -624,6 +625,12 @@ class PodTemplateStrategy(KindStrategy):
 
 # -- PersistentVolumeClaim / Node ---------------------------------------------------------------
 
+def add_finalizer(obj: Obj, finalizer: str) -> None:
+    finalizers = obj["metadata"].setdefault("finalizers", [])
+    if finalizer not in finalizers:
+        finalizers.append(finalizer)
+
+
 class PersistentVolumeClaimStrategy(KindStrategy):
     schema = top_level("PersistentVolumeClaim", spec=struct(
         "PersistentVolumeClaimSpec", open=True, accessModes=list_of(STRING), storageClassName=STRING,
@@ -634,6 +641,9 @@ class PersistentVolumeClaimStrategy(KindStrategy):
 
     def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"phase": "Pending"}
+
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
+        add_finalizer(obj, "kubernetes.io/pvc-protection")  # the StorageObjectInUseProtection admission plugin
 
     def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
@@ -664,6 +674,15 @@ class NodeStrategy(FieldLabelStrategy):
             "containerRuntimeVersion": "", "kubeletVersion": "", "kubeProxyVersion": "",
             "operatingSystem": "", "architecture": ""}}
 
+    def default(self, info: ServedResource, obj: Obj) -> None:
+        spec = obj.setdefault("spec", {})
+        if spec.get("podCIDR") and not spec.get("podCIDRs"):
+            spec["podCIDRs"] = [spec["podCIDR"]]  # SetDefaults_NodeSpec
+
     def prepare_create(self, info: ServedResource, obj: Obj) -> None:
-        obj.setdefault("spec", {})
+        spec = obj.setdefault("spec", {})
+        # the TaintNodesByCondition admission plugin: a new node is not ready until its kubelet says so
+        taints = spec.setdefault("taints", [])
+        if not any(isinstance(t, dict) and t.get("key") == "node.kubernetes.io/not-ready" for t in taints):
+            taints.append({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"})
 

@@ -32,6 +32,9 @@ class PodSecurityPolicyStrategy(GenericStrategy):
         spec = obj.setdefault("spec", {})
         if spec.get("allowPrivilegeEscalation") is None:
             spec["allowPrivilegeEscalation"] = True
+        for key in ("privileged", "hostNetwork", "hostPID", "hostIPC", "readOnlyRootFilesystem"):
+            if spec.get(key) is False:
+                del spec[key]  # Go's omitempty
 
     def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}

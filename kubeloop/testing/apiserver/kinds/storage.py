@@ -1,4 +1,5 @@
-"""storage.k8s.io's CSI kinds: CSIDriver, CSINode, CSIStorageCapacity and VolumeAttachment.
+"""Storage kinds: storage.k8s.io's StorageClass, CSIDriver, CSINode, CSIStorageCapacity and
+VolumeAttachment, and core's PersistentVolume.
 
 Defaults and validation follow 1.24's `pkg/apis/storage` (v1 defaults, `ValidateCSIDriver` & co.):
 the rules a driver's manifests or a test's fixtures meet, not the ones only the kubelet acts on.
@@ -111,3 +112,27 @@ class VolumeAttachmentStrategy(GenericStrategy):
         if new.get("spec") != old.get("spec"):
             causes.append(m.invalid_cause_raw("spec", "storage.VolumeAttachmentSpec{...}", "field is immutable"))
         return causes
+
+
+class StorageClassStrategy(GenericStrategy):
+    def default(self, info: ServedResource, obj: Obj) -> None:
+        obj.setdefault("reclaimPolicy", "Delete")
+        obj.setdefault("volumeBindingMode", "Immediate")
+
+
+class PersistentVolumeStrategy(GenericStrategy):
+    def __init__(self) -> None:
+        super().__init__(status={"phase": "Pending"})
+
+    def default(self, info: ServedResource, obj: Obj) -> None:
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
+        spec.setdefault("volumeMode", "Filesystem")
+        host_path = spec.get("hostPath")
+        if isinstance(host_path, dict):
+            host_path.setdefault("type", "")
+
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
+        finalizers = obj["metadata"].setdefault("finalizers", [])
+        if "kubernetes.io/pv-protection" not in finalizers:  # the StorageObjectInUseProtection admission plugin
+            finalizers.append("kubernetes.io/pv-protection")
