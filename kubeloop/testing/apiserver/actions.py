@@ -88,13 +88,23 @@ def _components(call: Call) -> list[Obj]:
 
 
 async def component_statuses(call: Call) -> web.StreamResponse:
-    items = _components(call)
-    if not call.name:
-        return json_response({"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items})
-    for item in items:
-        if item["metadata"]["name"] == call.name:
-            return json_response({"kind": "ComponentStatus", "apiVersion": "v1", **item})
-    raise errors.StatusError(500, "", f"Component not found: {call.name}")
+    from . import tables
+    from .negotiation import TABLES, negotiate
+
+    items = [{"kind": "ComponentStatus", "apiVersion": "v1", **item} for item in _components(call)]
+    if call.name:
+        items = [item for item in items if item["metadata"]["name"] == call.name]
+        if not items:
+            raise errors.StatusError(500, "", f"Component not found: {call.name}")
+    mode = negotiate(call.request.headers.get("Accept"), is_list=not call.name, kind=call.info.kind)
+    if mode in TABLES.values():
+        version = next(v for v, m in TABLES.items() if m == mode)
+        include = tables.include_object(call.request.query)
+        return json_response(tables.table("", "componentstatuses", items, {}, include, version))
+    if call.name:
+        return json_response(items[0])
+    return json_response({"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {},
+                          "items": [{k: v for k, v in i.items() if k not in ("kind", "apiVersion")} for i in items]})
 
 
 def actions() -> dict[tuple[str, str, str], Action]:

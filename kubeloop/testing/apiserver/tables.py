@@ -756,6 +756,10 @@ def table(group: str, resource: str, objects: list[Obj], meta: Obj, include: str
         def default_printer(o: Obj) -> Cells:
             return [o["metadata"]["name"], o["metadata"].get("creationTimestamp")]
         printer = default_printer
+    if (group, resource) == ("flowcontrol.apiserver.k8s.io", "flowschemas") and len(objects) > 1:
+        # printFlowSchemaList: in matching order (precedence, then name)
+        objects = sorted(objects, key=lambda o: (int(_get(o, "spec", "matchingPrecedence", default=0)),
+                                                 o["metadata"]["name"]))
     rows = []
     for o in objects:
         row: Obj = {"cells": printer(o)}
