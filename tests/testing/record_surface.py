@@ -31,7 +31,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from surface import KUBECTL_GET, TABLE, TABLE_V1BETA1, Obj, Step, fill, run_steps
+from surface import KUBECTL_GET, TABLE, TABLE_V1BETA1, Obj, Step, fill, request_of, run_steps
 from surface_samples import INVALID, SAMPLES
 
 DATA = Path(__file__).resolve().parent / "data" / "surface-1.24.json"
@@ -345,19 +345,8 @@ class Real:
 
     async def send(self, step: Step) -> tuple[int, str, bytes]:
         assert self.session is not None
-        headers = {"Accept": "application/json", "User-Agent": "sfc-recorder/1.0"}
-        ctx = self.context()
-        if step.as_ is None:
-            headers["Authorization"] = f"Bearer {self.token}"
-        elif step.as_[0] == "token":
-            headers["Authorization"] = f"Bearer {step.as_[1]}"
-        elif step.as_[0] == "cert":
-            ctx = self.context((step.as_[1], list(step.as_[2])))
-        data = None
-        if step.body is not None:
-            data = step.body.encode() if isinstance(step.body, str) else json.dumps(step.body).encode()
-            headers["Content-Type"] = "application/json"
-        headers.update(step.headers)
+        headers, data, cert = request_of(step, self.token)
+        ctx = self.context(cert)
         async with self.session.request(step.method, self.server + step.path, data=data, headers=headers,
                                         ssl=ctx) as r:
             return r.status, r.headers.get("Content-Type", ""), await r.read()

@@ -78,6 +78,25 @@ class Step:
 Send = Callable[[Step], Awaitable[tuple[int, str, bytes]]]
 
 
+def request_of(step: Step, admin_token: str) -> tuple[dict[str, str], bytes | None, tuple[str, list[str]] | None]:
+    """The headers and body of `step` as both servers get it, and the client certificate (user,
+    groups) to present, if any."""
+    headers = {"Accept": "application/json", "User-Agent": "sfc-recorder/1.0"}
+    cert = None
+    if step.as_ is None:
+        headers["Authorization"] = f"Bearer {admin_token}"
+    elif step.as_[0] == "token":
+        headers["Authorization"] = f"Bearer {step.as_[1]}"
+    elif step.as_[0] == "cert":
+        cert = (str(step.as_[1]), list(step.as_[2]))
+    data = None
+    if step.body is not None:
+        data = step.body.encode() if isinstance(step.body, str) else json.dumps(step.body).encode()
+        headers["Content-Type"] = "application/json"
+    headers.update(step.headers)
+    return headers, data, cert
+
+
 def fill(value: Any, env: dict[str, str]) -> Any:
     """`value` with `{name}` placeholders replaced from `env` (strings anywhere in a JSON value)."""
     if isinstance(value, str):

@@ -25,7 +25,7 @@ import pytest_asyncio
 from kubeloop.testing import APIServer, eventually
 from kubeloop.testing.apiserver.authn import User
 
-from .surface import Step, run_steps
+from .surface import Step, request_of, run_steps
 
 DATA = json.loads((Path(__file__).parent / "data" / "surface-1.24.json").read_text())
 SCENARIOS: dict[str, Any] = DATA["scenarios"]
@@ -56,19 +56,8 @@ class Replay:
         return self._contexts[cert]  # type: ignore[index]
 
     async def send(self, step: Step) -> tuple[int, str, bytes]:
-        headers = {"Accept": "application/json", "User-Agent": "sfc-recorder/1.0"}
-        ctx = self.context()
-        if step.as_ is None:
-            headers["Authorization"] = f"Bearer {ADMIN_TOKEN}"
-        elif step.as_[0] == "token":
-            headers["Authorization"] = f"Bearer {step.as_[1]}"
-        elif step.as_[0] == "cert":
-            ctx = self.context((step.as_[1], tuple(step.as_[2])))
-        data = None
-        if step.body is not None:
-            data = step.body.encode() if isinstance(step.body, str) else json.dumps(step.body).encode()
-            headers["Content-Type"] = "application/json"
-        headers.update(step.headers)
+        headers, data, cert = request_of(step, ADMIN_TOKEN)
+        ctx = self.context(None if cert is None else (cert[0], tuple(cert[1])))
         async with self.session.request(step.method, self.api.url + step.path, data=data, headers=headers,
                                         ssl=ctx) as r:
             return r.status, r.headers.get("Content-Type", ""), await r.read()
