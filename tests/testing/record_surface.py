@@ -171,6 +171,40 @@ def scenarios() -> dict[str, list[Step]]:
         Step("DELETE", "/api/v1/nodes/sfc-n-{sfx}", compare=False),
     ]
 
+    hpa = "/apis/autoscaling/{v}/namespaces/{ns}/horizontalpodautoscalers"
+    out["versions"] = [
+        Step("POST", hpa.format(v="v2", ns="{ns}"), {"metadata": {"name": "h"}, "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "maxReplicas": 5,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization",
+                                                                                   "averageUtilization": 50}}},
+                        {"type": "Resource", "resource": {"name": "memory", "target": {
+                            "type": "AverageValue", "averageValue": "100Mi"}}},
+                        {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {
+                            "type": "AverageValue", "averageValue": "10"}}}],
+            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}}}}, name="an HPA in v2"),
+        *[Step("GET", hpa.format(v=v, ns="{ns}") + "/h", name=f"read in {v}") for v in ("v1", "v2beta1", "v2beta2")],
+        Step("POST", hpa.format(v="v1", ns="{ns}"), {"metadata": {"name": "h1"}, "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "maxReplicas": 3}},
+             name="an HPA in v1 without a CPU target"),
+        Step("GET", hpa.format(v="v2", ns="{ns}") + "/h1", name="v1's implicit CPU target in v2"),
+        Step("PATCH", hpa.format(v="v1", ns="{ns}") + "/h", {"spec": {"maxReplicas": 6}}, headers=MERGE,
+             name="a v1 client changes an HPA written in v2"),
+        Step("GET", hpa.format(v="v2", ns="{ns}") + "/h", name="nothing v1 cannot show was lost"),
+        Step("POST", "/apis/discovery.k8s.io/v1beta1/namespaces/{ns}/endpointslices", {
+            "metadata": {"name": "s"}, "addressType": "IPv4", "endpoints": [
+                {"addresses": ["10.0.0.1"], "nodeName": "n1", "topology": {
+                    "kubernetes.io/hostname": "n1", "topology.kubernetes.io/zone": "z", "rack": "r1"}},
+                {"addresses": ["10.0.0.2"], "nodeName": "n1", "topology": {"kubernetes.io/hostname": "other"}}]},
+             name="an EndpointSlice in v1beta1"),
+        Step("GET", "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices/s", name="its topology in v1"),
+        Step("POST", "/apis/policy/v1beta1/namespaces/{ns}/poddisruptionbudgets", {
+            "metadata": {"name": "none"}, "spec": {"minAvailable": 1, "selector": {}}},
+             name="a v1beta1 PDB with an empty selector"),
+        Step("GET", "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/none", name="matches nothing in v1"),
+        Step("GET", "/apis/policy/v1beta1/namespaces/{ns}/poddisruptionbudgets/none", name="still {} in v1beta1"),
+        Step("GET", "/apis/batch/v1beta1/namespaces/{ns}/cronjobs", name="an empty list in another version"),
+    ]
+
     pdbs = "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
     evict = {"apiVersion": "policy/v1", "kind": "Eviction"}
     out["eviction"] = [

@@ -1,18 +1,17 @@
-"""HorizontalPodAutoscaler in autoscaling/v2 (stored), v1, v2beta1 and v2beta2.
+"""HorizontalPodAutoscaler in autoscaling/v2, v1, v2beta1 and v2beta2, stored as 1.24 stores it: in v1.
 
-Objects are stored in the v2 form with every status field present; each version's view is made by
-`from_storage` and turned back by `to_storage`, as kube-apiserver converts through its internal
-type: autoscaling/v1 keeps a CPU utilization target in `targetCPUUtilizationPercentage` and
-carries everything else it cannot hold (other metrics, conditions, current metrics, behavior) in
-the `autoscaling.alpha.kubernetes.io/*` annotations, so a v1 client round-trips an object without
-losing what a v2 client wrote; v2beta1 spells targets as `targetAverageUtilization` & co.
+Every version converts through the internal (v2-shaped) form, as kube-apiserver does:
+autoscaling/v1 keeps a CPU utilization target in `targetCPUUtilizationPercentage` and carries
+everything else it cannot hold (other metrics, conditions, current metrics, behavior) in the
+`autoscaling.alpha.kubernetes.io/*` annotations, so an object written in v2 keeps it all, and
+comes back with its CPU target last among its metrics (where the v1 round trip puts it);
+v2beta1 spells targets as `targetAverageUtilization` & co. and carries behavior in an annotation.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ..resources import ServedResource
@@ -167,11 +166,16 @@ def to_v2(obj: Obj, version: str) -> Obj:
             if cpu is not None:
                 metrics.append(_cpu_metric(cpu))
             spec["metrics"] = metrics or [_cpu_metric(DEFAULT_CPU_UTILIZATION)]
-            behavior = _annotation(annotations, BEHAVIOR_ANNOTATION, None)
+            behavior = _behavior_from_go(annotations.get(BEHAVIOR_ANNOTATION) or "")
             if behavior:
                 spec["behavior"] = behavior
-        elif version == "v2beta1" and isinstance(spec.get("metrics"), list):
-            spec["metrics"] = [metric_from_v2beta1(x) if isinstance(x, dict) else x for x in spec["metrics"]]
+        elif version == "v2beta1":
+            if isinstance(spec.get("metrics"), list):
+                spec["metrics"] = [metric_from_v2beta1(x) if isinstance(x, dict) else x for x in spec["metrics"]]
+            annotations = (out.get("metadata") or {}).get("annotations") or {}
+            behavior = _behavior_from_go(annotations.get(BEHAVIOR_ANNOTATION) or "")
+            if behavior:
+                spec["behavior"] = behavior
     status = out.get("status")
     if isinstance(status, dict):
         if version == "v1":
@@ -186,8 +190,8 @@ def to_v2(obj: Obj, version: str) -> Obj:
         elif version == "v2beta1" and isinstance(status.get("currentMetrics"), list):
             status["currentMetrics"] = [status_metric_from_v2beta1(x) for x in status["currentMetrics"]]
         out["status"] = _stored_status(status)
-    if version == "v1":
-        _drop_round_trip(out)
+    if version in ("v1", "v2beta1"):
+        _drop_round_trip(out, version)
     return out
 
 
@@ -197,7 +201,7 @@ def from_v2(obj: Obj, version: str) -> Obj:
     spec = out.get("spec") if isinstance(out.get("spec"), dict) else None
     status = out.get("status") if isinstance(out.get("status"), dict) else None
     if version == "v1":
-        _drop_round_trip(out)
+        _drop_round_trip(out, version)
         extra: dict[str, Any] = {}
         if spec is not None:
             metrics = spec.pop("metrics", None) or []
@@ -212,9 +216,9 @@ def from_v2(obj: Obj, version: str) -> Obj:
                 else:
                     other.append(metric_to_v2beta1(metric))
             if other:
-                extra[METRICS_ANNOTATION] = other
+                extra[METRICS_ANNOTATION] = json.dumps(other, separators=(",", ":"))
             if behavior:
-                extra[BEHAVIOR_ANNOTATION] = behavior
+                extra[BEHAVIOR_ANNOTATION] = _go_behavior(behavior)
         if status is not None:
             current = status.pop("currentMetrics", None) or []
             conditions = status.pop("conditions", None) or []
@@ -224,18 +228,21 @@ def from_v2(obj: Obj, version: str) -> Obj:
                         and cur.get("averageUtilization") is not None:
                     status["currentCPUUtilizationPercentage"] = cur["averageUtilization"]
             if current:
-                extra[CURRENT_METRICS_ANNOTATION] = [status_metric_to_v2beta1(x) for x in current]
+                extra[CURRENT_METRICS_ANNOTATION] = json.dumps([status_metric_to_v2beta1(x) for x in current],
+                                                               separators=(",", ":"))
             if conditions:
-                extra[CONDITIONS_ANNOTATION] = conditions
+                extra[CONDITIONS_ANNOTATION] = json.dumps(conditions, separators=(",", ":"))
             out["status"] = _status_view(status, current_replicas_always=True, nulls=())
         if extra:
-            annotations = out.setdefault("metadata", {}).setdefault("annotations", {})
-            for key, value in extra.items():
-                annotations[key] = json.dumps(value, separators=(",", ":"))
+            out.setdefault("metadata", {}).setdefault("annotations", {}).update(extra)
         return out
     if version == "v2beta1":
         if spec is not None and isinstance(spec.get("metrics"), list):
             spec["metrics"] = [metric_to_v2beta1(x) for x in spec["metrics"]]
+        behavior = spec.pop("behavior", None) if spec is not None else None
+        if behavior:
+            _drop_round_trip(out, version)
+            out.setdefault("metadata", {}).setdefault("annotations", {})[BEHAVIOR_ANNOTATION] = _go_behavior(behavior)
         if status is not None and isinstance(status.get("currentMetrics"), list):
             status["currentMetrics"] = [status_metric_to_v2beta1(x) for x in status["currentMetrics"]]
     if status is not None:
@@ -255,11 +262,11 @@ def _annotation(annotations: Obj, key: str, default: Any = ()) -> Any:
         return list(default) if isinstance(default, tuple) else default
 
 
-def _drop_round_trip(obj: Obj) -> None:
+def _drop_round_trip(obj: Obj, version: str) -> None:
     meta = obj.get("metadata")
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
     if isinstance(annotations, dict):
-        for key in ROUND_TRIP:
+        for key in ROUND_TRIP if version == "v1" else (BEHAVIOR_ANNOTATION,):
             annotations.pop(key, None)
         if not annotations and isinstance(meta, dict):
             del meta["annotations"]
@@ -293,28 +300,73 @@ class HorizontalPodAutoscalerStrategy(KindStrategy):
         return validate_hpa_spec(hub.get("spec") or {})
 
     def to_storage(self, info: ServedResource, obj: Obj) -> Obj:
-        out = to_v2(obj, info.version)
-        out["apiVersion"] = "autoscaling/v2"
+        out = from_v2(to_v2(obj, info.version), "v1")  # what etcd holds: the v1 form
+        out["apiVersion"] = "autoscaling/v1"
         return out
 
     def from_storage(self, info: ServedResource, stored: Obj) -> Obj:
-        out = from_v2(stored, info.version)
+        out = from_v2(to_v2(stored, "v1"), info.version)
         out["apiVersion"] = info.api_version
         return out
 
 
 def _default_behavior(behavior: Obj) -> None:
-    """`SetDefaults_HorizontalPodAutoscalerBehavior` for the rules that are set."""
-    up = behavior.get("scaleUp")
-    if isinstance(up, dict):
-        up.setdefault("stabilizationWindowSeconds", 0)
-        up.setdefault("selectPolicy", "Max")
-        up.setdefault("policies", [{"type": "Pods", "value": 4, "periodSeconds": 15},
-                                   {"type": "Percent", "value": 100, "periodSeconds": 15}])
-    down = behavior.get("scaleDown")
-    if isinstance(down, dict):
-        down.setdefault("selectPolicy", "Max")
-        down.setdefault("policies", [{"type": "Percent", "value": 100, "periodSeconds": 15}])
+    """`SetDefaults_HorizontalPodAutoscalerBehavior`: both rules, each unset field from the defaults
+    (a scale-down stabilization window stays unset: the controller's flag decides it)."""
+    up: Obj = behavior["scaleUp"] if isinstance(behavior.get("scaleUp"), dict) else {}
+    behavior["scaleUp"] = up
+    if up.get("stabilizationWindowSeconds") is None:
+        up["stabilizationWindowSeconds"] = 0
+    if up.get("selectPolicy") is None:
+        up["selectPolicy"] = "Max"
+    if up.get("policies") is None:
+        up["policies"] = [{"type": "Pods", "value": 4, "periodSeconds": 15},
+                          {"type": "Percent", "value": 100, "periodSeconds": 15}]
+    down: Obj = behavior["scaleDown"] if isinstance(behavior.get("scaleDown"), dict) else {}
+    behavior["scaleDown"] = down
+    if down.get("selectPolicy") is None:
+        down["selectPolicy"] = "Max"
+    if down.get("policies") is None:
+        down["policies"] = [{"type": "Percent", "value": 100, "periodSeconds": 15}]
+
+
+def _go_behavior(behavior: Obj) -> str:
+    """The internal HorizontalPodAutoscalerBehavior as Go's json.Marshal writes it (it has no json
+    tags: field names as in Go, in struct order) for the behavior annotation."""
+    def rules(r: Any) -> Any:
+        if not isinstance(r, dict):
+            return None
+        policies = r.get("policies")
+        return {"StabilizationWindowSeconds": r.get("stabilizationWindowSeconds"),
+                "SelectPolicy": r.get("selectPolicy"),
+                "Policies": None if policies is None else [
+                    {"Type": p.get("type", ""), "Value": p.get("value", 0), "PeriodSeconds": p.get("periodSeconds", 0)}
+                    for p in policies]}
+    return json.dumps({"ScaleUp": rules(behavior.get("scaleUp")), "ScaleDown": rules(behavior.get("scaleDown"))},
+                      separators=(",", ":"))
+
+
+def _behavior_from_go(text: str) -> Obj | None:
+    try:
+        go = json.loads(text)
+    except ValueError:
+        return None
+
+    def rules(r: Any) -> Any:
+        if not isinstance(r, dict):
+            return None
+        out: Obj = {}
+        if r.get("StabilizationWindowSeconds") is not None:
+            out["stabilizationWindowSeconds"] = r["StabilizationWindowSeconds"]
+        if r.get("SelectPolicy") is not None:
+            out["selectPolicy"] = r["SelectPolicy"]
+        if r.get("Policies") is not None:
+            out["policies"] = [{"type": p.get("Type", ""), "value": p.get("Value", 0),
+                                "periodSeconds": p.get("PeriodSeconds", 0)} for p in r["Policies"]]
+        return out
+    behavior = {k: v for k, v in (("scaleUp", rules(go.get("ScaleUp"))), ("scaleDown", rules(go.get("ScaleDown"))))
+                if v is not None}
+    return behavior or None
 
 
 def validate_hpa_spec(spec: Obj) -> list[Cause]:
@@ -363,6 +415,3 @@ def _validate_metric(metric: Obj, fld: str) -> list[Cause]:
     return causes
 
 
-def hpa_versions(make: Callable[[str], ServedResource]) -> list[ServedResource]:
-    """autoscaling/v1, v2beta1 and v2beta2 beside the stored v2 (`make(version)` builds each)."""
-    return [make(version) for version in ("v1", "v2beta1", "v2beta2")]

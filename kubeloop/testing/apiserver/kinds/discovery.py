@@ -61,6 +61,9 @@ class EndpointSliceStrategy(GenericStrategy):
         super().__init__(generation=True)
 
     def default(self, info: ServedResource, obj: Obj) -> None:
+        for endpoint in obj.get("endpoints") or []:
+            if isinstance(endpoint, dict) and endpoint.get("conditions") is None:
+                endpoint["conditions"] = {}  # a struct, not a pointer: always written
         for port in obj.get("ports") or []:
             if isinstance(port, dict):
                 port.setdefault("name", "")
