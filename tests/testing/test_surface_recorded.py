@@ -93,8 +93,11 @@ async def _has_default_sa(replay: Replay, namespace: str) -> bool:
 def _first_difference(want: Any, got: Any, path: str = "$") -> str:
     if isinstance(want, dict) and isinstance(got, dict):
         for key in list(want) + [k for k in got if k not in want]:
-            if want.get(key) != got.get(key):
-                return _first_difference(want.get(key), got.get(key), f"{path}.{key}")
+            if key not in want or key not in got:
+                return f"{path}.{key}: recorded {json.dumps(want.get(key, '<absent>'))[:600]}, " \
+                       f"emulator {json.dumps(got.get(key, '<absent>'))[:600]}"
+            if want[key] != got[key]:
+                return _first_difference(want[key], got[key], f"{path}.{key}")
     if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
         for i, (w, g) in enumerate(zip(want, got, strict=True)):
             if w != g:

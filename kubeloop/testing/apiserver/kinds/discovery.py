@@ -61,6 +61,8 @@ class EndpointSliceStrategy(GenericStrategy):
         super().__init__(generation=True)
 
     def default(self, info: ServedResource, obj: Obj) -> None:
+        for key in ("endpoints", "ports"):
+            obj.setdefault(key, None)  # not omitempty: written as null when unset
         for endpoint in obj.get("endpoints") or []:
             if isinstance(endpoint, dict) and endpoint.get("conditions") is None:
                 endpoint["conditions"] = {}  # a struct, not a pointer: always written
