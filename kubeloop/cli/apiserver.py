@@ -28,8 +28,9 @@ import click
               help="Seconds between watch bookmarks.")
 @click.option("--namespace-delete-delay", default=2.0, show_default=True, type=float,
               help="Seconds a deleted namespace stays Terminating before its contents are removed.")
-@click.option("--rbac", is_flag=True, help="Authorize service-account tokens (TokenRequest) with RBAC, as "
-              "kube-apiserver does; the admin keeps full access.")
+@click.option("--rbac/--no-rbac", default=True, show_default=True,
+              help="Authorize every caller but the admin (system:masters) with RBAC, as kube-apiserver does; "
+                   "--no-rbac allows every authenticated caller everything.")
 def apiserver(host: str, port: int, token: str | None, kubeconfig_out: str | None, tls: bool, bare: bool, gc: bool,
               history_size: int, bookmark_interval: float, namespace_delete_delay: float, rbac: bool) -> None:
     """Run the Kubernetes API server emulator; prints its URL when ready."""

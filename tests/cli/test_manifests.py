@@ -1,7 +1,7 @@
 """`kubeloop manifests`: the derived manifests install the WebApp operator, which then runs under its
 own ServiceAccount with RBAC enforced, with no Forbidden error; a rule removed is a 403.
 
-The cluster enforces RBAC: the emulator with ``rbac=True``, or the real cluster of
+The cluster enforces RBAC: the emulator (it does by default), or the real cluster of
 ``KUBELOOP_TEST_KUBECONFIG`` (tokens come from the TokenRequest API on both).
 """
 
@@ -37,12 +37,12 @@ CLUSTER_KINDS = ("CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding"
 
 @pytest_asyncio.fixture
 async def rbac_cluster() -> AsyncIterator[TestCluster]:
-    """A cluster that enforces RBAC: the emulator with ``rbac=True``, or the real cluster."""
+    """A cluster that enforces RBAC: the emulator (as it does by default), or the real cluster."""
     path = real_cluster_kubeconfig()
     if path:
         yield TestCluster.from_kubeconfig(path)
         return
-    async with APIServer(rbac=True, namespace_delete_delay=0.05, crd_cleanup_delay=0.05) as server:
+    async with APIServer(audit=True, namespace_delete_delay=0.05, crd_cleanup_delay=0.05) as server:
         yield TestCluster.from_server(server)
 
 

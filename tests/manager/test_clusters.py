@@ -84,6 +84,14 @@ async def test_clusters_follow_their_secrets(client: Client, namespace: str) -> 
             # new credentials for the same server: the same client (and its caches) with the new token
             await first.create({"apiVersion": "v1", "kind": "ServiceAccount",
                                 "metadata": {"name": "rotator", "namespace": "default"}})
+            # the service account may read namespaces, as it would be granted on a real cluster
+            rbac = "rbac.authorization.k8s.io"
+            await first.create({"apiVersion": f"{rbac}/v1", "kind": "ClusterRole", "metadata": {"name": "ns-reader"},
+                                "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]}]})
+            await first.create({"apiVersion": f"{rbac}/v1", "kind": "ClusterRoleBinding",
+                                "metadata": {"name": "rotator-reads-namespaces"},
+                                "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": "ns-reader"},
+                                "subjects": [{"kind": "ServiceAccount", "name": "rotator", "namespace": "default"}]})
             rotated = copy.deepcopy(kubeconfig)
             rotated["users"][0]["user"] = {"token": west.service_account_token("default", "rotator")}
             await client.replace({**_secret("west-kubeconfig", rotated, "west"),

@@ -56,8 +56,10 @@ async def test_tls_token_and_kubeconfig() -> None:
 
         ctx = ssl.create_default_context(cadata=base64.b64decode(ca).decode())
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx)) as s:
-            async with s.get(server.url + "/api/v1/namespaces") as r:
-                assert r.status == 401 and (await r.json())["reason"] == "Unauthorized"
+            async with s.get(server.url + "/api/v1/namespaces") as r:  # anonymous, as kube-apiserver has it
+                assert r.status == 403 and (await r.json())["message"] == (
+                    'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group '
+                    '"" at the cluster scope')
             async with s.get(server.url + "/api/v1/namespaces", headers={"Authorization": "Bearer bad"}) as r:
                 assert r.status == 401
             http = Http(s, server.url, "s3cret")

@@ -21,7 +21,10 @@ def test_plain_and_fallback_media_types() -> None:
     assert negotiate(None, is_list=False) == JSON
     assert negotiate("application/json, */*", is_list=True) == JSON
     assert negotiate("application/yaml", is_list=False) == YAML
-    assert negotiate(f"{TABLE},application/json", is_list=True) == JSON  # Table is not served
+    assert negotiate(f"{TABLE},application/json", is_list=True) == "table"
+    assert negotiate(TABLE.replace("v=v1", "v=v1beta1"), is_list=False) == "table-v1beta1"
+    # a Table of a watch is not served: the next media type is
+    assert negotiate(f"{TABLE},application/json", is_list=True, is_watch=True) == JSON
     assert negotiate("application/vnd.kubernetes.protobuf,application/json", is_list=False) == JSON
 
 

@@ -1,5 +1,5 @@
-"""RBAC in the emulator (``APIServer(rbac=True)``): request attributes, rule matching, bindings, the
-403 Status kube-apiserver sends, service-account tokens and the audit."""
+"""RBAC in the emulator (on by default, ``APIServer(rbac=False)`` turns it off): request attributes,
+rule matching, bindings, the 403 Status kube-apiserver sends, service-account tokens and the audit."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_forbidden_messages_are_kube_apiservers() -> None:
 
 @pytest_asyncio.fixture
 async def rbac_server() -> AsyncIterator[APIServer]:
-    async with APIServer(rbac=True) as server:
+    async with APIServer(audit=True) as server:
         await admin_post(server, "/api/v1/namespaces/default/serviceaccounts",
                          {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "op"}})
         yield server
@@ -139,6 +139,19 @@ async def test_a_token_with_no_binding_may_only_discover(rbac_server: APIServer)
     for path in ("/api", "/apis", "/api/v1", "/version"):
         assert (await call(rbac_server, token, "GET", path))[0] == 200, path
     assert (await call(rbac_server, "not-a-token", "GET", "/api/v1/namespaces/default/configmaps"))[0] == 401
+
+
+async def test_rbac_is_on_by_default_and_can_be_turned_off() -> None:
+    """A service account is refused what it was not granted, as on a real cluster; `rbac=False`
+    allows every authenticated caller everything."""
+    for rbac, want in ((None, 403), (False, 200)):
+        kwargs = {} if rbac is None else {"rbac": rbac}
+        async with APIServer(**kwargs) as server:  # type: ignore[arg-type]
+            await admin_post(server, "/api/v1/namespaces/default/serviceaccounts",
+                             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "op"}})
+            token = server.service_account_token("default", "op")
+            assert (await call(server, token, "GET", "/api/v1/namespaces/default/secrets"))[0] == want, rbac
+            assert (await call(server, "not-a-token", "GET", "/api/v1/namespaces/default/secrets"))[0] == 401
 
 
 async def test_role_binding_grants_in_its_namespace_only(rbac_server: APIServer) -> None:

@@ -8,6 +8,7 @@ parser gives the real server's distinction between a JSON 404 Status and a plain
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import functools
 import logging
@@ -21,8 +22,11 @@ from aiohttp import web
 
 from kubeloop.meta import FieldSelector, LabelSelector
 
-from . import errors
+from . import errors, tables
+from .actions import Call, actions
 from .admission import WARNINGS, Caller
+from .authn import ADMIN as ADMIN_CALLER
+from .authn import CURRENT_USER
 from .catalog import Catalog
 from .errors import StatusError
 from .faults import Faults
@@ -30,6 +34,7 @@ from .negotiation import (
     JSON,
     PATCH_TYPES,
     POM,
+    TABLES,
     YAML,
     decode_object,
     decode_yaml,
@@ -40,7 +45,7 @@ from .negotiation import (
     render_list,
     to_yaml,
 )
-from .rbac import ADMIN_USER, Access
+from .rbac import Access
 from .registry import Registry, parse_resource_version
 from .resources import ServedResource
 from .shapes import Obj
@@ -70,18 +75,26 @@ class Target:
     watch_path: bool = False
 
 
-def _status_response(err: StatusError) -> web.Response:
+def _status_response(err: StatusError, indented: bool = False) -> web.Response:
     headers = {}
     if err.retry_after is not None:
         headers["Retry-After"] = str(err.retry_after)
-    return web.Response(status=err.code, body=orjson.dumps(err.status()), content_type="application/json",
-                        headers=headers)
+    return web.Response(status=err.code, body=errors.encode_status(err.status(), indented=indented),
+                        content_type="application/json", headers=headers)
+
+
+def _asks_for_conversion(request: web.Request) -> bool:
+    """An Accept asking for a Table or metadata: kube-apiserver then writes errors indented (the
+    meta.k8s.io serializer it negotiated pretty-prints) and without a final newline."""
+    accept = request.headers.get("Accept", "")
+    return "as=Table" in accept or "as=PartialObjectMetadata" in accept
 
 
 def _json(body: bytes, status: int = 200, mode: str = JSON) -> web.Response:
     if mode == YAML:
         return web.Response(status=status, body=to_yaml(body), content_type="application/yaml")
-    return web.Response(status=status, body=body, content_type="application/json")
+    # Go's json.Encoder ends what it writes with a newline, and so does every kube-apiserver response
+    return web.Response(status=status, body=body + b"\n", content_type="application/json")
 
 
 def field_manager_of(request: web.Request) -> str:
@@ -108,6 +121,7 @@ class APIApp:
         self.access = access  # service-account tokens, RBAC, audit (rbac.py); None: the admin token only
         self.watchers: set[WatchQueue] = set()
         self.stopping = False
+        self.actions = actions()
 
     def make_app(self) -> web.Application:
         app = web.Application(client_max_size=self.registry.settings.max_body_bytes)
@@ -143,16 +157,14 @@ class APIApp:
             if path.startswith(ADMIN):
                 return await self.admin(request, path[len(ADMIN):])
             if self.access is not None:
-                served = self.access.check(request)
-                if served is not None:
-                    return served
+                self.access.check(request)
             elif self.token is not None and not self._authorized(request):
                 raise errors.unauthorized()
             if path in ("/healthz", "/readyz", "/livez"):
                 return web.Response(text="ok")
             return await self.api(request, path)
         except StatusError as e:
-            return _status_response(e)
+            return _status_response(e, indented=_asks_for_conversion(request))
         except PlainNotFound:
             return web.Response(status=404, text=_PLAIN_404, content_type="text/plain")
         except web.HTTPRequestEntityTooLarge:
@@ -172,11 +184,10 @@ class APIApp:
         return auth == f"Bearer {self.token}"
 
     def _caller(self, request: web.Request) -> Caller:
-        """Who sends `request` (an AdmissionReview's userInfo)."""
-        if self.access is not None:
-            user = self.access.authenticate(request.headers.get("Authorization", ""))
-            return Caller(user.name, user.groups)
-        return Caller(ADMIN_USER, ("system:masters", "system:authenticated"))
+        """Who sends `request` (an AdmissionReview's userInfo): the caller the access layer
+        authenticated, or the admin where no access layer runs."""
+        user = CURRENT_USER.get() or ADMIN_CALLER
+        return Caller(user.name, user.groups)
 
     # ---- admin -----------------------------------------------------------------------------
     async def admin(self, request: web.Request, what: str) -> web.Response:
@@ -330,6 +341,8 @@ class APIApp:
         if rest[0] == "namespaces" and len(rest) >= 3 and not (len(rest) == 3 and group == "" and rest[2] in (
                 "status", "finalize")):
             namespace, rest = rest[1], rest[2:]
+        if len(rest) > 3 and rest[2] == "proxy":
+            rest = rest[:3]  # pods/<name>/proxy/<path>: the path is the proxied one's
         if len(rest) > 3:
             raise not_found
         info = cat.lookup(group, version, rest[0])
@@ -373,7 +386,9 @@ class APIApp:
                 raise errors.method_not_allowed()
         else:
             verb = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method, "")
-            if not verb or (t.subresource and verb == "delete"):
+            if method == "POST" and t.subresource:
+                verb = "create"  # a connect or named create: pods/x/eviction, serviceaccounts/x/token
+            if not verb or (t.subresource and verb == "delete" and t.subresource != "proxy"):
                 raise errors.method_not_allowed()
             if verb == "get" and _truthy(q.get("watch")):
                 verb = "watch"
@@ -390,6 +405,11 @@ class APIApp:
         ns = t.namespace or ""
         reg = self.registry
         manager = field_manager_of(request)
+        action = self.actions.get((info.group, info.resource, t.subresource))
+        if action is not None:
+            return await action(Call(request, info, ns, t.name, t.subresource, verb, reg, self.access, manager))
+        if verb == "create" and t.name:
+            raise errors.method_not_allowed()
         if verb == "watch":
             return await self.watch(request, t)
         if verb == "list":
@@ -399,6 +419,10 @@ class APIApp:
             mode = negotiate(request.headers.get("Accept"), is_list=False, kind=info.kind)
             if t.subresource == "scale":
                 return _json(orjson.dumps(await reg.aget_scale(info, ns, t.name)), mode=mode)
+            if mode in TABLES.values():
+                include = tables.include_object(q)
+                st = reg.get(info, ns, t.name)
+                return self._table(info, [reg.view(info, st)], {"resourceVersion": str(st.rv)}, include, mode)
             return await self._served_object(info, reg.get(info, ns, t.name), mode)
         caller = self._caller(request)
         options = {"fieldManager": q["fieldManager"]} if q.get("fieldManager") else {}
@@ -523,14 +547,34 @@ class APIApp:
 
     async def list(self, request: web.Request, t: Target, mode: str) -> web.Response:
         reg, info, q = self.registry, t.info, request.query
+        include = tables.include_object(q) if mode in TABLES.values() else ""
         match, has_sel = self._matcher(info, q)
         rv, _ = reg.parse_list_rv(q)
         if rv and rv > reg.store.rv and not q.get("continue"):
             await self._wait_for_rv(rv)  # the watch cache waits ~3 s for a future RV, then 504
         res = reg.list(info, t.namespace, q, match, has_sel)
+        if include:
+            meta: dict[str, Any] = {"resourceVersion": str(res.rv)}
+            if res.continue_token:
+                meta["continue"] = res.continue_token
+            if res.remaining is not None:
+                meta["remainingItemCount"] = res.remaining
+            return self._table(info, [reg.view(info, st) for st in res.items], meta, include, mode)
         items = await reg.served(info, res.items) if mode != POM else res.items
         body = render_list(info, POM if mode == POM else JSON, items, res.rv, res.continue_token, res.remaining)
         return _json(body, mode=mode)
+
+    def _table(self, info: ServedResource, objects: builtins.list[Obj], meta: Obj, include: str,
+               mode: str) -> web.Response:
+        """A meta.k8s.io Table of `objects` (`tables.py`), in the Table version `mode` names."""
+        version = next(v for v, m in TABLES.items() if m == mode)
+        crd = None
+        if info.custom:
+            crds = self.catalog.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            stored = self.registry.bucket(crds).objects.get(("", info.crd_name)) if crds is not None else None
+            crd = stored.obj if stored is not None else {}
+        return _json(orjson.dumps(tables.table(info.group, info.resource, objects, meta, include, version, crd=crd,
+                                               version=info.version)))
 
     async def _wait_for_rv(self, rv: int) -> None:
         reg = self.registry

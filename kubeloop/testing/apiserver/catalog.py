@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .resources import SUBRESOURCE_VERBS, ServedResource
+from .resources import SUBRESOURCE_VERBS, ServedResource, Subresource
 from .shapes import Obj
 
 VERSION_INFO: Obj = {
@@ -163,14 +163,21 @@ class Catalog:
     def _groups(self) -> list[str]:
         present = {g for (g, _v, _r) in self._by_resource if g}
         ordered = [g for g in self._builtin_groups if g in present]
-        from .kinds.builtins import GROUP_ORDER
+        from .kinds.builtins import GROUP_VERSIONS
 
-        ordered.sort(key=lambda g: GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER))
+        order = list(GROUP_VERSIONS)
+        ordered.sort(key=lambda g: order.index(g) if g in order else len(order))
         custom = sorted(present - set(ordered))
         return ordered + custom
 
     def _group_doc(self, group: str) -> Obj | None:
-        versions = sorted({v for (g, v, _r) in self._by_resource if g == group}, key=version_priority)
+        from .kinds.builtins import GROUP_VERSIONS
+
+        # a built-in group lists its versions in kube-apiserver's order (autoscaling: v2, v1, v2beta1,
+        # v2beta2), a CRD's group by version priority
+        order = GROUP_VERSIONS.get(group, ())
+        versions = sorted({v for (g, v, _r) in self._by_resource if g == group},
+                          key=lambda v: (order.index(v) if v in order else len(order), version_priority(v)))
         if not versions:
             return None
         entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
@@ -220,10 +227,18 @@ def resource_entry(info: ServedResource) -> Obj:
 
 
 def subresource_entry(info: ServedResource, sub: str) -> Obj:
+    spec = dict(info.subresource_specs).get(sub)
+    if spec is None and sub == "scale":
+        spec = Subresource(kind="Scale", group="autoscaling", version="v1")
     entry: Obj = {"name": f"{info.resource}/{sub}", "singularName": "", "namespaced": info.namespaced,
                   "kind": info.kind, "verbs": ["update"] if sub == "finalize" else list(SUBRESOURCE_VERBS)}
-    if sub == "scale":
-        entry.update(group="autoscaling", version="v1", kind="Scale")
+    if spec is not None:
+        entry["verbs"] = list(spec.verbs)
+        if spec.group is not None:
+            entry["group"] = spec.group
+        if spec.version is not None:
+            entry["version"] = spec.version
+        entry["kind"] = spec.kind or info.kind
     return entry
 
 

@@ -30,7 +30,10 @@ from typing import Any
 
 from kubeloop.meta import ADDED, DELETED, MODIFIED
 
+from .aggregation import Aggregation
+from .disruption import Disruption
 from .errors import StatusError
+from .managedfields import record_update
 from .objectmeta import now_rfc3339
 from .registry import CRD_FINALIZER, CRDS, Registry
 from .resources import ServedResource
@@ -46,6 +49,7 @@ SA_BUCKET = "/serviceaccounts"
 ROOT_CA_NAME = "kube-root-ca.crt"
 ROOT_CA_KEY = "ca.crt"
 DEFAULT_SA = "default"
+SA_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: the namespace controller's conditions when all is well (type, reason, message), in its order
 NS_OK_CONDITIONS = (
     ("NamespaceDeletionDiscoveryFailure", "ResourcesDiscovered", "All resources successfully discovered"),
@@ -82,9 +86,19 @@ class Controllers:
         self._scheduled_ns: set[str] = set()
         self._scheduled_crd: set[str] = set()
         self.workloads = Workloads(self)
+        self.aggregation = Aggregation(self)
+        self.disruption = Disruption(self)
         self.store.listeners.append(self._on_commit)
         if self.settings.cluster:
-            registry.admission.append(_service_account_admission)
+            registry.admission.append(self._service_account_admission)
+
+    def _service_account_admission(self, info: ServedResource, namespace: str, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec") if (info.group, info.resource) == ("", "pods") else None
+        if not isinstance(spec, dict):
+            return
+        name = spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SA
+        sa = self.store.bucket(SA_BUCKET).objects.get((namespace, name))
+        _service_account_admission(info, namespace, obj, sa.obj if sa is not None else None)
 
     # ---- scheduling ------------------------------------------------------------------------
     def _later(self, delay: float, job: Callable[[], bool]) -> None:
@@ -139,6 +153,8 @@ class Controllers:
         if bucket.name in (NS_BUCKET, CM_BUCKET, SA_BUCKET):
             self._bootstrap_changed(bucket.name, ch)
         self.workloads.changed(bucket, ch)
+        self.aggregation.changed(bucket, ch)
+        self.disruption.changed(bucket, ch)
         if bucket.name == NS_BUCKET and ch.type == MODIFIED and meta.get("deletionTimestamp"):
             name = meta["name"]
             if name not in self._scheduled_ns:
@@ -416,8 +432,15 @@ class Controllers:
             return True
 
         conflict = self.registry.catalog.names_conflict(st.obj)
+        crd_info = self.registry.catalog.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 
         def mutate(obj: dict[str, Any]) -> None:
+            before = _copy(obj)
+            _set_crd_status(obj)
+            if crd_info is not None:  # the apiserver's own status writes are recorded as kube-apiserver's
+                record_update(crd_info, obj, before, "kube-apiserver", "status")
+
+        def _set_crd_status(obj: dict[str, Any]) -> None:
             spec = obj.get("spec") or {}
             names = dict(spec.get("names") or {})
             names.setdefault("singular", str(names.get("kind", "")).lower())
@@ -476,16 +499,41 @@ class Controllers:
         return True
 
 
-def _service_account_admission(info: ServedResource, namespace: str, obj: dict[str, Any]) -> None:
-    """The ServiceAccount admission plugin, as a cluster runs it: a Pod without one runs as `default`.
+def _service_account_admission(info: ServedResource, namespace: str, obj: dict[str, Any],
+                               service_account: dict[str, Any] | None = None) -> None:
+    """The ServiceAccount admission plugin, as a cluster runs it: a Pod without one runs as `default`,
+    and gets the projected `kube-api-access-*` volume (token, CA bundle, namespace) mounted in every
+    container, unless it or its ServiceAccount opts out with `automountServiceAccountToken: false`.
 
     (envtest, like `--bare`, turns it off: without kube-controller-manager no ServiceAccount exists.)"""
     if (info.group, info.resource) != ("", "pods"):
         return
     spec = obj.get("spec")
-    if isinstance(spec, dict) and not spec.get("serviceAccountName"):
+    if not isinstance(spec, dict):
+        return
+    if not spec.get("serviceAccountName"):
         spec["serviceAccountName"] = spec.get("serviceAccount") or DEFAULT_SA
         spec.setdefault("serviceAccount", spec["serviceAccountName"])
+    automount = spec.get("automountServiceAccountToken")
+    if automount is None and service_account is not None:
+        automount = service_account.get("automountServiceAccountToken")
+    if automount is False:
+        return
+    containers = [c for key in ("initContainers", "containers") for c in spec.get(key) or [] if isinstance(c, dict)]
+    if any(m.get("mountPath") == SA_MOUNT_PATH for c in containers for m in c.get("volumeMounts") or []
+           if isinstance(m, dict)):
+        return
+    from .objectmeta import generate_name
+
+    name = generate_name("kube-api-access-")
+    spec.setdefault("volumes", []).append({"name": name, "projected": {"sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": ROOT_CA_NAME, "items": [{"key": ROOT_CA_KEY, "path": ROOT_CA_KEY}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1",
+                                                                    "fieldPath": "metadata.namespace"}}]}}],
+        "defaultMode": 420}})
+    for c in containers:
+        c.setdefault("volumeMounts", []).append({"name": name, "readOnly": True, "mountPath": SA_MOUNT_PATH})
 
 
 def _conditions(obj: dict[str, Any]) -> dict[str, str]:

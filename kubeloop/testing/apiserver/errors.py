@@ -7,7 +7,10 @@ builders in one place is what keeps the shapes consistent across handlers.
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import orjson
 
 
 class StatusError(Exception):
@@ -30,21 +33,26 @@ class StatusError(Exception):
         self.retry_after = retry_after
 
     def status(self) -> dict[str, Any]:
-        """The `Status` body for this error."""
-        body: dict[str, Any] = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
-        }
+        """The `Status` body for this error, its fields in the order Go encodes `metav1.Status`:
+        kind, apiVersion, metadata, status, message, reason, details, code (an empty reason and
+        absent details are omitted)."""
+        body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                "message": self.message}
+        if self.reason:
+            body["reason"] = self.reason
         if self.details is not None:
             body["details"] = self.details
-        if not self.reason:
-            del body["reason"]
+        body["code"] = self.code
         return body
+
+
+def encode_status(status: dict[str, Any], *, indented: bool = False) -> bytes:
+    """A Status body as kube-apiserver writes it: compact JSON and a newline (Go's `json.Encoder`),
+    or indented by two spaces without one (the serializer negotiated for Table and metadata)."""
+    if indented:
+        text = json.dumps(status, indent=2, ensure_ascii=False)
+        return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").encode()
+    return orjson.dumps(status) + b"\n"
 
 
 def _details(name: str | None, group: str, kind: str, causes: list[dict[str, str]] | None = None,

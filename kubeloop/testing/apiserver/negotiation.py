@@ -30,6 +30,8 @@ except AttributeError:  # pragma: no cover - libyaml missing
 JSON = "json"
 YAML = "yaml"
 POM = "pom"  # PartialObjectMetadata / PartialObjectMetadataList
+#: a meta.k8s.io Table in v1 or v1beta1 (`tables.py`)
+TABLES = {"v1": "table", "v1beta1": "table-v1beta1"}
 
 PATCH_TYPES = {
     "application/merge-patch+json": "merge",
@@ -103,9 +105,12 @@ def decode_object(body: bytes, ctype: str, info: ServedResource) -> Obj:
         try:
             obj = orjson.loads(body) if body.strip() else None
         except orjson.JSONDecodeError as e:
+            detail = go_json_error(body, e)
+            if not detail.startswith("unexpected end"):  # that one carries the summary already
+                detail += f" ({summarize(body)})"
             raise errors.bad_request(
                 f"the object provided is unrecognized (must be of type {info.kind}): couldn't get version/kind; "
-                f"json parse error: {go_json_error(body, e)}") from None
+                f"json parse error: {detail}") from None
     else:
         raise StatusError(415, "UnsupportedMediaType",
                           "the body of the request was in an unknown format - accepted media types include: "
@@ -120,6 +125,16 @@ def decode_object(body: bytes, ctype: str, info: ServedResource) -> Obj:
             "json parse error: json: cannot unmarshal into Go value of type struct")
     check_kind(obj, info)
     return obj
+
+
+def summarize(body: bytes, limit: int = 30) -> str:
+    """`summarizeData`: how kube-apiserver quotes an undecodable body in its 400 (text when it
+    starts like JSON, hex otherwise, cut at `limit` bytes)."""
+    if not body:
+        return "<empty>"
+    cut = body[:limit]
+    text = cut.decode("utf-8", "replace") if body[:1] == b"{" else cut.hex()
+    return text + " ..." if len(body) > limit else text
 
 
 def go_json_error(body: bytes, e: orjson.JSONDecodeError) -> str:
@@ -157,6 +172,7 @@ def negotiate(accept: str | None, *, is_list: bool, is_watch: bool = False, kind
     """JSON, YAML or POM for the Accept header; 406 for what the real server refuses."""
     if not accept:
         return JSON
+    table_refused = False
     for part in accept.split(","):
         fields = [f.strip() for f in part.split(";")]
         mt = fields[0].lower()
@@ -176,8 +192,15 @@ def negotiate(accept: str | None, *, is_list: bool, is_watch: bool = False, kind
                         f"you requested PartialObjectMetadataList, but the requested object is not a list "
                         f"(*core.{kind})")
                 return POM
-            continue  # Table and others are not served: try the next media type
+            if as_ == "Table" and params.get("g") == "meta.k8s.io" and not is_watch:
+                if params.get("v") in TABLES:
+                    return TABLES[params["v"]]
+                table_refused = True
+            continue  # others (and a Table of a watch) are not served: try the next media type
         return YAML if mt == "application/yaml" else JSON
+    if table_refused:
+        raise StatusError(406, "NotAcceptable", "only the following media types are accepted: application/json, "
+                                                "application/yaml, application/vnd.kubernetes.protobuf")
     raise StatusError(406, "NotAcceptable", "406: Not Acceptable", {})
 
 

@@ -1,35 +1,32 @@
-"""Service-account tokens, RBAC authorization and a request audit (opt-in: ``APIServer(rbac=True)``).
+"""RBAC authorization, the access layer every request passes, and a request audit.
 
-Why: a test should prove that the Role an operator ships is enough, and catch a missing rule
-before a real cluster does. So the emulator authorizes service-account tokens the way
-kube-apiserver's RBAC authorizer does, with the same 403 ``Forbidden`` Status:
+Authorization is on by default, as on a real cluster and in envtest: every caller but the admin
+(any user in `system:masters`) is authorized the way kube-apiserver's RBAC authorizer does it,
+from the Roles, ClusterRoles and bindings in the store, with the same 403 ``Forbidden`` Status.
+The control plane's own RBAC objects are stored at start (`bootstrap.py`: `system:discovery`,
+`system:basic-user`, `admin`/`edit`/`view`, ...), so a service account can read discovery and run
+access reviews and nothing else until it is granted more. `APIServer(rbac=False)`
+(`kubeloop apiserver --no-rbac`) turns authorization off: every authenticated caller may do
+everything.
 
-- a token is minted for an existing ServiceAccount through the TokenRequest subresource
-  (``POST /api/v1/namespaces/<ns>/serviceaccounts/<name>/token``) or `APIServer.service_account_token`;
-  it authenticates as ``system:serviceaccount:<ns>:<name>`` with the groups
-  ``system:serviceaccounts``, ``system:serviceaccounts:<ns>`` and ``system:authenticated``, and
-  stops working (401) when the ServiceAccount is deleted;
 - request attributes come from the path alone, as kube-apiserver's RequestInfoFactory does
   (verb from the method, ``list``/``watch``/``deletecollection`` for collections, subresource,
   name, namespace), so a forbidden request is refused before the resource is looked up;
 - ClusterRoleBindings grant everywhere, RoleBindings in their namespace (to a Role there or a
   ClusterRole); rules match verbs, apiGroups, resources (``x/status``, ``*``, ``*/status``),
   resourceNames and nonResourceURLs (``*`` suffix); a binding to a missing role adds the real
-  server's ``RBAC: ... not found`` reason. Aggregated ClusterRoles are not computed;
-- what the default ClusterRoles ``system:discovery``/``system:public-info-viewer`` grant every
-  authenticated user (discovery, ``/version``, ``/healthz``...) is built in, not stored.
+  server's ``RBAC: ... not found`` reason;
+- `decide` also says which binding allowed a request, in the words SubjectAccessReviews use, and
+  `rules_for` lists a user's rules for SelfSubjectRulesReview.
 
-The admin (the server's ``token``; when it has none, any request without a bearer token) keeps
-full access. The audit records
-each (user, verb, group, resource, subresource, namespace) used, for ``kubeloop manifests --observe``.
+Who the caller is comes from `authn.py`. The audit records each (user, verb, group, resource,
+subresource, namespace) used, for ``kubeloop manifests --observe``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import secrets
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,33 +36,16 @@ from aiohttp import web
 from kubeloop.meta import FieldSelector, SelectorError
 
 from . import errors
+from .authn import CURRENT_USER, SA_PREFIX, AuthenticationError, Authenticator, User
 from .catalog import Catalog
 from .errors import StatusError
 from .storage import VersionedStore
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
-ADMIN_USER = "kubeloop:admin"
-SA_PREFIX = "system:serviceaccount:"
-TOKEN_PREFIX = "kubeloop-sa."
 #: where `APIServer` appends its audit when it stops (read by ``kubeloop manifests --observe``)
 AUDIT_FILE_ENV = "KUBELOOP_AUDIT_FILE"
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
-#: what system:discovery and system:public-info-viewer give every authenticated user
-_PUBLIC_PATHS = ("/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/readyz", "/version", "/version/",
-                 "/openapi", "/openapi/*")
-
-
-@dataclass(frozen=True)
-class User:
-    """An authenticated caller."""
-
-    name: str
-    groups: tuple[str, ...] = ()
-
-    @property
-    def admin(self) -> bool:
-        return self.name == ADMIN_USER
 
 
 @dataclass(frozen=True)
@@ -202,73 +182,88 @@ class AuditEntry:
                 "subresource": self.subresource, "namespace": self.namespace}
 
 
-class Access:
-    """Authentication (admin and service-account tokens), RBAC authorization and the audit."""
+@dataclass(frozen=True)
+class Decision:
+    """What the authorizer decided, and why (the words of a SubjectAccessReview's status)."""
 
-    def __init__(self, store: VersionedStore, catalog: Catalog, admin_token: str | None, *, enforce: bool,
+    allowed: bool
+    reason: str = ""
+    errors: tuple[str, ...] = ()
+
+
+def _subject_text(subject: Mapping[str, Any], namespace: str) -> str:
+    kind, name = subject.get("kind"), subject.get("name")
+    if kind == "ServiceAccount":
+        return f'ServiceAccount "{name}/{subject.get("namespace") or namespace}"'
+    return f'{kind} "{name}"'
+
+
+class Access:
+    """Authentication (through `Authenticator`), RBAC authorization and the audit."""
+
+    def __init__(self, store: VersionedStore, catalog: Catalog, authenticator: Authenticator, *, enforce: bool,
                  audit: bool) -> None:
         self.store = store
         self.catalog = catalog
-        self.admin_token = admin_token
+        self.authenticator = authenticator
         self.enforce = enforce
         self.auditing = audit
-        self._tokens: dict[str, tuple[str, str]] = {}  # token -> (namespace, service account)
         self._audit: set[AuditEntry] = set()
-
-    # ---- tokens ------------------------------------------------------------------------------
-    def mint(self, namespace: str, name: str) -> str:
-        """A token for ServiceAccount ``namespace/name`` (404 Status when it does not exist)."""
-        if self._objects("", "serviceaccounts").get((namespace, name)) is None:
-            raise errors.not_found("serviceaccounts", name)
-        token = TOKEN_PREFIX + secrets.token_urlsafe(24)
-        self._tokens[token] = (namespace, name)
-        return token
-
-    def authenticate(self, header: str) -> User:
-        """The caller of a request with this Authorization header; 401 Status when unknown."""
-        token = header[7:] if header.startswith("Bearer ") else ""
-        sa = self._tokens.get(token)
-        if sa is not None:
-            ns, name = sa
-            if self._objects("", "serviceaccounts").get((ns, name)) is None:
-                raise errors.unauthorized()
-            return User(f"{SA_PREFIX}{ns}:{name}",
-                        ("system:serviceaccounts", f"system:serviceaccounts:{ns}", "system:authenticated"))
-        if token == self.admin_token or (self.admin_token is None and not (token and self.enforce)):
-            # with RBAC on, an unknown token is refused even when the admin needs none: a test that
-            # meant to act as a service account must not silently act as the admin
-            return User(ADMIN_USER, ("system:masters", "system:authenticated"))
-        raise errors.unauthorized()
 
     # ---- authorization -----------------------------------------------------------------------
     def authorize(self, user: User, attrs: Attributes) -> tuple[bool, str]:
         """(allowed, reason) as the RBAC authorizer decides; reason lists bindings to missing roles."""
-        if user.admin:
+        decision = self.decide(user, attrs)
+        if decision.allowed:
             return True, ""
-        if not attrs.resource_request and any(_path_matches(p, attrs.path) for p in _PUBLIC_PATHS) \
-                and attrs.verb == "get":
-            return True, ""
-        problems: list[str] = []
-        for rules in self._rules_for(user, attrs.namespace, problems):
-            if any(rule_allows(r, attrs) for r in rules):
-                return True, ""
-        return False, ("RBAC: " + ", ".join(problems)) if problems else ""
+        return False, ("RBAC: " + ", ".join(decision.errors)) if decision.errors else ""
 
-    def _rules_for(self, user: User, namespace: str, problems: list[str]) -> Iterator[list[Mapping[str, Any]]]:
+    def decide(self, user: User, attrs: Attributes) -> Decision:
+        """The RBAC authorizer's decision: the first binding that allows `attrs`, or the errors met."""
+        if user.admin:
+            return Decision(True)
+        problems: list[str] = []
+        for binding, role_ref, rules, subject in self._rules_for(user, attrs.namespace, problems):
+            if any(rule_allows(r, attrs) for r in rules):
+                meta = binding.get("metadata") or {}
+                if meta.get("namespace"):
+                    where = f'RoleBinding "{meta.get("name")}/{meta.get("namespace")}"'
+                else:
+                    where = f'ClusterRoleBinding "{meta.get("name")}"'
+                reason = (f"RBAC: allowed by {where} of {role_ref.get('kind')} \"{role_ref.get('name')}\" to "
+                          f"{_subject_text(subject, meta.get('namespace', ''))}")
+                return Decision(True, reason)
+        return Decision(False, "", tuple(problems))
+
+    def rules_for(self, user: User, namespace: str) -> tuple[list[Mapping[str, Any]], list[str]]:
+        """Every PolicyRule `user` has in `namespace` (cluster-wide ones included), and the errors
+        met on the way (bindings to missing roles), for SelfSubjectRulesReview."""
+        problems: list[str] = []
+        rules = [r for _, _, role_rules, _ in self._rules_for(user, namespace, problems) for r in role_rules]
+        return rules, problems
+
+    def _rules_for(self, user: User, namespace: str, problems: list[str]) -> Iterator[
+            tuple[Mapping[str, Any], Mapping[str, Any], list[Mapping[str, Any]], Mapping[str, Any]]]:
+        """(binding, roleRef, rules, matching subject) for each binding that applies to `user`."""
         cluster_roles = self._objects(RBAC_GROUP, "clusterroles")
-        for binding in self._objects(RBAC_GROUP, "clusterrolebindings").values():
-            if any(_applies_to(s, user, "") for s in binding.obj.get("subjects") or ()):
-                ref = binding.obj.get("roleRef") or {}
-                role = cluster_roles.get(("", ref.get("name", "")))
-                if role is None:
-                    problems.append(f'clusterrole.rbac.authorization.k8s.io "{ref.get("name")}" not found')
-                    continue
-                yield list(role.obj.get("rules") or ())
+        for _, binding in sorted(self._objects(RBAC_GROUP, "clusterrolebindings").items()):
+            subject = next((s for s in binding.obj.get("subjects") or () if _applies_to(s, user, "")), None)
+            if subject is None:
+                continue
+            ref = binding.obj.get("roleRef") or {}
+            role = cluster_roles.get(("", ref.get("name", "")))
+            if role is None:
+                problems.append(f'clusterrole.rbac.authorization.k8s.io "{ref.get("name")}" not found')
+                continue
+            yield binding.obj, ref, list(role.obj.get("rules") or ()), subject
         if not namespace:
             return
         roles = self._objects(RBAC_GROUP, "roles")
-        for (ns, _), binding in list(self._objects(RBAC_GROUP, "rolebindings").items()):
-            if ns != namespace or not any(_applies_to(s, user, ns) for s in binding.obj.get("subjects") or ()):
+        for (ns, _), binding in sorted(self._objects(RBAC_GROUP, "rolebindings").items()):
+            if ns != namespace:
+                continue
+            subject = next((s for s in binding.obj.get("subjects") or () if _applies_to(s, user, ns)), None)
+            if subject is None:
                 continue
             ref = binding.obj.get("roleRef") or {}
             if ref.get("kind") == "ClusterRole":
@@ -280,7 +275,7 @@ class Access:
             if role is None:
                 problems.append(what)
                 continue
-            yield list(role.obj.get("rules") or ())
+            yield binding.obj, ref, list(role.obj.get("rules") or ()), subject
 
     def _objects(self, group: str, resource: str) -> dict[tuple[str, str], Any]:
         info = self.catalog.lookup(group, "v1", resource)
@@ -289,12 +284,25 @@ class Access:
         return self.store.bucket(info.storage_key).objects
 
     # ---- the request hook --------------------------------------------------------------------
-    def check(self, request: web.Request) -> web.Response | None:
-        """Authenticate, audit and authorize ``request``: a `StatusError` (401/403) when refused, a
-        response when this layer serves it (TokenRequest), None to let the API handle it."""
-        user = self.authenticate(request.headers.get("Authorization", ""))
-        if not (self.enforce or self.auditing or request.path.endswith("/token")):
-            return None  # the common case costs one dict lookup
+    def authenticate(self, request: web.Request) -> User:
+        """The caller of `request` (401 Status when its credentials are not valid)."""
+        peer = None
+        transport = request.transport
+        if transport is not None:
+            cert = transport.get_extra_info("peercert")
+            peer = cert.get("subject") if isinstance(cert, dict) else None
+        try:
+            return self.authenticator.request(request.headers.get("Authorization", ""), peer)
+        except AuthenticationError:
+            raise errors.unauthorized() from None
+
+    def check(self, request: web.Request) -> None:
+        """Authenticate, audit and authorize ``request``: a `StatusError` (401/403) when refused.
+        The caller is left in `authn.CURRENT_USER` (set in the request's own task)."""
+        user = self.authenticate(request)
+        CURRENT_USER.set(user)
+        if not (self.auditing or (self.enforce and not user.admin)):
+            return  # the admin's requests cost one dict lookup
         attrs = request_attributes(request.method, request.path, request.query)
         if self.auditing and attrs.resource_request and attrs.resource:
             self._audit.add(AuditEntry(user.name, attrs.verb, attrs.api_group, attrs.resource, attrs.subresource,
@@ -303,21 +311,6 @@ class Access:
             allowed, reason = self.authorize(user, attrs)
             if not allowed:
                 raise forbidden(user, attrs, reason)
-        if (attrs.verb == "create" and attrs.api_group == "" and attrs.resource == "serviceaccounts"
-                and attrs.subresource == "token" and attrs.namespace):
-            return self._token_request(attrs.namespace, attrs.name)
-        return None
-
-    def _token_request(self, namespace: str, name: str) -> web.Response:
-        token = self.mint(namespace, name)
-        now = time.time()
-        body = {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
-                "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
-                "spec": {"audiences": ["https://kubernetes.default.svc.cluster.local"], "expirationSeconds": 3600,
-                         "boundObjectRef": None},
-                "status": {"token": token, "expirationTimestamp": time.strftime(
-                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 3600))}}
-        return web.json_response(body, status=201)
 
     # ---- audit -------------------------------------------------------------------------------
     def audit(self, user: str | None = None) -> list[AuditEntry]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime
 import json
 from bisect import bisect_left
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -356,9 +357,10 @@ class Registry:
             # a missing or terminating namespace (decoding is repeated here only on this error path)
             info.strategy.decode(info, obj)
             raise
-        if meta.get("resourceVersion") not in (None, "", "0", 0):
-            # etcd3 storage refuses it (a 500 on the real server, e.g. re-creating `kubectl get -o yaml` output)
-            raise errors.internal_error("resourceVersion should not be set on objects to be created")
+        if _storage_version(meta.get("resourceVersion")):
+            # etcd3 storage refuses a version it can parse (a 500 without a reason on the real server,
+            # e.g. re-creating `kubectl get -o yaml` output); one it cannot parse it ignores
+            raise StatusError(500, "", "resourceVersion should not be set on objects to be created")
         for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(k, None)
         meta["uid"] = new_uid()
@@ -381,7 +383,7 @@ class Registry:
 
             # the webhooks see managedFields already (the field manager runs before admission),
             # and no uid, generation or generated name yet (BeforeCreate sets them afterwards)
-            if manager:
+            if manager and info.strategy.records_managed_fields:
                 record_update(info, obj, None, manager, subresource)
                 recorded = True
             view = copy_json(obj)
@@ -425,7 +427,7 @@ class Registry:
         key = (namespace if info.namespaced else "", name)
         if key in bucket.objects:
             raise errors.already_exists(info.resource, name, info.group)
-        if manager and not recorded:
+        if manager and not recorded and info.strategy.records_managed_fields:
             record_update(info, obj, None, manager, subresource)
         _drop_empty_meta(obj)
         obj = await self.ato_stored_form(info, obj)
@@ -555,12 +557,11 @@ class Registry:
             info.strategy.prepare_for_subresource_update(info, subresource, obj, old_view)
         else:
             info.strategy.prepare_for_update(info, obj, old_view)
-        status_write = subresource == "status"
-        if status_write:
-            info.strategy.validate_status_update(info, obj, old_view)
+        if subresource and subresource != "scale":
+            info.strategy.validate_subresource_update(info, subresource, obj, old_view)
         else:
             info.strategy.validate_update(info, obj, old_view)
-        if record and manager:
+        if record and manager and info.strategy.records_managed_fields:
             record_update(info, obj, old_view, manager, subresource)
         _drop_empty_meta(obj)
         if webhooks is not None:
@@ -848,6 +849,9 @@ class Registry:
         special = (info.group, info.resource)
         before = list(meta.get("finalizers") or [])
         fins = gc_finalizers(before, opts, info.strategy.orphans_by_default)
+        grace = info.strategy.graceful_delete_seconds(info, old.obj, opts)
+        if grace > 0:
+            return await self._delete_gracefully(info, bucket, old, fins, grace, dry_run), None
         if meta.get("deletionTimestamp"):
             # already terminating: only the garbage-collection finalizers can change (no admission:
             # the store finalizes the pending deletion without validating it again)
@@ -895,6 +899,25 @@ class Registry:
                               "lastTransitionTime": now_rfc3339()})
             return await self._acommit_delete_mark(info, bucket, old, obj, dry_run), None
         return None, await self._adelete_now(info, bucket, old, dry_run)
+
+    async def _delete_gracefully(self, info: ServedResource, bucket: Bucket, old: Stored, fins: Sequence[str],
+                           grace: int, dry_run: bool) -> Stored:
+        """`BeforeDelete` with a grace period: the object is marked to go `grace` seconds from now
+        (or sooner than an earlier mark said) and stays until whoever waits for it deletes it."""
+        obj = await self.aview(info, old)
+        om = obj["metadata"]
+        current = om.get("deletionGracePeriodSeconds")
+        if om.get("deletionTimestamp") and current is not None and int(current) <= grace and list(fins) == list(
+                om.get("finalizers") or []):
+            return old
+        at = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=grace)
+        om["deletionTimestamp"] = at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        om["deletionGracePeriodSeconds"] = grace
+        if fins:
+            om["finalizers"] = list(fins)
+        if om.get("generation"):
+            om["generation"] = int(om["generation"]) + 1
+        return await self._acommit_delete_mark(info, bucket, old, obj, dry_run)
 
     async def _adelete_now(self, info: ServedResource, bucket: Bucket, old: Stored, dry_run: bool) -> Obj:
         """Remove the object (watchers get DELETED with its last state) and return what DELETE answers:
@@ -1003,6 +1026,14 @@ def _drop_empty_meta(obj: Obj) -> None:
     for k in ("labels", "annotations", "finalizers", "ownerReferences", "managedFields"):
         if k in meta and not meta[k]:
             del meta[k]
+
+
+def _storage_version(value: Any) -> int:
+    """etcd3's `ObjectResourceVersion`: the version as an unsigned integer, 0 when it does not parse."""
+    text = str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    if not text.isascii() or not text.isdigit():
+        return 0
+    return int(text) if int(text) < 1 << 64 else 0
 
 
 def parse_resource_version(text: str) -> int | None:

@@ -55,6 +55,8 @@ class Strategy:
     #: a PUT without `metadata.resourceVersion` overwrites (most built-ins); False: 422 (custom
     #: resources, CRDs), as the strategy's `AllowUnconditionalUpdate`
     allow_unconditional_update: bool = True
+    #: writes record `metadata.managedFields` (a CertificateSigningRequest's do not)
+    records_managed_fields: bool = True
     #: `DefaultGarbageCollectionPolicy` is OrphanDependents (batch/v1 Jobs, for compatibility): a
     #: DELETE without a policy adds the `orphan` finalizer
     orphans_by_default: bool = False
@@ -104,6 +106,15 @@ class Strategy:
         else:
             self.prepare_for_update(info, new, old)
 
+    def validate_subresource_update(self, info: ServedResource, subresource: str, new: Obj, old: Obj) -> None:
+        """Reject an invalid write through `/<subresource>` (not `/scale`): `status` goes to
+        `validate_status_update`, others (a Namespace's `finalize`) to `validate_update`; a kind
+        with a subresource of its own (a CSR's `approval`) overrides this."""
+        if subresource == "status":
+            self.validate_status_update(info, new, old)
+        else:
+            self.validate_update(info, new, old)
+
     # -- delete ------------------------------------------------------------------------------
     def prepare_for_delete(self, info: ServedResource, obj: Obj) -> bool:
         """Called on DELETE of an object that is not terminating yet, before the generic flow
@@ -112,6 +123,11 @@ class Strategy:
         (a Namespace waits for its `spec.finalizers`); the flow then sets `deletionTimestamp`,
         stores it and answers 200 with the object."""
         return False
+
+    def graceful_delete_seconds(self, info: ServedResource, obj: Obj, opts: Obj) -> int:
+        """`CheckGracefulDelete`: how many seconds the object stays, marked, before it is gone (a Pod
+        on a node waits for its kubelet); 0 deletes it at once. `opts` are the delete options."""
+        return 0
 
     # -- field selectors ---------------------------------------------------------------------
     def field_labels(self, info: ServedResource) -> tuple[str, ...]:
@@ -162,6 +178,18 @@ class Strategy:
     scale_has_field_manager: bool = True
 
 
+@dataclass(frozen=True)
+class Subresource:
+    """How discovery lists a subresource that is not a plain `status`-like one: its verbs, and the
+    kind it takes and answers with when that is not the resource's own (`pods/eviction` takes a
+    `policy/v1` Eviction, `*/scale` an `autoscaling/v1` Scale)."""
+
+    verbs: tuple[str, ...] = SUBRESOURCE_VERBS
+    kind: str = ""
+    group: str | None = None
+    version: str | None = None
+
+
 def _no_scale(info: ServedResource, obj: Obj) -> StatusError:
     name = str((obj.get("metadata") or {}).get("name", ""))
     return not_found(info.resource, name, info.group)
@@ -180,7 +208,9 @@ class ServedResource:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = DEFAULT_VERBS
-    subresources: frozenset[str] = frozenset()  # "status", "scale", "finalize" (namespaces)
+    subresources: frozenset[str] = frozenset()  # "status", "scale", "finalize" (namespaces), "log", ...
+    #: discovery's description of the subresources that are not `status`-like (see `Subresource`)
+    subresource_specs: tuple[tuple[str, Subresource], ...] = ()
     storage: str = ""  # storage identity; versions/APIs sharing objects share it (core + events.k8s.io Events)
     strategy: Strategy = field(default_factory=Strategy)
     storage_version_hash: str = ""

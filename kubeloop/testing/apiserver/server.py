@@ -14,6 +14,7 @@ import contextlib
 import os
 import secrets
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -21,8 +22,10 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from . import bootstrap, errors
 from .admission import Admission
 from .app import APIApp
+from .authn import Authenticator, User
 from .catalog import Catalog, default_catalog
 from .controllers import Controllers
 from .conversion import CRDConversion
@@ -60,8 +63,9 @@ class APIServer:
         crd_cleanup_delay: float = 0.2,
         future_rv_wait: float = 3.0,
         catalog: Catalog | None = None,
-        rbac: bool = False,
+        rbac: bool = True,
         audit: bool = False,
+        users: Mapping[str, User] | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -73,11 +77,14 @@ class APIServer:
         self.catalog = catalog if catalog is not None else default_catalog()
         self.store = VersionedStore(history_size=history_size)
         self.registry = Registry(self.store, self.catalog, self.settings)
-        # rbac.py: service-account tokens always; RBAC enforced with `rbac`; the request audit with
-        # `audit` or when KUBELOOP_AUDIT_FILE names a file to append it to at stop (`manifests --observe`)
+        # authn.py: the admin token, static `users` tokens, service-account tokens, client certificates;
+        # rbac.py: RBAC unless `rbac=False`, and the request audit with `audit` or when
+        # KUBELOOP_AUDIT_FILE names a file to append it to at stop (`manifests --observe`)
         self._audit_file = os.environ.get(AUDIT_FILE_ENV) or None
-        self.access = Access(self.store, self.catalog, token, enforce=rbac,
-                             audit=audit or rbac or bool(self._audit_file))
+        self.authenticator = Authenticator(self._lookup, token, users)
+        self.access = Access(self.store, self.catalog, self.authenticator, enforce=rbac,
+                             audit=audit or bool(self._audit_file))
+        self._serving: Any = None
         self._app = APIApp(self.registry, self.catalog, Faults(self.store, self._close_watches), token, self.access)
         self.store.listeners.append(_fan_out)
         self._kubeconfig_path = Path(kubeconfig_path) if kubeconfig_path else None
@@ -100,8 +107,26 @@ class APIServer:
         return self._app.faults.stats()
 
     def service_account_token(self, namespace: str, name: str) -> str:
-        """A token for ServiceAccount ``namespace/name`` (as the TokenRequest subresource mints one)."""
-        return self.access.mint(namespace, name)
+        """A token for ServiceAccount ``namespace/name`` (as the TokenRequest subresource mints one);
+        404 Status when it does not exist. RBAC applies to it: grant it what it needs."""
+        try:
+            return self.authenticator.mint(namespace, name)[0]
+        except LookupError:
+            raise errors.not_found("serviceaccounts", name) from None
+
+    def client_certificate(self, user: str, groups: Sequence[str] = ()) -> tuple[bytes, bytes]:
+        """A client certificate and key (PEM) for `user` in `groups`, signed by the server's CA, as
+        kubeadm issues them; needs ``tls=True``. ``groups=("system:masters",)`` makes an admin."""
+        if self._serving is None:
+            raise RuntimeError("client certificates need a TLS emulator (APIServer(tls=True)), started")
+        from .tls import client_certificate
+
+        return client_certificate(self._serving, user, tuple(groups))
+
+    def _lookup(self, group: str, resource: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        info = self.catalog.lookup(group, "v1", resource)
+        st = self.store.bucket(info.storage_key).objects.get((namespace, name)) if info is not None else None
+        return st.obj if st is not None else None
 
     def audit(self, user: str | None = None) -> list[AuditEntry]:
         """The kinds of requests made so far (by ``user``); needs ``audit=True`` or ``rbac=True``."""
@@ -126,6 +151,7 @@ class APIServer:
             from .tls import generate
 
             cert = await asyncio.to_thread(generate, [self.host])
+            self._serving = cert
             self.ca_pem = cert.ca_pem
             ssl_ctx = cert.server_context()
         root_ca = ""
@@ -143,6 +169,7 @@ class APIServer:
         if ns_info is not None:
             for name in BOOTSTRAP_NAMESPACES:
                 self.registry.create(ns_info, "", {"metadata": {"name": name}}, manager="", dry_run=False)
+        bootstrap.install(self.registry)
         self._task = asyncio.get_running_loop().create_task(self.controllers.run())
         # handler_cancellation: a client hanging up on a watch ends its handler at once, so the
         # open-watch counters tests read are exact
@@ -194,6 +221,11 @@ class APIServer:
         if self.ca_pem:
             cluster["certificate-authority-data"] = base64.b64encode(self.ca_pem).decode()
         user: dict[str, Any] = {"token": self.token} if self.token else {}
+        if not self.token and self._serving is not None:
+            # as kubeadm's admin.conf: a client certificate in system:masters
+            cert_pem, key_pem = self.client_certificate("kubernetes-admin", ("system:masters",))
+            user = {"client-certificate-data": base64.b64encode(cert_pem).decode(),
+                    "client-key-data": base64.b64encode(key_pem).decode()}
         return {
             "apiVersion": "v1", "kind": "Config", "current-context": "kubeloop",
             "clusters": [{"name": "kubeloop", "cluster": cluster}],

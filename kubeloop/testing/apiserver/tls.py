@@ -1,7 +1,9 @@
 """A throwaway certificate authority and serving certificate, generated at start-up.
 
 The emulator serves HTTPS like a real cluster; clients trust it through the CA written into the
-kubeconfig. Keys are EC P-256 (fast to generate) and live only in memory and a temp directory.
+kubeconfig. The same CA signs client certificates (`client_certificate`), which the server asks
+for and accepts as kubeadm's clusters do (the CN is the user, each O a group). Keys are EC P-256
+(fast to generate) and live only in memory and a temp directory.
 """
 
 from __future__ import annotations
@@ -25,9 +27,13 @@ class ServingCert:
     ca_pem: bytes
     cert_pem: bytes
     key_pem: bytes
+    ca_key_pem: bytes = b""
 
     def server_context(self) -> ssl.SSLContext:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        # a client certificate is optional (tokens work too) and, when sent, must come from our CA
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+        ctx.load_verify_locations(cadata=self.ca_pem.decode())
         fd, path = tempfile.mkstemp(prefix="kubeloop-tls-", suffix=".pem")
         try:
             with os.fdopen(fd, "wb") as f:
@@ -70,7 +76,26 @@ def generate(hosts: list[str]) -> ServingCert:
         ca_pem=ca.public_bytes(pem),
         cert_pem=cert.public_bytes(pem),
         key_pem=key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
+        ca_key_pem=ca_key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
     )
+
+
+def client_certificate(serving: ServingCert, user: str, groups: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
+    """A client certificate (and its key, PEM) for `user` in `groups`, signed by the emulator's CA."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca = x509.load_pem_x509_certificate(serving.ca_pem)
+    ca_key = serialization.load_pem_private_key(serving.ca_key_pem, None)
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([*(x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups),
+                         x509.NameAttribute(NameOID.COMMON_NAME, user)])
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(ca.subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=365))
+            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .sign(ca_key, hashes.SHA256()))  # type: ignore[arg-type]
+    pem = serialization.Encoding.PEM
+    return cert.public_bytes(pem), key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
+                                                     serialization.NoEncryption())
 
 
 @functools.cache

@@ -368,6 +368,8 @@ class ReplicaSetStrategy(ScalableStrategy, FieldLabelStrategy):
 
 # -- DaemonSet ------------------------------------------------------------------------------------
 
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
 class DaemonSetStrategy(WorkloadStrategy):
     schema = top_level("DaemonSet", spec=DAEMON_SET_SPEC, status=ANY)
     kind_word = "daemonset"
@@ -387,6 +389,19 @@ class DaemonSetStrategy(WorkloadStrategy):
     def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
                 "numberReady": 0}
+
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
+        # the internal spec.templateGeneration, shown in this annotation (1.24's DaemonSet strategy)
+        obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = "1"
+
+    def prepare_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
+        old_generation = ((old.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_GENERATION)
+        if old_generation is None:
+            return
+        generation = int(old_generation)
+        if not semantic_equal((new.get("spec") or {}).get("template"), (old.get("spec") or {}).get("template")):
+            generation += 1
+        new["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = str(generation)
 
     def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}

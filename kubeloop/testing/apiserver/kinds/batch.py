@@ -162,7 +162,8 @@ class CronJobStrategy(WorkloadStrategy):
             causes.append(m.required_cause("spec.schedule"))
         elif len(schedule.split()) not in (5, 6) and not schedule.startswith("@"):
             causes.append(m.invalid_cause("spec.schedule", schedule,
-                                          f"expected exactly 5 fields, found {len(schedule.split())}: {schedule}"))
+                                          f"expected exactly 5 fields, found {len(schedule.split())}: "
+                                          f"[{' '.join(schedule.split())}]"))
         cp = spec.get("concurrencyPolicy")
         if cp not in ("Allow", "Forbid", "Replace"):
             causes.append(m.not_supported_cause("spec.concurrencyPolicy", cp or "", ("Allow", "Forbid", "Replace")))

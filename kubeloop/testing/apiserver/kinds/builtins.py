@@ -5,9 +5,21 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from ..resources import DEFAULT_VERBS, ServedResource, Strategy
+from ..resources import DEFAULT_VERBS, ServedResource, Strategy, Subresource
+from .admission import WebhookConfigurationStrategy
 from .apps import DaemonSetStrategy, DeploymentStrategy, ReplicaSetStrategy, StatefulSetStrategy
+from .autoscaling import HorizontalPodAutoscalerStrategy
 from .batch import CronJobStrategy, JobStrategy
+from .certificates import CertificateSigningRequestStrategy
+from .clusterconfig import (
+    APIServiceStrategy,
+    FlowSchemaStrategy,
+    IngressClassStrategy,
+    NetworkPolicyStrategy,
+    PriorityClassStrategy,
+    PriorityLevelConfigurationStrategy,
+    RuntimeClassStrategy,
+)
 from .coordination import LeaseStrategy
 from .core import (
     ConfigMapStrategy,
@@ -22,8 +34,20 @@ from .core import (
     ServiceStrategy,
 )
 from .crd import CustomResourceDefinitionStrategy
+from .discovery import EndpointSliceStrategy
 from .events import CoreEventStrategy, NewEventStrategy
 from .extra import GenericStrategy, IngressStrategy, rbac
+from .policy import PodDisruptionBudgetStrategy, PodSecurityPolicyStrategy
+from .replication import ControllerRevisionStrategy, ReplicationControllerStrategy
+from .storage import (
+    CSIDriverStrategy,
+    CSINodeStrategy,
+    CSIStorageCapacityStrategy,
+    PersistentVolumeStrategy,
+    StorageClassStrategy,
+    VolumeAttachmentStrategy,
+)
+from .versions import more_versions
 
 NO_DELETECOLLECTION = tuple(v for v in DEFAULT_VERBS if v != "deletecollection")
 
@@ -37,16 +61,37 @@ def storage_version_hash(group: str, version: str, kind: str) -> str:
 def _info(group: str, version: str, resource: str, kind: str, namespaced: bool, strategy: Strategy, *,
           short: tuple[str, ...] = (), categories: tuple[str, ...] = (), sub: tuple[str, ...] = (),
           verbs: tuple[str, ...] = DEFAULT_VERBS, storage: str = "", hash_gvk: tuple[str, str, str] | None = None,
-          create_on_update: bool = False, return_deleted: bool = False) -> ServedResource:
+          create_on_update: bool = False, return_deleted: bool = False,
+          specs: tuple[tuple[str, Subresource], ...] = ()) -> ServedResource:
     hg, hv, hk = hash_gvk or (group, version, kind)
+    stored = {"create", "list"} <= set(verbs)  # resources answered, not stored, have no storage version
     return ServedResource(group, version, resource, kind, namespaced, short_names=short, categories=categories,
-                        verbs=verbs, subresources=frozenset(sub), storage=storage, strategy=strategy,
-                        storage_version_hash=storage_version_hash(hg, hv, hk),
+                        verbs=verbs, subresources=frozenset(sub) | {name for name, _ in specs},
+                        subresource_specs=specs, storage=storage, strategy=strategy,
+                        storage_version_hash=storage_version_hash(hg, hv, hk) if stored else "",
                         allow_create_on_update=create_on_update, return_deleted_object=return_deleted)
 
 
+#: what discovery says of the subresources that are not `status`-like
+PROXY = ("create", "delete", "get", "patch", "update")
+POD_SUBRESOURCES = (
+    ("attach", Subresource(("create", "get"), "PodAttachOptions")),
+    ("binding", Subresource(("create",), "Binding")),
+    ("ephemeralcontainers", Subresource()),
+    ("eviction", Subresource(("create",), "Eviction", "policy", "v1")),
+    ("exec", Subresource(("create", "get"), "PodExecOptions")),
+    ("log", Subresource(("get",))),
+    ("portforward", Subresource(("create", "get"), "PodPortForwardOptions")),
+    ("proxy", Subresource(PROXY, "PodProxyOptions")),
+)
+
+
 def builtin_resources() -> list[ServedResource]:
-    """Fresh ResourceInfos (and strategies) for every built-in kind."""
+    """Fresh ResourceInfos (and strategies) for every built-in kind, in every version 1.24 serves."""
+    return more_versions(_builtin_resources())
+
+
+def _builtin_resources() -> list[ServedResource]:
     events_storage = "/events"
     return [
         _info("", "v1", "namespaces", "Namespace", False, NamespaceStrategy(), short=("ns",),
@@ -54,16 +99,20 @@ def builtin_resources() -> list[ServedResource]:
         _info("", "v1", "configmaps", "ConfigMap", True, ConfigMapStrategy(), short=("cm",)),
         _info("", "v1", "secrets", "Secret", True, SecretStrategy()),
         _info("", "v1", "services", "Service", True, ServiceStrategy(), short=("svc",), categories=("all",),
-              sub=("status",), create_on_update=True, return_deleted=True),
-        _info("", "v1", "pods", "Pod", True, PodStrategy(), short=("po",), categories=("all",), sub=("status",)),
+              sub=("status",), create_on_update=True, return_deleted=True,
+              specs=(("proxy", Subresource(PROXY, "ServiceProxyOptions")),)),
+        _info("", "v1", "pods", "Pod", True, PodStrategy(), short=("po",), categories=("all",), sub=("status",),
+              specs=POD_SUBRESOURCES),
         _info("", "v1", "events", "Event", True, CoreEventStrategy(), short=("ev",), storage=events_storage,
               create_on_update=True),
         _info("", "v1", "serviceaccounts", "ServiceAccount", True, ServiceAccountStrategy(), short=("sa",),
-              return_deleted=True),
+              return_deleted=True, specs=(("token", Subresource(("create",), "TokenRequest", "authentication.k8s.io",
+                                                                  "v1")),)),
         _info("", "v1", "endpoints", "Endpoints", True, EndpointsStrategy(), short=("ep",), create_on_update=True),
         _info("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, PersistentVolumeClaimStrategy(),
               short=("pvc",), sub=("status",)),
-        _info("", "v1", "nodes", "Node", False, NodeStrategy(), short=("no",), sub=("status",)),
+        _info("", "v1", "nodes", "Node", False, NodeStrategy(), short=("no",), sub=("status",),
+              specs=(("proxy", Subresource(PROXY, "NodeProxyOptions")),)),
         _info("", "v1", "podtemplates", "PodTemplate", True, PodTemplateStrategy()),
         _info("apps", "v1", "deployments", "Deployment", True, DeploymentStrategy(), short=("deploy",),
               categories=("all",), sub=("status", "scale")),
@@ -83,6 +132,7 @@ def builtin_resources() -> list[ServedResource]:
               CustomResourceDefinitionStrategy(), short=("crd", "crds"), categories=("api-extensions",),
               sub=("status",), hash_gvk=("apiextensions.k8s.io", "v1beta1", "CustomResourceDefinition")),
         *_generic_resources(),
+        *_more_resources(),
     ]
 
 
@@ -90,7 +140,7 @@ def _generic_resources() -> list[ServedResource]:
     """Kinds served with generic rules only (see `extra.py`)."""
     rbac_group = "rbac.authorization.k8s.io"
     return [
-        _info("", "v1", "persistentvolumes", "PersistentVolume", False, GenericStrategy(status={"phase": "Pending"}),
+        _info("", "v1", "persistentvolumes", "PersistentVolume", False, PersistentVolumeStrategy(),
               short=("pv",), sub=("status",)),
         _info("", "v1", "resourcequotas", "ResourceQuota", True, GenericStrategy(status={}), short=("quota",),
               sub=("status",)),
@@ -102,27 +152,76 @@ def _generic_resources() -> list[ServedResource]:
         _info(rbac_group, "v1", "clusterrolebindings", "ClusterRoleBinding", False, rbac()),
         _info("networking.k8s.io", "v1", "ingresses", "Ingress", True, IngressStrategy(), short=("ing",),
               sub=("status",)),
-        _info("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, GenericStrategy(generation=True),
-              short=("netpol",)),
-        _info("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True,
-              GenericStrategy(generation=True, status={"disruptionsAllowed": 0, "currentHealthy": 0,
-                                                       "desiredHealthy": 0, "expectedPods": 0}),
-              short=("pdb",), sub=("status",)),
+        _info("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, NetworkPolicyStrategy(),
+              short=("netpol",), sub=("status",)),
+        _info("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, PodDisruptionBudgetStrategy(),
+              short=("pdb",), sub=("status",), hash_gvk=("policy", "v1beta1", "PodDisruptionBudget")),
         _info("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
-              GenericStrategy(status={"currentReplicas": 0, "desiredReplicas": 0}), short=("hpa",),
+              HorizontalPodAutoscalerStrategy(), short=("hpa",),
               categories=("all",), sub=("status",), hash_gvk=("autoscaling", "v1", "HorizontalPodAutoscaler")),
-        _info("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, GenericStrategy(), short=("sc",)),
-        _info("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, GenericStrategy()),
-        # stored as plain documents here; admission.py reads them to call the webhooks
-        _info("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
-              False, GenericStrategy(), categories=("api-extensions",)),
-        _info("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
-              "ValidatingWebhookConfiguration", False, GenericStrategy(), categories=("api-extensions",)),
+        _info("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, StorageClassStrategy(), short=("sc",)),
+        _info("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, EndpointSliceStrategy(),
+              hash_gvk=("discovery.k8s.io", "v1beta1", "EndpointSlice")),
     ]
 
 
-#: the order kube-apiserver 1.24 lists its groups in `/apis` (CRD groups follow)
-GROUP_ORDER = ("apps", "events.k8s.io", "autoscaling", "batch", "networking.k8s.io", "policy",
-               "rbac.authorization.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io",
-               "coordination.k8s.io",
-               "discovery.k8s.io")
+def _more_resources() -> list[ServedResource]:
+    """The rest of 1.24's resources: those answered rather than stored (reviews, bindings, component
+    statuses: see `actions.py`) and the kinds of `admission`, `autoscaling`, `certificates`,
+    `clusterconfig`, `policy`, `replication` and `storage`."""
+    create = ("create",)
+    authz = "authorization.k8s.io"
+    extensions = ("api-extensions",)
+    admission = "admissionregistration.k8s.io"
+    flow = "flowcontrol.apiserver.k8s.io"
+    return [
+        _info("", "v1", "bindings", "Binding", True, Strategy(), verbs=create),
+        _info("", "v1", "componentstatuses", "ComponentStatus", False, Strategy(), short=("cs",),
+              verbs=("get", "list")),
+        _info("", "v1", "replicationcontrollers", "ReplicationController", True, ReplicationControllerStrategy(),
+              short=("rc",), categories=("all",), sub=("status", "scale")),
+        _info("apps", "v1", "controllerrevisions", "ControllerRevision", True, ControllerRevisionStrategy()),
+        _info("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False, Strategy(), verbs=create),
+        _info(authz, "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", True, Strategy(), verbs=create),
+        _info(authz, "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, Strategy(), verbs=create),
+        _info(authz, "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, Strategy(), verbs=create),
+        _info(authz, "v1", "subjectaccessreviews", "SubjectAccessReview", False, Strategy(), verbs=create),
+        _info("certificates.k8s.io", "v1", "certificatesigningrequests", "CertificateSigningRequest", False,
+              CertificateSigningRequestStrategy(), short=("csr",), sub=("status", "approval")),
+        _info("networking.k8s.io", "v1", "ingressclasses", "IngressClass", False, IngressClassStrategy()),
+        _info("policy", "v1beta1", "podsecuritypolicies", "PodSecurityPolicy", False, PodSecurityPolicyStrategy(),
+              short=("psp",)),
+        _info("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, CSIDriverStrategy()),
+        _info("storage.k8s.io", "v1", "csinodes", "CSINode", False, CSINodeStrategy()),
+        _info("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True, CSIStorageCapacityStrategy(),
+              hash_gvk=("storage.k8s.io", "v1beta1", "CSIStorageCapacity")),
+        _info("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False, VolumeAttachmentStrategy(),
+              sub=("status",)),
+        _info(admission, "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", False,
+              WebhookConfigurationStrategy(mutating=True), categories=extensions),
+        _info(admission, "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", False,
+              WebhookConfigurationStrategy(mutating=False), categories=extensions),
+        _info("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, APIServiceStrategy(),
+              categories=extensions, sub=("status",)),
+        _info("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, PriorityClassStrategy(),
+              short=("pc",)),
+        _info("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, RuntimeClassStrategy()),
+        _info(flow, "v1beta2", "flowschemas", "FlowSchema", False, FlowSchemaStrategy(), sub=("status",),
+              hash_gvk=(flow, "v1beta1", "FlowSchema")),
+        _info(flow, "v1beta2", "prioritylevelconfigurations", "PriorityLevelConfiguration", False,
+              PriorityLevelConfigurationStrategy(), sub=("status",),
+              hash_gvk=(flow, "v1beta1", "PriorityLevelConfiguration")),
+    ]
+
+
+#: the groups kube-apiserver 1.24 serves, in the order `/apis` lists them (CRD groups follow), each
+#: with its versions in the order the group lists them (the first is the preferred one)
+GROUP_VERSIONS: dict[str, tuple[str, ...]] = {
+    "apiregistration.k8s.io": ("v1",), "apps": ("v1",), "events.k8s.io": ("v1", "v1beta1"),
+    "authentication.k8s.io": ("v1",), "authorization.k8s.io": ("v1",),
+    "autoscaling": ("v2", "v1", "v2beta1", "v2beta2"), "batch": ("v1", "v1beta1"), "certificates.k8s.io": ("v1",),
+    "networking.k8s.io": ("v1",), "policy": ("v1", "v1beta1"), "rbac.authorization.k8s.io": ("v1",),
+    "storage.k8s.io": ("v1", "v1beta1"), "admissionregistration.k8s.io": ("v1",), "apiextensions.k8s.io": ("v1",),
+    "scheduling.k8s.io": ("v1",), "coordination.k8s.io": ("v1",), "node.k8s.io": ("v1", "v1beta1"),
+    "discovery.k8s.io": ("v1", "v1beta1"), "flowcontrol.apiserver.k8s.io": ("v1beta2", "v1beta1"),
+}

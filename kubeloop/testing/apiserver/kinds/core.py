@@ -574,6 +574,20 @@ class PodStrategy(FieldLabelStrategy):
     def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         return podspec.validate_pod_spec(obj.get("spec"), "spec")
 
+    def graceful_delete_seconds(self, info: ServedResource, obj: Obj, opts: Obj) -> int:
+        """A pod on a node is deleted gracefully (its kubelet would stop it, then delete it with
+        grace 0); one without a node, or finished, goes at once (the pod strategy's
+        `CheckGracefulDelete`)."""
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            return 0
+        asked = opts.get("gracePeriodSeconds")
+        try:
+            grace = int(asked) if asked is not None else int(spec.get("terminationGracePeriodSeconds", 30))
+        except (TypeError, ValueError):
+            grace = 30
+        return max(grace, 0)
+
     def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
 
@@ -597,6 +611,7 @@ class PodStrategy(FieldLabelStrategy):
 
 class PodTemplateStrategy(KindStrategy):
     schema = top_level("PodTemplate", template=POD_TEMPLATE_SPEC)
+    has_generation = True
 
     def default(self, info: ServedResource, obj: Obj) -> None:
         obj.setdefault("template", {})
@@ -610,6 +625,12 @@ class PodTemplateStrategy(KindStrategy):
 
 # -- PersistentVolumeClaim / Node ---------------------------------------------------------------
 
+def add_finalizer(obj: Obj, finalizer: str) -> None:
+    finalizers = obj["metadata"].setdefault("finalizers", [])
+    if finalizer not in finalizers:
+        finalizers.append(finalizer)
+
+
 class PersistentVolumeClaimStrategy(KindStrategy):
     schema = top_level("PersistentVolumeClaim", spec=struct(
         "PersistentVolumeClaimSpec", open=True, accessModes=list_of(STRING), storageClassName=STRING,
@@ -620,6 +641,9 @@ class PersistentVolumeClaimStrategy(KindStrategy):
 
     def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {"phase": "Pending"}
+
+    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
+        add_finalizer(obj, "kubernetes.io/pvc-protection")  # the StorageObjectInUseProtection admission plugin
 
     def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
         spec = obj.get("spec") or {}
@@ -650,6 +674,15 @@ class NodeStrategy(FieldLabelStrategy):
             "containerRuntimeVersion": "", "kubeletVersion": "", "kubeProxyVersion": "",
             "operatingSystem": "", "architecture": ""}}
 
+    def default(self, info: ServedResource, obj: Obj) -> None:
+        spec = obj.setdefault("spec", {})
+        if spec.get("podCIDR") and not spec.get("podCIDRs"):
+            spec["podCIDRs"] = [spec["podCIDR"]]  # SetDefaults_NodeSpec
+
     def prepare_create(self, info: ServedResource, obj: Obj) -> None:
-        obj.setdefault("spec", {})
+        spec = obj.setdefault("spec", {})
+        # the TaintNodesByCondition admission plugin: a new node is not ready until its kubelet says so
+        taints = spec.setdefault("taints", [])
+        if not any(isinstance(t, dict) and t.get("key") == "node.kubernetes.io/not-ready" for t in taints):
+            taints.append({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"})
 
