@@ -127,9 +127,10 @@ class InformerHandle:
     def reason(self) -> str:
         return self._entry.informer.reason
 
-    async def wait_synced(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
-        """Wait for the informer's first list (raises `InformerNotReady` with the reason)."""
-        await self._entry.informer.wait_synced(timeout)
+    async def wait_synced(self, timeout: float | None = None, *, fail_fast: bool = False) -> None:  # noqa: ASYNC109
+        """Wait for the informer's first list (raises `InformerNotReady` with the reason; with
+        ``fail_fast``, as soon as the list is refused: see `Informer.wait_synced`)."""
+        await self._entry.informer.wait_synced(timeout, fail_fast=fail_fast)
 
     # ---- subscribers and indexes
     def subscribe(self, *, queue_size: int | None = None, replay: bool = True, name: str = "",

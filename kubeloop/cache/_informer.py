@@ -62,11 +62,13 @@ from kubeloop.meta import REAL_CLOCK, Clock
 from kubeloop.watch import (
     Apply,
     Delete,
+    ErrorKind,
     Init,
     InitApply,
     InitDone,
     WatchConfig,
     Watcher,
+    WatchError,
     WatchSource,
     WatchState,
 )
@@ -168,14 +170,14 @@ class Informer:
         if watch_config is None:
             # streaming lists when the server has them (LIST otherwise: see WatchConfig)
             watch_config = WatchConfig(page_size=LIST_PAGE_SIZE, streaming_list=True)
-        self.watcher = Watcher(source, watch_config, name=self.name)
+        self._sync = SyncGate()
+        self.watcher = Watcher(source, watch_config, name=self.name, on_failure=self._sync.nudge)
         self.writer = StoreWriter(cluster=cluster, resource=resource, name=self.name, transform=transform,
                                   filter=filter, codec=codec, clock=clock)
         self.reader = CacheReader(self.writer.store, cluster, resource)
         """Read-only access to the store (which stays the same object across relists)."""
         self.compactor = Compactor(self.writer.store, self.name)
         self.events_handled = 0
-        self._sync = SyncGate()
         self._subs: list[Subscription] = []
         self._started = False
         self._stop_requested = False
@@ -248,6 +250,20 @@ class Informer:
         return stuck if stuck > self.stuck_after else None
 
     @property
+    def access_error(self) -> WatchError | None:
+        """The 401 or 403 its list or watch is failing with now (None: not refused): a failure no
+        retry mends until someone grants the permission or fixes the credentials."""
+        err = self.watcher.last_error
+        if err is None or self.stopped:
+            return None
+        state = self.watcher.state
+        if state is WatchState.FORBIDDEN:
+            return err
+        if err.kind is ErrorKind.UNAUTHORIZED and state is WatchState.BACKING_OFF:
+            return err
+        return None
+
+    @property
     def reason(self) -> str:
         """Why the informer is not ready ("" when it is): for /readyz and logs."""
         if self.stopped:
@@ -274,18 +290,22 @@ class Informer:
             return f"initial list failed, retrying: {err}"
         return "initial list in progress"
 
-    async def wait_synced(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
-        """Wait for the first list; raise `InformerNotReady` (with `reason`) on timeout or stop."""
+    async def wait_synced(self, timeout: float | None = None, *, fail_fast: bool = False) -> None:  # noqa: ASYNC109
+        """Wait for the first list; raise `InformerNotReady` (with `reason`) on timeout or stop, and,
+        with ``fail_fast``, as soon as the list is refused (`access_error`: 401 or 403)."""
         if self._sync.synced:
             return
         if self.stopped:
             raise InformerNotReady(f"{self.name}: stopped before it synced")
+        give_up = (lambda: self.access_error is not None) if fail_fast else None
         try:
-            await self._sync.wait(timeout)
+            await self._sync.wait(timeout, give_up)
         except TimeoutError:
             raise InformerNotReady(f"{self.name}: not synced after {timeout}s: {self.reason}") from None
         if not self._sync.synced:
-            raise InformerNotReady(f"{self.name}: stopped before it synced")
+            if self.stopped:
+                raise InformerNotReady(f"{self.name}: stopped before it synced")
+            raise InformerNotReady(f"{self.name}: {self.reason}")
 
     # ------------------------------------------------------------------ subscribers and indexes
 

@@ -73,8 +73,12 @@ class Watcher:
         name: str = "",
         rng: random.Random | None = None,
         classify: Callable[[BaseException], WatchError] = classify_exception,
+        on_failure: Callable[[], None] | None = None,
     ) -> None:
         self.source = source
+        self.on_failure = on_failure
+        """Called after every failure the machine took in (its `state` and `last_error` are current):
+        whoever waits on this watcher (an informer's first list) re-checks without a timer."""
         self.name = name or type(source).__name__
         self.machine = WatchMachine(config, rng=rng)
         self._classify = classify
@@ -399,6 +403,8 @@ class Watcher:
         """
         m = self.machine
         error = m.last_error
+        if self.on_failure is not None:
+            self.on_failure()
         if stream and error is not None:
             self._warn_stream(what, error)
         key = (m.state, error)
