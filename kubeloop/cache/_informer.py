@@ -54,7 +54,7 @@ from kubeloop.cache._index import IndexFunc
 from kubeloop.cache._informer_event import Event
 from kubeloop.cache._reader import CacheReader
 from kubeloop.cache._store import Store
-from kubeloop.cache._subscription import Predicate, Sink, Subscription
+from kubeloop.cache._subscription import Predicate, Project, Sink, Subscription
 from kubeloop.cache._sync_gate import SyncGate
 from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.cache._writer import StoreWriter
@@ -317,15 +317,18 @@ class Informer:
         predicate: Predicate | None = None,
         name: str = "",
         sink: Sink | None = None,
+        project: Project | None = None,
     ) -> Subscription:
         """A new subscription; with `replay` it first gets `added` (initial) events for the store.
 
         `predicate` narrows it to the objects it accepts (entering/leaving read as added/deleted);
-        `sink` takes live events synchronously (see `kubeloop.cache._subscription`).
+        `project` gives its events' objects in a narrower form (metadata-only); `sink` takes live
+        events synchronously (see `kubeloop.cache._subscription`).
         """
         store = self.store
         sub = Subscription(store, self.cluster, self.resource, maxsize=queue_size or self.queue_size,
-                           predicate=predicate, name=name or self.name, on_close=self._unsubscribe, sink=sink)
+                           predicate=predicate, name=name or self.name, on_close=self._unsubscribe, sink=sink,
+                           project=project)
         if self.stopped:
             sub._end()
             return sub
@@ -334,12 +337,12 @@ class Informer:
         self._subs.append(sub)
         return sub
 
-    def _adopt(self, sub: Subscription, predicate: Predicate | None) -> None:
+    def _adopt(self, sub: Subscription, predicate: Predicate | None, project: Project | None = None) -> None:
         """Take over a live subscription of another informer of the same kind (a broader scope
         taking a narrower informer's users over): it resyncs against this store."""
         if sub.closed:
             return
-        sub._rehome(self.store, predicate, self._unsubscribe)
+        sub._rehome(self.store, predicate, project, self._unsubscribe)
         self._subs.append(sub)
 
     def _unsubscribe(self, sub: Subscription) -> None:
