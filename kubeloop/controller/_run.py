@@ -414,24 +414,23 @@ class ControllerRun:
         except TimeoutError as exc:
             m.error += 1
             m.errors += 1
-            delay = queue.add_rate_limited(req, priority)
+            retry = self._retry(req, priority)
             if timeout is not None and timeout.expired():
                 m.timeouts += 1
-                ctx.log.warning("reconcile timed out after %ss; retrying in %.3fs", limit, delay)
+                ctx.log.warning("reconcile timed out after %ss; %s", limit, retry)
             else:
-                ctx.log.warning("reconcile failed: %r; retrying in %.3fs", exc, delay)
+                ctx.log.warning("reconcile failed: %r; %s", exc, retry)
             return None
         except Exception as exc:
             m.error += 1
             m.errors += 1
-            delay = queue.add_rate_limited(req, priority)
+            retry = self._retry(req, priority)
             seen = self._errors.count(exc)
             if seen == 1:
-                ctx.log.error("reconcile failed: %s: %s; retrying in %.3fs", type(exc).__name__, exc, delay,
-                              exc_info=exc)
+                ctx.log.error("reconcile failed: %s: %s; %s", type(exc).__name__, exc, retry, exc_info=exc)
             else:
-                ctx.log.warning("reconcile failed: %s: %s; retrying in %.3fs (%d times; traceback logged the "
-                                "first time)", type(exc).__name__, exc, delay, seen,
+                ctx.log.warning("reconcile failed: %s: %s; %s (%d times; traceback logged the first time)",
+                                type(exc).__name__, exc, retry, seen,
                                 exc_info=exc if self.log.isEnabledFor(logging.DEBUG) else None)
             return None
         if result is None:
@@ -444,13 +443,20 @@ class ControllerRun:
             return None
         return result
 
+    def _retry(self, req: Request, priority: int) -> str:
+        """Queue a failed request again after its backoff; what happens to it, for the log line
+        (stopping, the queue takes nothing: the request runs when the controller next starts, as
+        every object is listed again then)."""
+        if self.queue.shutting_down:
+            return "not retried now: the controller is stopping (its next start lists every object again)"
+        return f"retrying in {self.queue.add_rate_limited(req, priority):.3f}s"
+
     def _park(self, req: Request, priority: int, exc: CacheNotSynced, ctx: Context) -> None:
         """A reconcile read a cache still listing: the worker moves on, and the request runs again
         once that cache synced (or failed, or after `_SYNC_WAIT`: then with backoff)."""
         tg = self._tg
         if exc.wait_synced is None or tg is None or self.stopping:
-            ctx.log.info("%s has not synced; retrying later", exc.what)
-            self.queue.add_rate_limited(req, priority)
+            ctx.log.info("%s has not synced; %s", exc.what, self._retry(req, priority))
             return
         if req in self._parked:
             return  # already parked: that waiter queues it again
