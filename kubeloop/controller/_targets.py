@@ -267,9 +267,8 @@ class Targets:
         cluster = cluster or parent.cluster
         try:
             client = self.cache.client(cluster)
-        except KeyError:
-            raise UnknownCluster(f"cannot watch {resource} {name!r}: unknown cluster {cluster!r} "
-                                 f"(known: {', '.join(self.cache.clusters) or 'none'})") from None
+        except KeyError as exc:  # its message names the known clusters, and why this one is not known
+            raise UnknownCluster(f"cannot watch {resource} {name!r}: {exc.args[0]}") from None
         try:
             api = await client.resolve(resource)
         except UnknownResource as exc:
