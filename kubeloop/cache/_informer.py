@@ -96,8 +96,9 @@ class CacheNotSynced(Exception):
 
     Raised by readers that may be read before they are full (`kubeloop.manager.ManagedInformer`, informer handles);
     a partial cache would answer "not found" or a short list, and the reconcile would act on it.
-    The runtime does not count it as an error: it waits (bounded) for ``wait_synced`` and runs
-    the reconcile again, so a reconcile never needs to declare which caches it reads.
+    The runtime does not count it as an error: it parks the request, without holding a worker,
+    until ``wait_synced`` returns (bounded) and runs the reconcile again, so a reconcile never needs
+    to declare which caches it reads.
     """
 
     def __init__(self, what: str, wait_synced: Callable[[float | None], Awaitable[None]] | None = None) -> None:

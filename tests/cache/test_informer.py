@@ -28,6 +28,7 @@ from kubeloop.client import Client
 from kubeloop.config import load_kubeconfig
 from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
 
+from ..local_http import serve
 from .informer_support import CM, FAST, MINE, client, cm, collect, eventually, names, ns
 
 __all__ = ["client", "ns"]
@@ -589,15 +590,10 @@ async def ignoring_send_initial_events(upstream: str) -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", forward)
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
-        yield f"http://127.0.0.1:{port}"
+        async with serve(app) as url:
+            yield url
     finally:
-        await runner.cleanup()
         await session.close()
 
 
