@@ -10,6 +10,11 @@ last reconcile, both on CLOCK_MONOTONIC (system-wide, so comparable across proce
 
     .venv/bin/python benchmarks/sharding_bench.py [--keys 300] [--work 0.05] [--replicas 1,3] [--rounds 2]
 
+Then, with two replicas or more, one membership change: the last replica is killed (SIGKILL, as a
+crashed pod) and every reconcile the others start from then until they have agreed on the new view
+(and 3 s more) is counted: the keys that moved should be reconciled once each by their new owner,
+and the keys that did not move not at all ("reconciles per membership change").
+
 Writes benchmarks/results/sharding.json and prints a short table. This file is also the module the
 replicas run (``setup(manager)`` below).
 """
@@ -45,6 +50,8 @@ from kubeloop import Context, Controller, Manager, Request, Result  # noqa: E402
 
 NAMESPACE = "bench"
 LINE = re.compile(r"BENCH (\S+) (\d+) ([0-9.]+)")
+CALL = re.compile(r"BENCH-CALL (\S+) ([0-9.]+)")
+SETTLE = 3.0  # seconds counted after the survivors agreed on the view without the killed replica
 
 # ---------------------------------------------------------------------- the replicas' module
 
@@ -63,6 +70,7 @@ def _trigger(obj: Mapping[str, Any]) -> list[Request]:
 
 
 async def reconcile(req: Request, ctx: Context) -> Result | None:
+    log.info("BENCH-CALL %s %.6f", req.name, time.monotonic())
     rnd = _round["current"]
     if not rnd or _done.get(req.name) == rnd:
         return None  # before the first round, or already done in this one
@@ -94,7 +102,9 @@ class Replica:
 
     def __init__(self, kubeconfig: str, group: str, identity: str, work: float) -> None:
         self.port = free_port()
+        self.identity = identity
         self.done: dict[str, tuple[int, float]] = {}  # key -> (round, when) of its last reconcile
+        self.calls: list[tuple[str, float]] = []  # (key, when) of every reconcile started
         self.lines: list[str] = []
         env = {**os.environ, "SHARDING_BENCH_WORK": str(work), "PYTHONPATH": str(ROOT)}
         self.proc = subprocess.Popen(
@@ -114,6 +124,9 @@ class Replica:
             m = LINE.search(line)
             if m:
                 self.done[m[1]] = (int(m[2]), float(m[3]))
+            c = CALL.search(line)
+            if c:
+                self.calls.append((c[1], float(c[2])))
 
     def members(self) -> int:
         """Live members this replica sees (0: not ready yet)."""
@@ -174,6 +187,29 @@ def wait(cond: Any, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
+def membership_change(replicas: list[Replica], keys: int) -> dict[str, Any]:
+    """Kill the last replica; count the reconciles the others start until they agreed (+ SETTLE s)."""
+    from kubeloop.manager._rendezvous import owner
+    from kubeloop.manager._sharding import key_of
+
+    victim, survivors = replicas[-1], replicas[:-1]
+    before = tuple(r.identity for r in replicas)
+    after = tuple(r.identity for r in survivors)
+    t0 = time.monotonic()
+    victim.proc.kill()
+    wait(lambda: all(r.members() == len(survivors) for r in survivors), 30, "the survivors to drop the killed one")
+    time.sleep(SETTLE)
+    names = [f"item-{i}" for i in range(keys)]
+    moved = {n for n in names if owner(key_of("default", NAMESPACE, n), before) !=
+             owner(key_of("default", NAMESPACE, n), after)}
+    calls = [name for r in survivors for name, t in r.calls if t >= t0 and name.startswith("item-")]
+    of_moved = sum(1 for name in calls if name in moved)
+    return {"change": f"SIGKILL of {victim.identity} ({len(replicas)} -> {len(survivors)} replicas)",
+            "keys_moved": len(moved), "reconciles": len(calls), "reconciles_of_moved_keys": of_moved,
+            "reconciles_of_unmoved_keys": len(calls) - of_moved,
+            "moved_keys_reconciled": len(moved & set(calls))}
+
+
 def run_config(kubeconfig: str, n: int, keys: int, work: float, rounds: int, first_round: int) -> dict[str, Any]:
     group = f"bench-{n}"
     replicas = [Replica(kubeconfig, group, f"r{i}", work) for i in range(n)]
@@ -193,10 +229,13 @@ def run_config(kubeconfig: str, n: int, keys: int, work: float, rounds: int, fir
             durations.append(end - t0)
             per_replica.append({f"r{i}": sum(1 for v, _ in r.done.values() if v == rnd)
                                 for i, r in enumerate(replicas)})
-        return {"replicas": n, "keys": keys, "work_seconds": work, "workers_per_replica": 1,
-                "seconds": [round(d, 3) for d in durations], "median_seconds": round(statistics.median(durations), 3),
-                "keys_per_replica": per_replica,
-                "reconciles_per_second": round(keys / statistics.median(durations), 1)}
+        row = {"replicas": n, "keys": keys, "work_seconds": work, "workers_per_replica": 1,
+               "seconds": [round(d, 3) for d in durations], "median_seconds": round(statistics.median(durations), 3),
+               "keys_per_replica": per_replica,
+               "reconciles_per_second": round(keys / statistics.median(durations), 1)}
+        if n >= 2:
+            row["membership_change"] = membership_change(replicas, keys)
+        return row
     finally:
         for r in replicas:
             r.stop()
@@ -238,6 +277,12 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         print(f"{r['replicas']:>8} {r['keys']:>5} {r['work_seconds'] * 1000:>7.0f} {r['median_seconds']:>16} "
               f"{r['reconciles_per_second']:>12} {r['speedup']:>7}x  {r['keys_per_replica'][-1]}")
+    for r in rows:
+        ch = r.get("membership_change")
+        if ch:
+            print(f"membership change, {ch['change']}: {ch['reconciles']} reconciles; {ch['keys_moved']} keys moved, "
+                  f"{ch['moved_keys_reconciled']} of them reconciled ({ch['reconciles_of_moved_keys']} reconciles); "
+                  f"keys that did not move: {ch['reconciles_of_unmoved_keys']} reconciles")
     return 0
 
 

@@ -79,7 +79,7 @@ class Pipeline(CustomResource, group=GROUP, version="v1"):
 
 
 PIPELINE = Pipeline.resource()
-TARGET_ERRORS = ("UnknownCluster", "ClusterUnreachable", "KindNotServed", "TargetNotSynced")
+TARGET_ERRORS = ("UnknownCluster", "ClusterUnreachable", "KindNotServed", "TargetForbidden", "TargetNotSynced")
 
 
 def target_readiness(target: Mapping[str, Any] | None) -> tuple[str, str, str]:
@@ -97,7 +97,7 @@ async def environment_status(env: Environment, req: Request, ctx: Context) -> En
     t = env.target
     try:
         target = await ctx.watch_target(f"{t.api_version}/{t.kind}", t.name, namespace=t.namespace, cluster=cluster)
-    except TargetError as exc:  # UnknownCluster, ClusterUnreachable, KindNotServed, TargetNotSynced
+    except TargetError as exc:  # UnknownCluster, ClusterUnreachable, KindNotServed, TargetForbidden, TargetNotSynced
         return EnvironmentStatus(name=env.name, cluster=cluster, ready="Unknown", reason=type(exc).__name__,
                                  message=str(exc))
     ready, reason, message = target_readiness(target)

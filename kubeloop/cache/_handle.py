@@ -50,6 +50,7 @@ class InformerHandle:
         self._entry = entry
         self.scope = scope
         self.predicate = predicate
+        self.project = entry.scope.projection(scope)  # a metadata-only scope served by a full informer
         self.released = False
         self._reader: CacheReader | None = None
         self._subs: list[Subscription] = []
@@ -79,14 +80,14 @@ class InformerHandle:
     def reader(self) -> CacheReader:
         """Read-only access to the objects in this handle's scope (the handle's own reads use it)."""
         inf = self._entry.informer
-        if self.predicate is None:
+        if self.predicate is None and self.project is None:
             return inf.reader
         r = self._reader
         if r is None:
             s = self.scope
             r = self._reader = CacheReader(
-                inf.store, s.cluster, s.resource, namespace=s.namespace,
-                label_selector=s.label_selector, field_selector=s.field_selector, predicate=self.predicate)
+                inf.store, s.cluster, s.resource, namespace=s.namespace, label_selector=s.label_selector,
+                field_selector=s.field_selector, predicate=self.predicate, project=self.project)
         return r
 
     def get(self, name: str, namespace: str = "") -> FrozenDict | None:
@@ -127,9 +128,10 @@ class InformerHandle:
     def reason(self) -> str:
         return self._entry.informer.reason
 
-    async def wait_synced(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
-        """Wait for the informer's first list (raises `InformerNotReady` with the reason)."""
-        await self._entry.informer.wait_synced(timeout)
+    async def wait_synced(self, timeout: float | None = None, *, fail_fast: bool = False) -> None:  # noqa: ASYNC109
+        """Wait for the informer's first list (raises `InformerNotReady` with the reason; with
+        ``fail_fast``, as soon as the list is refused: see `Informer.wait_synced`)."""
+        await self._entry.informer.wait_synced(timeout, fail_fast=fail_fast)
 
     # ---- subscribers and indexes
     def subscribe(self, *, queue_size: int | None = None, replay: bool = True, name: str = "",
@@ -138,7 +140,7 @@ class InformerHandle:
         if self.released:
             raise RuntimeError(f"{self.scope}: subscribe() on a released handle")
         sub = self._entry.informer.subscribe(queue_size=queue_size, replay=replay, predicate=self.predicate,
-                                             name=name, sink=sink)
+                                             name=name, sink=sink, project=self.project)
         self._subs.append(sub)
         return sub
 
@@ -151,11 +153,12 @@ class InformerHandle:
         once; each subscription gets a resync against the new store (see `Subscription._rehome`)."""
         self._entry = entry
         self.predicate = predicate
+        self.project = entry.scope.projection(self.scope)
         self._reader = None
         entry.handles.append(self)
         inf = entry.informer
         for sub in self._subs:
-            inf._adopt(sub, predicate)
+            inf._adopt(sub, predicate, self.project)
 
     # ---- lifetime
     def release(self) -> None:
@@ -178,5 +181,5 @@ class InformerHandle:
         self.release()
 
     def __repr__(self) -> str:
-        shared = "" if self.predicate is None else f" from [{self._entry.scope}]"
+        shared = "" if self._entry.scope == self.scope else f" from [{self._entry.scope}]"
         return f"InformerHandle({self.scope}{shared}, ready={self.ready})"

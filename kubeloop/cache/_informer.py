@@ -54,7 +54,7 @@ from kubeloop.cache._index import IndexFunc
 from kubeloop.cache._informer_event import Event
 from kubeloop.cache._reader import CacheReader
 from kubeloop.cache._store import Store
-from kubeloop.cache._subscription import Predicate, Sink, Subscription
+from kubeloop.cache._subscription import Predicate, Project, Sink, Subscription
 from kubeloop.cache._sync_gate import SyncGate
 from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.cache._writer import StoreWriter
@@ -62,11 +62,13 @@ from kubeloop.meta import REAL_CLOCK, Clock
 from kubeloop.watch import (
     Apply,
     Delete,
+    ErrorKind,
     Init,
     InitApply,
     InitDone,
     WatchConfig,
     Watcher,
+    WatchError,
     WatchSource,
     WatchState,
 )
@@ -94,8 +96,9 @@ class CacheNotSynced(Exception):
 
     Raised by readers that may be read before they are full (`kubeloop.manager.ManagedInformer`, informer handles);
     a partial cache would answer "not found" or a short list, and the reconcile would act on it.
-    The runtime does not count it as an error: it waits (bounded) for ``wait_synced`` and runs
-    the reconcile again, so a reconcile never needs to declare which caches it reads.
+    The runtime does not count it as an error: it parks the request, without holding a worker,
+    until ``wait_synced`` returns (bounded) and runs the reconcile again, so a reconcile never needs
+    to declare which caches it reads.
     """
 
     def __init__(self, what: str, wait_synced: Callable[[float | None], Awaitable[None]] | None = None) -> None:
@@ -168,14 +171,14 @@ class Informer:
         if watch_config is None:
             # streaming lists when the server has them (LIST otherwise: see WatchConfig)
             watch_config = WatchConfig(page_size=LIST_PAGE_SIZE, streaming_list=True)
-        self.watcher = Watcher(source, watch_config, name=self.name)
+        self._sync = SyncGate()
+        self.watcher = Watcher(source, watch_config, name=self.name, on_failure=self._sync.nudge)
         self.writer = StoreWriter(cluster=cluster, resource=resource, name=self.name, transform=transform,
                                   filter=filter, codec=codec, clock=clock)
         self.reader = CacheReader(self.writer.store, cluster, resource)
         """Read-only access to the store (which stays the same object across relists)."""
         self.compactor = Compactor(self.writer.store, self.name)
         self.events_handled = 0
-        self._sync = SyncGate()
         self._subs: list[Subscription] = []
         self._started = False
         self._stop_requested = False
@@ -248,6 +251,20 @@ class Informer:
         return stuck if stuck > self.stuck_after else None
 
     @property
+    def access_error(self) -> WatchError | None:
+        """The 401 or 403 its list or watch is failing with now (None: not refused): a failure no
+        retry mends until someone grants the permission or fixes the credentials."""
+        err = self.watcher.last_error
+        if err is None or self.stopped:
+            return None
+        state = self.watcher.state
+        if state is WatchState.FORBIDDEN:
+            return err
+        if err.kind is ErrorKind.UNAUTHORIZED and state is WatchState.BACKING_OFF:
+            return err
+        return None
+
+    @property
     def reason(self) -> str:
         """Why the informer is not ready ("" when it is): for /readyz and logs."""
         if self.stopped:
@@ -274,18 +291,22 @@ class Informer:
             return f"initial list failed, retrying: {err}"
         return "initial list in progress"
 
-    async def wait_synced(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
-        """Wait for the first list; raise `InformerNotReady` (with `reason`) on timeout or stop."""
+    async def wait_synced(self, timeout: float | None = None, *, fail_fast: bool = False) -> None:  # noqa: ASYNC109
+        """Wait for the first list; raise `InformerNotReady` (with `reason`) on timeout or stop, and,
+        with ``fail_fast``, as soon as the list is refused (`access_error`: 401 or 403)."""
         if self._sync.synced:
             return
         if self.stopped:
             raise InformerNotReady(f"{self.name}: stopped before it synced")
+        give_up = (lambda: self.access_error is not None) if fail_fast else None
         try:
-            await self._sync.wait(timeout)
+            await self._sync.wait(timeout, give_up)
         except TimeoutError:
             raise InformerNotReady(f"{self.name}: not synced after {timeout}s: {self.reason}") from None
         if not self._sync.synced:
-            raise InformerNotReady(f"{self.name}: stopped before it synced")
+            if self.stopped:
+                raise InformerNotReady(f"{self.name}: stopped before it synced")
+            raise InformerNotReady(f"{self.name}: {self.reason}")
 
     # ------------------------------------------------------------------ subscribers and indexes
 
@@ -297,15 +318,18 @@ class Informer:
         predicate: Predicate | None = None,
         name: str = "",
         sink: Sink | None = None,
+        project: Project | None = None,
     ) -> Subscription:
         """A new subscription; with `replay` it first gets `added` (initial) events for the store.
 
         `predicate` narrows it to the objects it accepts (entering/leaving read as added/deleted);
-        `sink` takes live events synchronously (see `kubeloop.cache._subscription`).
+        `project` gives its events' objects in a narrower form (metadata-only); `sink` takes live
+        events synchronously (see `kubeloop.cache._subscription`).
         """
         store = self.store
         sub = Subscription(store, self.cluster, self.resource, maxsize=queue_size or self.queue_size,
-                           predicate=predicate, name=name or self.name, on_close=self._unsubscribe, sink=sink)
+                           predicate=predicate, name=name or self.name, on_close=self._unsubscribe, sink=sink,
+                           project=project)
         if self.stopped:
             sub._end()
             return sub
@@ -314,12 +338,12 @@ class Informer:
         self._subs.append(sub)
         return sub
 
-    def _adopt(self, sub: Subscription, predicate: Predicate | None) -> None:
+    def _adopt(self, sub: Subscription, predicate: Predicate | None, project: Project | None = None) -> None:
         """Take over a live subscription of another informer of the same kind (a broader scope
         taking a narrower informer's users over): it resyncs against this store."""
         if sub.closed:
             return
-        sub._rehome(self.store, predicate, self._unsubscribe)
+        sub._rehome(self.store, predicate, project, self._unsubscribe)
         self._subs.append(sub)
 
     def _unsubscribe(self, sub: Subscription) -> None:

@@ -10,10 +10,14 @@ writer (`kubeloop.cache.StoreWriter`) straight from what the write replaced.
 
 `initial` is True for events that do not stand for a live change: the initial list, the replay
 a late subscriber gets, and the snapshot after a resync. Controllers give those low priority.
+
+A subscriber of a metadata-only scope served by a full informer gets its events `projected`: `new`
+and `old` read as ``PartialObjectMetadata``, projected when first read, as they are decoded.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kubeloop.cache._entry import DATA
@@ -38,7 +42,8 @@ class Event:
     replaced it (see `kubeloop.cache._store.Replaced`).
     """
 
-    __slots__ = ("_codec", "_new", "_old", "_store", "cluster", "initial", "name", "namespace", "resource", "type")
+    __slots__ = ("_codec", "_new", "_old", "_project", "_projected", "_store", "cluster", "initial", "name", "namespace",
+                 "resource", "type")
 
     def __init__(
         self,
@@ -53,6 +58,7 @@ class Event:
         codec: Codec | None = None,
         initial: bool = False,
         store: Store | None = None,
+        project: Callable[[FrozenDict], FrozenDict] | None = None,
     ) -> None:
         self.type = type
         self.cluster = cluster
@@ -64,6 +70,8 @@ class Event:
         self._old = old
         self._codec = codec
         self.initial = initial
+        self._project = project
+        self._projected = 0  # bit 1: `new` projected, bit 2: `old`
 
     @property
     def new(self) -> FrozenDict | None:
@@ -72,6 +80,11 @@ class Event:
         if st is not None:
             self._new = st.get(self.name, self.namespace)
             self._store = None
+        p = self._project
+        if p is not None and not self._projected & 1:
+            self._projected |= 1
+            if self._new is not None:
+                self._new = p(self._new)
         return self._new
 
     @property
@@ -83,7 +96,17 @@ class Event:
             assert codec is not None
             old = self._old = FrozenDict(codec.decode(old[DATA]))
             self._codec = None
+        p = self._project
+        if p is not None and not self._projected & 2:
+            self._projected |= 2
+            if old is not None:
+                old = self._old = p(old)  # type: ignore[arg-type]
         return old  # type: ignore[return-value]
+
+    def projected(self, project: Callable[[FrozenDict], FrozenDict]) -> Event:
+        """The same change with `new` and `old` read through ``project`` (a metadata-only view)."""
+        return Event(self.type, self.cluster, self.resource, self.namespace, self.name, self._new, old=self._old,
+                     codec=self._codec, initial=self.initial, store=self._store, project=project)
 
     @property
     def obj(self) -> FrozenDict | None:
@@ -102,7 +125,7 @@ class Event:
                          initial=self.initial)
         return Event(type, self.cluster, self.resource, self.namespace, self.name, self._new,
                      old=None if type == ADDED else self._old, codec=self._codec, initial=self.initial,
-                     store=self._store)
+                     store=self._store, project=self._project)
 
     def __repr__(self) -> str:
         flag = " initial" if self.initial else ""

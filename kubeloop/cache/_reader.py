@@ -7,7 +7,8 @@ informer's store, labelled with its cluster.
 Every read carries the cluster (principle 7): `cluster` is an attribute, `keys()` are
 (namespace, name) within it. A reader handed out for a narrower scope served by a broader
 informer (see `kubeloop.cache._scope`) applies that scope's namespace, selectors and filter to
-every read, so it answers exactly as a dedicated informer would.
+every read, and for a metadata-only scope served by a full informer gives the objects as
+``PartialObjectMetadata``, so it answers exactly as a dedicated informer would.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from kubeloop.cache._entry import Key
 from kubeloop.cache._frozen import FrozenDict
-from kubeloop.cache._scope import Predicate, combine_fields, combine_labels
+from kubeloop.cache._scope import Predicate, Project, combine_fields, combine_labels
 from kubeloop.cache._store import Store
 from kubeloop.cache._values import ValueIndex, value_index
 from kubeloop.meta import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
@@ -69,7 +70,7 @@ class CacheReader:
     reader stays valid for the informer's life.
     """
 
-    __slots__ = ("_fields", "_labels", "_namespace", "_pred", "_store", "cluster", "resource")
+    __slots__ = ("_fields", "_labels", "_namespace", "_pred", "_project", "_store", "cluster", "resource")
 
     def __init__(
         self,
@@ -81,6 +82,7 @@ class CacheReader:
         label_selector: LabelSelectorLike | None = None,
         field_selector: FieldSelectorLike | None = None,
         predicate: Predicate | None = None,
+        project: Project | None = None,
     ) -> None:
         labels, fields = as_label_selector(label_selector), as_field_selector(field_selector)
         self._store = store
@@ -90,20 +92,25 @@ class CacheReader:
         self._labels = None if labels.empty else labels
         self._fields = None if fields.empty else fields
         self._pred = predicate  # the full narrowing predicate (selectors and filter)
+        self._project = project  # the narrower form (metadata-only) of every object read
 
     @property
     def narrowed(self) -> bool:
-        """True when this reader filters a broader informer's store."""
-        return self._pred is not None
+        """True when this reader filters a broader informer's store (or gives a narrower form of it)."""
+        return self._pred is not None or self._project is not None
 
     def _ok(self, view: FrozenDict | None) -> FrozenDict | None:
         if view is None or self._pred is None or self._pred(view):
-            return view
+            return view if view is None or self._project is None else self._project(view)
         return None
+
+    def _form(self, views: _list[FrozenDict]) -> _list[FrozenDict]:
+        project = self._project
+        return views if project is None else [project(v) for v in views]
 
     def get(self, name: str, namespace: str = "") -> FrozenDict | None:
         """The object (read-only view) or None."""
-        if self._pred is None:
+        if self._pred is None and self._project is None:
             return self._store.get(name, namespace)
         return self._ok(self._store.get(name, namespace))
 
@@ -123,14 +130,14 @@ class CacheReader:
              field_selector: FieldSelectorLike | None = None) -> _list[FrozenDict]:
         """Objects in scope (optionally in one namespace / matching selectors)."""
         if self._pred is None:
-            return self._store.list(namespace, label_selector, field_selector)
+            return self._form(self._store.list(namespace, label_selector, field_selector))
         ok, ns = self._ns(namespace)
         if not ok:
             return []
         views = self._store.list(ns, combine_labels(self._labels, as_label_selector(label_selector)),
                                  combine_fields(self._fields, as_field_selector(field_selector)))
         pred = self._pred
-        return [v for v in views if pred(v)]
+        return self._form([v for v in views if pred(v)])
 
     def keys(self) -> _list[Key]:
         """Every (namespace, name) in scope."""
@@ -142,9 +149,9 @@ class CacheReader:
         """Objects filed under `key` in `index` (and in scope)."""
         views = self._store.by_index(index, key)
         if self._pred is None:
-            return views
+            return self._form(views)
         pred = self._pred
-        return [v for v in views if pred(v)]
+        return self._form([v for v in views if pred(v)])
 
     def index_keys(self, index: str, key: str) -> set[Key]:
         """(namespace, name) of the objects under `key` in `index` (and in scope)."""

@@ -5,11 +5,14 @@ A `Scope` is the key of the shared cache's informer map: cluster, resolved resou
 identities of the transform and filter. Two requests with equal scopes share one informer.
 
 `Scope.covers(narrow)` says whether every object `narrow` would store is also stored by this
-(broader) scope, in the same form: same cluster, resource, representation and transform, and a
-namespace/selector/filter that is at least as wide. Selector subset checks are conservative
-(`LabelSelector.is_subset_of`, `FieldSelector.implies`): a `False` only costs an extra watch.
-`Scope.narrowing(narrow)` returns the predicate that picks `narrow`'s objects out of the broad
-informer's (None when nothing needs filtering).
+(broader) scope, in the same or a fuller form: same cluster, resource and transform, full objects
+for a metadata-only scope, and a namespace/selector/filter that is at least as wide. Selector
+subset checks are conservative (`LabelSelector.is_subset_of`, `FieldSelector.implies`): a `False`
+only costs an extra watch. `Scope.narrowing(narrow)` returns the predicate that picks `narrow`'s
+objects out of the broad informer's (None when nothing needs filtering), and `Scope.projection`
+the function that turns a full object into the ``PartialObjectMetadata`` a metadata-only scope
+holds (None when the forms are the same): a metadata-only ``owns()`` beside a full informer of the
+same kind reads and hears exactly what its own watch would give, without a second watch.
 
 `Selection` is the user's side of a scope: what to keep of one resource (namespace, selectors,
 metadata-only, transform), one value passed from the manager or a controller to the shared cache
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict, TypeVar, Unpack
 
 from kubeloop.cache._entry import field_value
+from kubeloop.cache._frozen import FrozenDict, unwrap
 from kubeloop.cache._transform import DEFAULT_TRANSFORM, Filter, Transform
 from kubeloop.meta import (
     FieldSelector,
@@ -34,7 +38,8 @@ from kubeloop.meta import (
     as_label_selector,
 )
 
-__all__ = ["Predicate", "Scope", "Selection", "SelectionKeywords", "combine_fields", "combine_labels"]
+__all__ = ["Predicate", "Project", "Scope", "Selection", "SelectionKeywords", "combine_fields", "combine_labels",
+           "partial_object_metadata"]
 
 
 class SelectionKeywords(TypedDict, total=False):
@@ -81,6 +86,18 @@ class Selection:
 
 Predicate = Callable[[Mapping[str, Any]], bool]
 """obj (read-only view) -> is it inside the narrower scope?"""
+
+Project = Callable[[FrozenDict], FrozenDict]
+"""obj (read-only view) -> the form a narrower scope holds it in."""
+
+
+def partial_object_metadata(obj: FrozenDict) -> FrozenDict:
+    """The ``PartialObjectMetadata`` of a full object: what a metadata-only informer stores (the
+    server's ``as=PartialObjectMetadata`` answer, managedFields as the transform left them)."""
+    raw = unwrap(obj)
+    if raw.get("kind") == "PartialObjectMetadata":
+        return obj
+    return FrozenDict({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": raw.get("metadata")})
 
 _EMPTY_LABELS = LabelSelector()
 _EMPTY_FIELDS = FieldSelector()
@@ -142,8 +159,10 @@ class Scope:
         """True if every object `narrow` would store is stored here, in the same form."""
         if self == narrow:
             return True
-        if (self.cluster, self.resource, self.metadata_only) != (narrow.cluster, narrow.resource, narrow.metadata_only):
+        if (self.cluster, self.resource) != (narrow.cluster, narrow.resource):
             return False
+        if self.metadata_only and not narrow.metadata_only:
+            return False  # full objects are not in a metadata-only store (the reverse is a projection)
         if self.transform is not narrow.transform:
             return False  # a differently transformed object must never be shared
         if self.filter is not None and self.filter is not narrow.filter:
@@ -187,6 +206,11 @@ class Scope:
             return flt is None or bool(flt(obj))
 
         return predicate
+
+    def projection(self, narrow: Scope) -> Project | None:
+        """The function giving `narrow`'s form of this scope's objects (None: the same form). Only
+        meaningful when `self.covers(narrow)`."""
+        return partial_object_metadata if narrow.metadata_only and not self.metadata_only else None
 
     def describe(self) -> str:
         """A one-line human description for logs and readiness reports."""

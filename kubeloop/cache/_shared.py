@@ -92,6 +92,7 @@ class SharedCache:
         self.queue_size = queue_size
         self.discovery_poll_interval = discovery_poll_interval
         self._entries: dict[Scope, _Entry] = {}
+        self._absent: dict[str, str] = {}  # cluster -> why it is not known (see `explain_absent`)
         self._tg: asyncio.TaskGroup | None = None
         self._poller: asyncio.Task[None] | None = None
         self._closing = False
@@ -122,10 +123,22 @@ class SharedCache:
         return client
 
     def client(self, cluster: str = DEFAULT_CLUSTER) -> Client:
+        """The client of ``cluster``; KeyError naming the known ones (and why this one is not, when
+        whoever adds clusters said so with `explain_absent`)."""
         try:
             return self._clients[cluster]
         except KeyError:
-            raise KeyError(f"unknown cluster {cluster!r} (known: {', '.join(self._clients) or 'none'})") from None
+            why = self._absent.get(cluster)
+            raise KeyError(f"unknown cluster {cluster!r} (known: {', '.join(self._clients) or 'none'})"
+                           + (f": {why}" if why else "")) from None
+
+    def explain_absent(self, cluster: str, why: str | None) -> None:
+        """Say why ``cluster`` is not known (its kubeconfig Secret was skipped, and why), so that
+        whoever asks for it learns the cause, not only that the name is unknown; None forgets it."""
+        if why is None:
+            self._absent.pop(cluster, None)
+        else:
+            self._absent[cluster] = why
 
     # ---- lifetime
     async def __aenter__(self) -> SharedCache:

@@ -17,7 +17,9 @@ it (most controllers only need the key). Reading such a batch, `get()` yields to
 every `YIELD_EVERY` events, so a 10,000-object replay does not stall the process's other tasks.
 
 A subscription of a narrower scope served by a broader informer has a `predicate`: events are
-translated at offer time (entering the scope reads as `added`, leaving it as `deleted`).
+translated at offer time (entering the scope reads as `added`, leaving it as `deleted`); one of a
+metadata-only scope served by a full informer has a `project`ion: its events' objects read as
+``PartialObjectMetadata``.
 
 A subscriber whose handling is synchronous and cheap (a controller only turns an event into a key
 for its work queue) may give a `sink`: a live event is then handed to it at once, in the
@@ -43,6 +45,7 @@ from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
 __all__ = ["Subscription", "SubscriptionClosed"]
 
 Predicate = Callable[[Mapping[str, Any]], bool]
+Project = Callable[[FrozenDict], FrozenDict]
 Sink = Callable[[Event], None]
 
 log = logging.getLogger("kubeloop.cache")
@@ -100,6 +103,7 @@ class Subscription:
         name: str = "",
         on_close: Callable[[Subscription], None] | None = None,
         sink: Sink | None = None,
+        project: Project | None = None,
     ) -> None:
         if maxsize < 1:
             raise ValueError("maxsize must be at least 1")
@@ -111,6 +115,7 @@ class Subscription:
         self.delivered = 0
         self._store = store
         self._predicate = predicate
+        self._project = project
         self._queue: deque[Event | _Batch | _Snapshot | _Resync] = deque()
         self._live = 0  # Events in the queue (batches and markers do not count against maxsize)
         self._overflowed = False
@@ -139,6 +144,8 @@ class Subscription:
             if narrowed is None:
                 return
             ev = narrowed
+        if self._project is not None:
+            ev = ev.projected(self._project)
         if self._overflowed:
             self._note_dropped(ev)
             return
@@ -246,7 +253,7 @@ class Subscription:
         self._overflowed = True
         self._wake()
 
-    def _rehome(self, store: Store, predicate: Predicate | None,
+    def _rehome(self, store: Store, predicate: Predicate | None, project: Project | None,
                 on_close: Callable[[Subscription], None]) -> None:
         """Move to another informer's store (a broader informer took the scope over).
 
@@ -271,6 +278,7 @@ class Subscription:
         self._on_close = on_close
         self._store = store
         self._predicate = predicate
+        self._project = project
         self._wake()
 
     # ------------------------------------------------------------------ subscriber side
@@ -312,7 +320,7 @@ class Subscription:
                         continue  # deleted since: its delete event is further down the queue
                     self.delivered += 1
                     return Event(ADDED, self.cluster, self.resource, ns, name, None, initial=item.initial,
-                                 store=store)
+                                 store=store, project=self._project)
                 q.popleft()
                 continue
             if type(item) is _Snapshot:
@@ -326,7 +334,7 @@ class Subscription:
             q.popleft()
             self._overflowed = False
             gone, self._gone = self._gone, {}
-            deletes = [Event(DELETED, self.cluster, self.resource, ns, name, None, old=old)
+            deletes = [Event(DELETED, self.cluster, self.resource, ns, name, None, old=old, project=self._project)
                        for (ns, name), old in gone.items() if not self._holds(store, ns, name)]
             if deletes:
                 q.append(_Snapshot(deletes))

@@ -7,8 +7,8 @@
   and ``ctx.owned(Type)`` read them as a typed `kubeloop.resources.CustomResource`;
 - ``ctx.client``: a `kubeloop.client.Client` for the request's cluster whose writes are tracked
   (a write hook: every write path is seen by read-your-writes);
-- ``ctx.apply(obj)``, ``ctx.apply_status(status)``, ``ctx.patch_status(patch)``: writes that skip
-  the server call when nothing would change;
+- ``ctx.apply(obj)``, ``ctx.apply_status(status, part=None)``, ``ctx.patch_status(patch)``: writes
+  that skip the server call when nothing would change;
 - ``ctx.event(...)``: a Kubernetes Event about the primary (or another object);
 - ``ctx.log``: a logger whose every line carries the controller, cluster, namespace and name;
 - ``ctx.now()``: the time by the controller's clock (virtual in tests, `kubeloop.testing.VirtualClock`);
@@ -27,7 +27,12 @@ from kubeloop.controller._apply import Applied, can_skip, fingerprint
 from kubeloop.controller._logs import RequestLogger, request_logger
 from kubeloop.controller._request import Request
 from kubeloop.controller._scope import OverlayReader, RunView
-from kubeloop.controller._status import status_apply_body, status_contains, status_patch_body
+from kubeloop.controller._status import (
+    status_apply_body,
+    status_contains,
+    status_field_manager,
+    status_patch_body,
+)
 from kubeloop.controller._targets import TargetKey
 from kubeloop.meta import resource_version_of, set_controller_reference, uid_of
 from kubeloop.queue import REAL_CLOCK, Clock
@@ -204,6 +209,10 @@ class Context:
         if owner is not None:  # on a copy: the caller's object (and its metadata) stay as they were
             owner = owner if isinstance(owner, Mapping) else owner.to_object()
             obj = set_controller_reference(owner, {**obj, "metadata": dict(obj.get("metadata") or {})})
+        return await self._apply(obj, force=force, subresource=subresource, field_manager=self._rt.field_manager)
+
+    async def _apply(self, obj: Mapping[str, Any], *, force: bool, subresource: str | None,
+                     field_manager: str) -> Mapping[str, Any]:
         rt, client, req = self._rt, self.client, self.request
         res = await client.resolve(ResourceRef.of(obj))
         meta = obj.get("metadata") or {}
@@ -214,14 +223,14 @@ class Context:
             raise ValueError("apply needs metadata.name")
         key = (req.cluster, res.group, res.kind, meta.get("namespace") or "" if res.namespaced else "",
                str(meta["name"]))
-        memory_key = (key, rt.field_manager, subresource)
+        memory_key = (key, field_manager, subresource)
         fp = fingerprint(obj)
         live = rt.read(key)
         if live is not None and can_skip(live, obj, rt.applied.get(memory_key), fp):
             rt.skipped_write()
             return live
         try:
-            result = await client.apply(obj, field_manager=rt.field_manager, force=force, subresource=subresource)
+            result = await client.apply(obj, field_manager=field_manager, force=force, subresource=subresource)
         except BaseException:
             rt.applied.forget(memory_key)
             raise
@@ -235,10 +244,19 @@ class Context:
         return target
 
     async def apply_status(self, status: Mapping[str, Any], *, obj: Mapping[str, Any] | None = None,
-                           force: bool = True) -> Mapping[str, Any]:
-        """Server-side apply ``status`` to the primary's (or ``obj``'s) status subresource."""
+                           force: bool = True, part: str | None = None) -> Mapping[str, Any]:
+        """Server-side apply ``status`` to the primary's (or ``obj``'s) status subresource.
+
+        ``status`` is the *whole* status this controller owns, not a change: as with any server-side
+        apply, a field it applied before and leaves out now is removed. Build the full desired status
+        and apply it once per reconcile. A status written from separate places (conditions in one,
+        counts in another) names each ``part``: each part is applied by a field manager of its own
+        (``<field manager>/<part>``, see `status_field_manager`), so applying one part never removes
+        another's fields; within a part, the rule above holds.
+        """
         body = status_apply_body(self._status_target(obj), status)
-        return await self.apply(body, force=force, subresource="status")
+        manager = self.field_manager if part is None else status_field_manager(self.field_manager, part)
+        return await self._apply(body, force=force, subresource="status", field_manager=manager)
 
     async def patch_status(self, patch: Mapping[str, Any], *, obj: Mapping[str, Any] | None = None,
                            resource_version: str | None = None) -> Mapping[str, Any]:

@@ -30,7 +30,7 @@ from kubeloop.controller._context import Context
 from kubeloop.controller._engagement import ClusterEngagement
 from kubeloop.controller._errors import ControllerError
 from kubeloop.controller._handlers import PrimaryKind
-from kubeloop.controller._logs import RepeatedErrors, current_request, next_reconcile_id
+from kubeloop.controller._logs import RepeatedErrors, RequestLogger, current_request, next_reconcile_id
 from kubeloop.controller._readyourwrites import ReadYourWrites
 from kubeloop.controller._recorder import EventRecorder
 from kubeloop.controller._request import Request, Result, TerminalError
@@ -44,7 +44,7 @@ from kubeloop.queue import DEFAULT_PRIORITY, LOW_PRIORITY, Clock, QueueShutDown,
 
 __all__ = ["ControllerRun", "Gate", "dispatch"]
 
-_SYNC_WAIT = 10.0  # seconds a reconcile that read an unsynced cache waits for it before backing off
+_SYNC_WAIT = 10.0  # seconds a request that read an unsynced cache is parked for it before backing off
 _FENCE_POLL = 0.1  # seconds between checks of a fence that forbids work (the stop usually comes first)
 
 
@@ -126,6 +126,7 @@ class ControllerRun:
         self.done = asyncio.Event()
         self._stop: asyncio.Future[float] = asyncio.get_running_loop().create_future()  # its result: the drain timeout
         self._errors = RepeatedErrors()
+        self._parked: dict[Request, asyncio.Task[None]] = {}  # requests waiting (without a worker) for a cache
         self._tg: asyncio.TaskGroup | None = None
 
     @property
@@ -260,6 +261,8 @@ class ControllerRun:
                                  self.name, drain_timeout)
             for w in workers:
                 w.cancel()
+            for parked in self._parked.values():
+                parked.cancel()
             for eng in self.engagements.values():
                 eng.close()
             view.targets.close()
@@ -406,29 +409,28 @@ class ControllerRun:
             ctx.log.error("reconcile failed permanently (not retried): %s", exc)
             return None
         except CacheNotSynced as exc:
-            await self._await_sync(req, priority, exc, ctx)
+            self._park(req, priority, exc, ctx)
             return None
         except TimeoutError as exc:
             m.error += 1
             m.errors += 1
-            delay = queue.add_rate_limited(req, priority)
+            retry = self._retry(req, priority)
             if timeout is not None and timeout.expired():
                 m.timeouts += 1
-                ctx.log.warning("reconcile timed out after %ss; retrying in %.3fs", limit, delay)
+                ctx.log.warning("reconcile timed out after %ss; %s", limit, retry)
             else:
-                ctx.log.warning("reconcile failed: %r; retrying in %.3fs", exc, delay)
+                ctx.log.warning("reconcile failed: %r; %s", exc, retry)
             return None
         except Exception as exc:
             m.error += 1
             m.errors += 1
-            delay = queue.add_rate_limited(req, priority)
+            retry = self._retry(req, priority)
             seen = self._errors.count(exc)
             if seen == 1:
-                ctx.log.error("reconcile failed: %s: %s; retrying in %.3fs", type(exc).__name__, exc, delay,
-                              exc_info=exc)
+                ctx.log.error("reconcile failed: %s: %s; %s", type(exc).__name__, exc, retry, exc_info=exc)
             else:
-                ctx.log.warning("reconcile failed: %s: %s; retrying in %.3fs (%d times; traceback logged the "
-                                "first time)", type(exc).__name__, exc, delay, seen,
+                ctx.log.warning("reconcile failed: %s: %s; %s (%d times; traceback logged the first time)",
+                                type(exc).__name__, exc, retry, seen,
                                 exc_info=exc if self.log.isEnabledFor(logging.DEBUG) else None)
             return None
         if result is None:
@@ -441,22 +443,41 @@ class ControllerRun:
             return None
         return result
 
-    async def _await_sync(self, req: Request, priority: int, exc: CacheNotSynced, ctx: Context) -> None:
-        """A reconcile read a cache still listing: wait for it (bounded), then run again."""
-        ctx.log.info("waiting for %s before reconciling", exc.what)
-        synced = False
-        if exc.wait_synced is not None:
-            try:
-                async with asyncio.timeout(_SYNC_WAIT):
-                    await exc.wait_synced(_SYNC_WAIT)
-                synced = True
-            except Exception as wait_exc:  # timeout, or the informer failed: retry with backoff
-                ctx.log.warning("%s did not sync within %.0fs (%s); retrying later", exc.what, _SYNC_WAIT,
-                                wait_exc)
-        if synced:
-            self.queue.add(req, priority)  # runs again as soon as this run is done
-        else:
+    def _retry(self, req: Request, priority: int) -> str:
+        """Queue a failed request again after its backoff; what happens to it, for the log line
+        (stopping, the queue takes nothing: the request runs when the controller next starts, as
+        every object is listed again then)."""
+        if self.queue.shutting_down:
+            return "not retried now: the controller is stopping (its next start lists every object again)"
+        return f"retrying in {self.queue.add_rate_limited(req, priority):.3f}s"
+
+    def _park(self, req: Request, priority: int, exc: CacheNotSynced, ctx: Context) -> None:
+        """A reconcile read a cache still listing: the worker moves on, and the request runs again
+        once that cache synced (or failed, or after `_SYNC_WAIT`: then with backoff)."""
+        tg = self._tg
+        if exc.wait_synced is None or tg is None or self.stopping:
+            ctx.log.info("%s has not synced; %s", exc.what, self._retry(req, priority))
+            return
+        if req in self._parked:
+            return  # already parked: that waiter queues it again
+        ctx.log.info("waiting for %s before reconciling (the worker goes on with other requests)", exc.what)
+        self._parked[req] = tg.create_task(self._unpark(req, priority, exc, ctx.log), name=f"{self.name} parked {req}")
+
+    async def _unpark(self, req: Request, priority: int, exc: CacheNotSynced, log: RequestLogger) -> None:
+        assert exc.wait_synced is not None
+        try:
+            async with asyncio.timeout(_SYNC_WAIT):
+                await exc.wait_synced(_SYNC_WAIT)
+        except Exception as wait_exc:  # the informer failed or stopped, or the wait timed out: with backoff
+            # a failure the next reconcile meets says itself why (a refused target: TargetForbidden)
+            level = logging.WARNING if isinstance(wait_exc, TimeoutError) and "not synced after" in str(wait_exc) \
+                else logging.DEBUG
+            log.log(level, "%s did not sync (%s); retrying later", exc.what, wait_exc)
             self.queue.add_rate_limited(req, priority)
+        else:
+            self.queue.add(req, priority)  # runs again as soon as no worker has it
+        finally:
+            del self._parked[req]
 
     def _requeue(self, req: Request, priority: int, result: Result) -> None:
         m, queue = self.view.metrics, self.queue

@@ -18,6 +18,12 @@ a later change of it re-reconciles the parent. The data path::
   gives the handle back when no parent of the controller watches a target there any more. The
   `SharedCache` stops the informer (closing its watch) once nobody holds it for its grace period.
 
+Nothing here waits for a cache: a worker is never held by one parent's target. A cache that has
+not listed yet raises `TargetNotSynced` (a `CacheNotSynced`: the run parks the request without a
+worker and runs it again once the cache synced); the parents that asked are queued again when it
+syncs, and also as soon as its list is refused, so that they fail with `TargetForbidden` at once
+(a 401 or 403 is known from the first answer) and back off on their own, the others unaffected.
+
 Why one cache per {cluster, kind}, all namespaces: one watch serves every target of that kind
 in that cluster, whatever namespaces parents point into, and a new namespace costs nothing; the
 price is list/watch permission at the cluster scope (a namespaced cache per target namespace
@@ -31,11 +37,13 @@ a ServiceAccount allowed only there can list.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from kubeloop.cache import (
+    CacheNotSynced,
     Event,
     FrozenDict,
     InformerHandle,
@@ -54,6 +62,7 @@ __all__ = [
     "ClusterUnreachable",
     "KindNotServed",
     "TargetError",
+    "TargetForbidden",
     "TargetIndex",
     "TargetNotDeclared",
     "TargetNotSynced",
@@ -62,9 +71,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("kubeloop.controller")
-
-TARGET_SYNC_TIMEOUT = 10.0
-"""Seconds the first reconcile asking for a target in a new cache waits for that cache's first list."""
 
 CacheKey = tuple[str, str]
 """(cluster, ``group/version/plural``): one target cache."""
@@ -93,8 +99,16 @@ class TargetNotDeclared(TargetError, LookupError):
     among them: the RBAC rules derived from that list would not let it read the kind."""
 
 
-class TargetNotSynced(TargetError, TimeoutError):
-    """The target's cache did not finish its first list in time (cluster unreachable, forbidden, ...)."""
+class TargetNotSynced(TargetError, CacheNotSynced):
+    """The target's cache has not finished its first list yet. Uncaught, the run does not count it
+    as an error: it parks the request, without holding a worker, and runs it again once the cache
+    synced (or its list failed); caught, the parent is queued again when the cache syncs."""
+
+
+class TargetForbidden(TargetError, PermissionError):
+    """The target's cluster refuses to list the kind to these credentials (401: not accepted; 403:
+    no list/watch permission at the scope of its cache). Known from the first answer: the reconcile fails
+    at once and that parent backs off; the message is the server's."""
 
 
 def resource_key(api: ApiResource) -> str:
@@ -203,6 +217,7 @@ class _TargetCache:
     handle: InformerHandle
     sub: Subscription
     pump: asyncio.Task[None] | None = None
+    waiter: asyncio.Task[None] | None = None  # until the first list is in
 
 
 class Targets:
@@ -214,7 +229,7 @@ class Targets:
     """
 
     def __init__(self, controller: str, cache: SharedCache, enqueue: Callable[[Request], None], *,
-                 sync_timeout: float = TARGET_SYNC_TIMEOUT, declared: Collection[str | Target] | None = None) -> None:
+                 declared: Collection[str | Target] | None = None) -> None:
         self.controller = controller
         self.declared = None if declared is None else tuple(d if isinstance(d, Target) else Target(d) for d in declared)
         self._declared: dict[tuple[str, str], Target] = {}  # (group, Kind or plural): versions do not matter
@@ -223,7 +238,6 @@ class Targets:
             self._declared[(ref.group, ref.name)] = d
         self.cache = cache
         self.index = TargetIndex()
-        self.sync_timeout = sync_timeout
         self._enqueue = enqueue
         self._caches: dict[CacheKey, _TargetCache] = {}
         self._tg: asyncio.TaskGroup | None = None
@@ -259,9 +273,8 @@ class Targets:
         cluster = cluster or parent.cluster
         try:
             client = self.cache.client(cluster)
-        except KeyError:
-            raise UnknownCluster(f"cannot watch {resource} {name!r}: unknown cluster {cluster!r} "
-                                 f"(known: {', '.join(self.cache.clusters) or 'none'})") from None
+        except KeyError as exc:  # its message names the known clusters, and why this one is not known
+            raise UnknownCluster(f"cannot watch {resource} {name!r}: {exc.args[0]}") from None
         try:
             api = await client.resolve(resource)
         except UnknownResource as exc:
@@ -293,13 +306,16 @@ class Targets:
         target: TargetKey = (*key, ns, name)
         self.index.add(parent, target)
         asked.add(target)
-        if not tc.handle.synced:
-            try:
-                await tc.handle.wait_synced(self.sync_timeout)
-            except InformerNotReady as exc:
-                raise TargetNotSynced(f"the cache of {key[1]} on cluster {cluster!r} did not sync within "
-                                      f"{self.sync_timeout:g}s: {exc}") from exc
-        return tc.handle.get(name, ns)
+        handle = tc.handle
+        if not handle.synced:
+            denied = handle.informer.access_error
+            if denied is not None:
+                where = f"in namespace {scope!r}" if scope else "at the cluster scope"
+                raise TargetForbidden(f"cannot watch {resource} {name!r}: cluster {cluster!r} refuses to list "
+                                      f"{key[1]} {where} to these credentials: {denied}")
+            raise TargetNotSynced(f"the cache of {key[1]} on cluster {cluster!r} ({handle.reason})",
+                                  functools.partial(handle.wait_synced, fail_fast=True))
+        return handle.get(name, ns)
 
     def _declaration(self, api: ApiResource, resource: str, name: str) -> Target | None:
         """The `Target` declaring ``api`` (None when the controller declares none); `TargetNotDeclared`
@@ -358,9 +374,33 @@ class Targets:
         sub = handle.subscribe(replay=False, name=f"{self.controller}:targets:{key[1]}", sink=on_event)
         tc = self._caches[key] = _TargetCache(handle, sub)
         tc.pump = self._tg.create_task(self._pump(key, tc), name=f"{self.controller} targets {key[1]}@{key[0]}")
+        if not handle.synced:
+            tc.waiter = self._tg.create_task(self._await_sync(key, tc),
+                                             name=f"{self.controller} targets {key[1]}@{key[0]}: first list")
         self.caches_opened += 1
         log.debug("%s: watching targets of %s on cluster %r", self.controller, key[1], key[0])
         return tc
+
+    async def _await_sync(self, key: CacheKey, tc: _TargetCache) -> None:
+        """Queue the parents waiting for this cache when its first list is refused (they fail with
+        `TargetForbidden` and back off), and again once it synced (they read it)."""
+        handle = tc.handle
+        try:
+            await handle.wait_synced(None, fail_fast=True)
+        except InformerNotReady:
+            if handle.informer.stopped or self._caches.get(key) is not tc:
+                return  # stopped or released: the pump reopens on next use
+            self._wake_parents(key)
+            try:
+                await handle.wait_synced(None)  # the permission may be granted later
+            except InformerNotReady:
+                return
+        if self._caches.get(key) is tc:
+            self._wake_parents(key)
+
+    def _wake_parents(self, key: CacheKey) -> None:
+        for parent in self.index.parents_in(key):
+            self._enqueue(parent)
 
     async def _pump(self, key: CacheKey, tc: _TargetCache) -> None:
         sub, handle = tc.sub, tc.handle
@@ -372,8 +412,7 @@ class Targets:
                     log.warning("%s: the cache of %s on cluster %r stopped; its parents are reconciled again",
                                 self.controller, key[1], key[0])
                     self._close(key)
-                    for parent in self.index.parents_in(key):
-                        self._enqueue(parent)
+                    self._wake_parents(key)
                 return
             self._on_event(key, handle, ev)
             while (ev := sub.get_nowait()) is not None:  # type: ignore[assignment]
@@ -390,6 +429,8 @@ class Targets:
         if tc is None:
             return
         tc.sub.close()  # its pump returns
+        if tc.waiter is not None:
+            tc.waiter.cancel()
         tc.handle.release()
         self.caches_released += 1
         log.debug("%s: no target of %s on cluster %r is watched any more", self.controller, key[1], key[0])

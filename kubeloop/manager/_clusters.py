@@ -20,7 +20,10 @@ replaces the client (`Manager.replace_cluster`: its target caches are rebuilt on
 A kubeconfig from a Secret may not run commands (``exec``, ``auth-provider``) or name files of this
 pod (``certificate-authority``, ``client-certificate``, ``client-key``, ``tokenFile``): whoever can
 write that Secret could otherwise run code or read files in the operator. Such a Secret, or one that
-does not parse, is logged and skipped (its cluster, if it had one, stays as it was).
+does not parse or cannot be applied, is logged and skipped (its cluster, if it had one, stays as it
+was). A cluster whose Secret was skipped is explained
+to the shared cache (`SharedCache.explain_absent`): ``ctx.watch_target(..., cluster=...)`` then
+says why the cluster is unknown, not only that it is.
 It runs on every replica (add it without ``leader_election``): every replica needs the clusters.
 It needs get, list and watch on Secrets in ``namespace`` (its ``reads``, which ``kubeloop manifests``
 turns into a Role there, or a ClusterRole rule for all namespaces).
@@ -126,6 +129,7 @@ class ClustersFromSecrets:
         self.reads: tuple[tuple[str, str | None], ...] = (("v1/Secret", namespace),)
         self._digests: dict[str, str] = {}  # cluster -> digest of its kubeconfig (the clusters we added)
         self.problems: dict[str, str] = {}  # Secret (namespace/name) -> why it is skipped
+        self.skipped: dict[str, str] = {}  # cluster -> why it is not added: its Secret was skipped
 
     @property
     def clusters(self) -> list[str]:
@@ -146,12 +150,12 @@ class ClustersFromSecrets:
                 cluster = name
             data = (secret.get("data") or {}).get(self.key)
             if not data:
-                self._problem(ref, f"no key {self.key!r} in the Secret")
+                self._problem(ref, f"no key {self.key!r} in the Secret", cluster)
                 continue
             try:
                 raw = base64.b64decode(data, validate=True)
             except (binascii.Error, ValueError):
-                self._problem(ref, f"key {self.key!r} is not base64")
+                self._problem(ref, f"key {self.key!r} is not base64", cluster)
                 continue
             if cluster in out:
                 self._problem(ref, f"cluster {cluster!r} is also defined by Secret {out[cluster][0]}")
@@ -159,13 +163,19 @@ class ClustersFromSecrets:
             out[cluster] = (ref, raw)
         return out
 
-    def _problem(self, ref: str, why: str) -> None:
+    def _problem(self, ref: str, why: str, cluster: str | None = None) -> None:
+        """Skip the Secret ``ref`` (logged once per reason); ``cluster``: the cluster it would
+        define, which is not added because of it."""
         if self.problems.get(ref) != why:
             log.error("clusters from secrets: Secret %s skipped: %s", ref, why)
         self.problems[ref] = why
+        if cluster is not None:
+            self.skipped[cluster] = f"its Secret {ref} was skipped: {why}"
 
     async def sync(self, manager: Manager, secrets: Sequence[Mapping[str, Any]]) -> None:
         """Make the Manager's clusters match ``secrets`` (what this source added only)."""
+        explained = set(self.skipped)
+        self.skipped = {}
         wanted = self.desired(secrets)
         digests = {c: hashlib.sha256(raw).hexdigest() for c, (_, raw) in wanted.items()}
         todo = plan(self._digests, digests)
@@ -175,25 +185,34 @@ class ClustersFromSecrets:
         for cluster in (*todo.add, *todo.rotate):
             ref, raw = wanted[cluster]
             try:
-                config = kubeconfig_from_secret(raw, f"Secret {ref}")
-            except ConfigError as exc:
-                self._problem(ref, str(exc))
+                await self._apply(manager, cluster, ref, raw, add=cluster in todo.add)
+            except (ConfigError, ValueError) as exc:  # this Secret's content: it explains itself
+                self._problem(ref, str(exc), cluster)
                 continue
             self.problems.pop(ref, None)
-            if cluster in todo.add:
-                if cluster in manager.clusters:
-                    self._problem(ref, f"cluster {cluster!r} already exists (not from a Secret); left alone")
-                    continue
-                manager.add_cluster(cluster, config)
-            else:
-                client = manager.client(cluster)
-                if _same_endpoint(client.config, config):
-                    client.config.auth = config.auth  # new credentials, same cluster: caches kept
-                    log.info("cluster %r: credentials rotated from Secret %s", cluster, ref)
-                else:
-                    await manager.replace_cluster(cluster, config)
-                    log.info("cluster %r: endpoint changed in Secret %s; client replaced", cluster, ref)
             self._digests[cluster] = digests[cluster]
+        cache = manager.cache
+        if cache is not None:
+            for cluster in explained - set(self.skipped):
+                cache.explain_absent(cluster, None)
+            for cluster, why in self.skipped.items():
+                cache.explain_absent(cluster, why)
+
+    async def _apply(self, manager: Manager, cluster: str, ref: str, raw: bytes, *, add: bool) -> None:
+        """Add ``cluster`` from the kubeconfig ``raw`` of Secret ``ref``, or rotate or replace its client."""
+        config = kubeconfig_from_secret(raw, f"Secret {ref}")
+        if add:
+            if cluster in manager.clusters:
+                raise ValueError(f"cluster {cluster!r} already exists (not from a Secret); left alone")
+            manager.add_cluster(cluster, config)
+            return
+        client = manager.client(cluster)
+        if _same_endpoint(client.config, config):
+            client.config.auth = config.auth  # new credentials, same cluster: caches kept
+            log.info("cluster %r: credentials rotated from Secret %s", cluster, ref)
+        else:
+            await manager.replace_cluster(cluster, config)
+            log.info("cluster %r: endpoint changed in Secret %s; client replaced", cluster, ref)
 
     async def __call__(self, manager: Manager) -> None:
         """Run until cancelled (the Manager's shutdown)."""

@@ -97,10 +97,10 @@ class ShardingRunnable:
         return sorted({key_of(r.cluster, r.namespace, r.name) for c in self._gated() if c.ready
                        for r in c.cached_requests()})
 
-    def _on_gain(self) -> None:
+    def _on_gain(self, gained: Callable[[str], bool]) -> None:
         for c in self._gated():
             if c.ready:
-                c.enqueue_all(where=self.member.owns)
+                c.enqueue_all(where=lambda r: gained(key_of(r.cluster, r.namespace, r.name)))
 
     async def run(self, stop: Stop) -> None:
         await _serve(stop, self.member.run(), self.member.known)

@@ -10,9 +10,10 @@ around `_sharding.ShardProtocol`).
 Every ``retry_period``: write our Lease (a renewal, recording the view we adopted), then list
 the membership Leases and feed both to the protocol. When the live view changed, the keys we
 would lose stop at once (the gate refuses them); as soon as none of them is in flight we adopt
-the new view with an immediate write and list, without waiting for the next period. Whenever the
-set of keys the gate admits may have grown, ``on_gain()`` re-enqueues the cached keys
-(level-triggered: keys refused meanwhile were dropped, not parked).
+the new view with an immediate write and list, without waiting for the next period. After each
+list, ``on_gain(gained)`` re-enqueues the cached keys ``gained(key)`` accepts: the keys this replica
+gained, and those of its own the gate refused meanwhile (level-triggered: a refused key was
+dropped, not parked); each once, and never a key that stayed ours (`ShardProtocol.gains`).
 """
 
 from __future__ import annotations
@@ -49,13 +50,13 @@ _DRAIN_POLL = 0.05  # seconds between checks that the reconciles of keys we lose
 class ShardMember:
     """This replica in a sharding group (see the module docstring).
 
-    ``in_flight()``: the requests being reconciled now (by the gated controllers); ``on_gain()``:
-    re-enqueue the cached keys; ``keys()``: every cached key, for the shard map.
+    ``in_flight()``: the requests being reconciled now (by the gated controllers); ``on_gain(gained)``:
+    re-enqueue the cached keys ``gained`` accepts; ``keys()``: every cached key, for the shard map.
     """
 
     def __init__(self, client: Client, config: Sharding, *,
                  in_flight: Callable[[], Iterable[Request]] = tuple,
-                 on_gain: Callable[[], None] | None = None,
+                 on_gain: Callable[[Callable[[str], bool]], None] | None = None,
                  keys: Callable[[], Iterable[str]] = tuple,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
@@ -71,7 +72,6 @@ class ShardMember:
         self._keys = keys
         self._clock = clock
         self._lease: dict[str, Any] | None = None
-        self._signature: tuple[object, ...] = ()
         self._members: View = ()
         self._held = False  # our tenure was valid at the last write (a lapse is logged once)
 
@@ -159,16 +159,12 @@ class ShardMember:
             self.last_error = ""
             self.known.set()
         self._note_members()
+        if self.config.mode == "sharded":  # (no await since the list: the gate judges by what gains saw)
+            gained = proto.gains(self._clock())
+            if gained is not None and self._on_gain is not None:
+                self._on_gain(gained)
         for lease in expired:
             await self._delete_expired(lease, listed.items)
-        now = self._clock()
-        sig = proto.signature(now)
-        refused = proto.refused_while_fenced and proto.tenure.valid(now)  # keys dropped while fenced
-        if sig != self._signature or refused:
-            self._signature = sig
-            proto.refused_while_fenced = False
-            if self._on_gain is not None and self.config.mode == "sharded":
-                self._on_gain()
         return wrote
 
     def _error(self, message: str) -> None:

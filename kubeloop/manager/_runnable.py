@@ -112,16 +112,28 @@ class Runnable(Protocol):
     def readiness(self) -> list[str]: ...
 
 
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The errors inside (nested) exception groups, in order; an error that is no group is its own."""
+    if not isinstance(exc, BaseExceptionGroup):
+        return [exc]
+    return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+
+
 def failure(what: str, exc: BaseException) -> tuple[str, BaseException | None]:
     """The one line ``what``'s failure is reported with, and the exception whose traceback to log
-    (None for an error that explains itself: `ManagerError`, `ControllerError`). A TaskGroup's
-    group of one error is that error."""
-    leaf = exc
-    while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
-        leaf = leaf.exceptions[0]
-    if isinstance(leaf, ManagerError):
-        return str(leaf), None
-    return f"{what} failed: {type(leaf).__name__}: {leaf}", None if isinstance(leaf, ControllerError) else exc
+    (None for an error that explains itself: `ManagerError`, `ControllerError`). The errors inside
+    TaskGroups' groups are what is named and logged, never ``unhandled errors in a TaskGroup``: one
+    error is that error (its own traceback), several are each named (the group's tracebacks show
+    each one's)."""
+    leaves = _leaves(exc)
+    if len(leaves) == 1:
+        leaf = leaves[0]
+        if isinstance(leaf, ManagerError):
+            return str(leaf), None
+        return f"{what} failed: {type(leaf).__name__}: {leaf}", None if isinstance(leaf, ControllerError) else leaf
+    named = "; ".join(f"{type(e).__name__}: {e}" for e in leaves)
+    explained = all(isinstance(e, ManagerError | ControllerError) for e in leaves)
+    return f"{what} failed with {len(leaves)} errors: {named}", None if explained else exc
 
 
 async def run_until_stopped(stop: Stop, work: Coroutine[Any, Any, None]) -> None:

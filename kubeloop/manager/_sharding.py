@@ -13,7 +13,12 @@ lists its peers' every ``retry_period``; what it may do comes from `ShardProtoco
   soon as the live view changed);
 - we start a key only if our tenure is valid, we own it under both our adopted and our live view,
   the list we judge by was taken *after* the write that recorded our adoption, and no valid peer
-  claims it under the view *it* adopted.
+  claims it under the view *it* adopted;
+- after each renewal, `gains` says which keys to queue again: those the gate admits now and did not
+  at the last call (the keys this replica *gained*), and those it refused meanwhile although they
+  were ours (their events were dropped during an adoption, or while our tenure had lapsed). A key
+  that stays ours through a membership change is not reconciled again: the 2-3 steps of one
+  change (live view, adoption, the peers' adoptions) each admit only what they add.
 
 Why that is enough (docs/sharding.md has the long form): both rivals for a key wrote their claim
 before the list they judge by, and the API server orders the writes and lists, so whichever
@@ -27,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -131,7 +136,8 @@ class ShardProtocol:
         self.confirmed: View | None = None  # adopted, and listed after it was written: what owns() uses
         self.live: View = ()             # members with valid Leases at the last list
         self.claims: dict[str, View] = {}  # valid peers -> the view each adopted
-        self.refused_while_fenced = False  # owns() refused a key because our tenure was over
+        self.refused: set[str] = set()  # keys owns() refused since the last `gains` that were ours then
+        self._granted: _Grant | None = None  # what `owns` judged by at the last `gains` (None: never)
         self._observers: dict[str, Observer] = {}
 
     # ------------------------------------------------------------------ inputs
@@ -177,17 +183,33 @@ class ShardProtocol:
     # ------------------------------------------------------------------ decisions
 
     def owns(self, key: str, now: float) -> bool:
-        """May this replica start a reconcile of ``key`` now?"""
-        me = self.identity
-        view = self.confirmed
-        if view is None or owner(key, view) != me or owner(key, self.live) != me:
+        """May this replica start a reconcile of ``key`` now? A key refused although it was ours at
+        the last `gains` (an adoption under way, a lapsed tenure) is remembered for the next one."""
+        grant = _Grant(self.confirmed, self.live, self.claims)
+        if grant.admits(key, self.identity):
+            if self.tenure.valid(now):
+                return True
+            self.refused.add(key)
             return False
-        if not self.tenure.valid(now):
-            self.refused_while_fenced = True  # the shell re-enqueues once the tenure is back
-            return False
-        # a peer that adopted our view claims none of our keys: the steady state costs no hashing
-        return not any(adopted != view and peer in adopted and owner(key, adopted) == peer
-                       for peer, adopted in self.claims.items())
+        last = self._granted
+        if last is None or (last != grant and last.admits(key, self.identity)):
+            self.refused.add(key)
+        return False
+
+    def gains(self, now: float) -> Callable[[str], bool] | None:
+        """Which keys to queue again (see the module docstring), as a test on a key; None when
+        there are none (the ownership is unchanged and nothing of ours was refused, or nothing can
+        be admitted now: the refusals are kept for the next call)."""
+        if self.confirmed is None or not self.tenure.valid(now):
+            return None
+        grant, me = _Grant(self.confirmed, self.live, self.claims), self.identity
+        last, refused = self._granted, self.refused
+        self._granted, self.refused = grant, set()
+        if last == grant:
+            if not refused:
+                return None
+            return lambda key: key in refused and grant.admits(key, me)
+        return lambda key: grant.admits(key, me) and (key in refused or last is None or not last.admits(key, me))
 
     def adoption(self, in_flight: Iterable[str]) -> View | None:
         """The live view, if it differs from the adopted one and may be adopted now: none of the
@@ -199,6 +221,20 @@ class ShardProtocol:
             return None
         return live
 
-    def signature(self, now: float) -> tuple[object, ...]:
-        """Changes whenever the set of keys `owns` admits may have grown (the shell re-enqueues)."""
-        return (self.tenure.valid(now), self.confirmed, self.live, tuple(sorted(self.claims.items())))
+
+@dataclass(frozen=True)
+class _Grant:
+    """What `ShardProtocol.owns` judges a key by, tenure aside: the confirmed adoption, the live
+    view and the peers' claims."""
+
+    confirmed: View | None
+    live: View
+    claims: Mapping[str, View]
+
+    def admits(self, key: str, me: str) -> bool:
+        view = self.confirmed
+        if view is None or owner(key, view) != me or owner(key, self.live) != me:
+            return False
+        # a peer that adopted our view claims none of our keys: the steady state costs no hashing
+        return not any(adopted != view and peer in adopted and owner(key, adopted) == peer
+                       for peer, adopted in self.claims.items())

@@ -37,8 +37,9 @@ class WatchConfig:
       (400/422: kube-apiserver before 1.27, or with the WatchList feature gate off, answers 422
       "resourceVersionMatch is forbidden for watch") or when no initial-events-end bookmark came
       within `list_deadline` (a server that ignores the parameter).
-    - `list_deadline`: seconds a streaming list may take to deliver its initial events. Each
-      LIST page has the client's request timeout.
+    - `list_deadline`: seconds a streaming list may take to deliver its initial events, counted
+      from the WATCH request by a timer (the machine's `timer`), so a quiet resource that sends
+      nothing after its objects falls back too. Each LIST page has the client's request timeout.
     - `allow_bookmarks`: ask for BOOKMARK events (they keep the resume point fresh, making 410s on
       reconnect rare); required by streaming lists.
     - `watch_timeout`: each WATCH asks the server to end it after a random whole number of seconds

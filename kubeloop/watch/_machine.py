@@ -10,6 +10,8 @@ A driver (`kubeloop.watch._watcher.Watcher`, or a test) loops:
                  (stop reading as soon as `machine.watch_open` is False)
              then machine.on_watch_ended(now) | machine.on_watch_error(error, now)
     Sleep -> wait `seconds` (or less, after `wake()`), then ask `next_action` again
+    while a WATCH is open and `machine.timer` is not None: at that time (if nothing else came
+             first), events = machine.on_timer(now), then as after an event
 
 and hands every returned output event (see `kubeloop.watch._outputs`) to its consumer in order.
 
@@ -47,7 +49,10 @@ Rules (client-go's reflector and kube-runtime's watcher, see DESIGN.md and resea
   the BOOKMARK annotated `k8s.io/initial-events-end: "true"` become `InitApply`, the bookmark
   becomes `InitDone`, and the same stream then continues with `Apply`/`Delete`. If the server
   rejects the request (400/422: an older server) streaming is switched off for good and a LIST is
-  used; any other failure before the end bookmark falls back to a LIST for that one cycle.
+  used; any other failure before the end bookmark falls back to a LIST for that one cycle. A server
+  that ignores the parameter sends no end bookmark: `list_deadline` after the WATCH was opened
+  (`timer`, so a quiet resource with no event to notice it by is not kept listing until the watch
+  ends) streaming is switched off for good and a LIST is used.
 """
 
 from __future__ import annotations
@@ -213,6 +218,15 @@ class WatchMachine:
     def streaming_supported(self) -> bool:
         """False once the server rejected a streaming list (or when not configured)."""
         return self._streaming_supported
+
+    @property
+    def timer(self) -> float | None:
+        """When the driver must call `on_timer` unless an input came first (None: no timer): the
+        streaming list's deadline while its initial events have not ended."""
+        phase = self._phase
+        if type(phase) is Streaming:
+            return phase.started_at + self.config.list_deadline
+        return None
 
     @property
     def stopped(self) -> bool:
@@ -415,13 +429,8 @@ class WatchMachine:
         if not phase.init_sent:
             out.append(INIT)
             phase = self._phase = Streaming(phase.quorum, init_sent=True, started_at=phase.started_at)
-        if now - phase.started_at > self.config.list_deadline:
-            # A server that ignores sendInitialEvents (no end bookmark ever comes) must not keep
-            # the informer listing for good: LIST from now on.
-            self._streaming_supported = False
-            error = WatchError(ErrorKind.OTHER, f"no initial-events-end bookmark within {self.config.list_deadline}s "
-                                                "(the server ignores sendInitialEvents?); using LIST")
-            out.extend(self._watch_failed(phase, error, now))
+        if now >= phase.started_at + self.config.list_deadline:
+            out.extend(self._abandon_streaming(phase, now))
             return False
         if event_type == ADDED or event_type == MODIFIED:
             out.append(InitApply(obj))
@@ -437,6 +446,22 @@ class WatchMachine:
                 self._phase = Watching(phase.started_at)  # the same stream goes on
         # DELETED cannot happen before the end bookmark (initial events are synthetic ADDEDs).
         return True
+
+    def on_timer(self, now: float) -> list[WatcherEvent]:
+        """The `timer` came due: a streaming list still waiting for its end bookmark is abandoned
+        (the driver must close the watch: `watch_open` is False); otherwise nothing."""
+        phase = self._phase
+        if type(phase) is Streaming and now >= phase.started_at + self.config.list_deadline:
+            return self._abandon_streaming(phase, now)
+        return []
+
+    def _abandon_streaming(self, phase: Streaming, now: float) -> list[WatcherEvent]:
+        # A server that ignores sendInitialEvents (no end bookmark ever comes) must not keep the
+        # informer listing for good: LIST from now on.
+        self._streaming_supported = False
+        error = WatchError(ErrorKind.OTHER, f"no initial-events-end bookmark within {self.config.list_deadline}s "
+                                            "(the server ignores sendInitialEvents?); using LIST")
+        return self._watch_failed(phase, error, now)
 
     def on_watch_ended(self, now: float) -> list[WatcherEvent]:
         """The server closed the watch cleanly (its timeoutSeconds elapsed, or it went away)."""

@@ -44,6 +44,7 @@ WARN_INTERVAL = 60.0
 _STOP = "stop"
 _WAKE = "wake"
 _IDLE = "idle"
+_TIMER = "timer"
 
 
 class _Interrupted(Exception):
@@ -73,8 +74,12 @@ class Watcher:
         name: str = "",
         rng: random.Random | None = None,
         classify: Callable[[BaseException], WatchError] = classify_exception,
+        on_failure: Callable[[], None] | None = None,
     ) -> None:
         self.source = source
+        self.on_failure = on_failure
+        """Called after every failure the machine took in (its `state` and `last_error` are current):
+        whoever waits on this watcher (an informer's first list) re-checks without a timer."""
         self.name = name or type(source).__name__
         self.machine = WatchMachine(config, rng=rng)
         self._classify = classify
@@ -87,6 +92,8 @@ class Watcher:
         self._read_started = 0.0
         self._idle_timeout = 0.0
         self._idle_handle: asyncio.TimerHandle | None = None
+        self._timer_handle: asyncio.TimerHandle | None = None  # the machine's `timer`, while reading
+        self._timer_at: float | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reported: tuple[WatchState, WatchError | None] | None = None
         self._pending: list[WatcherEvent] = []  # the machine's answer to a failed connect
@@ -306,10 +313,20 @@ class Watcher:
         # Until the server accepted the watch (explicit open, or a first event), a failure is a
         # refused request (logged as such), not a broken stream.
         while True:
+            self._arm_timer(loop)
             self._reading = True
             try:
                 raw = await self._io(read())
             except _Interrupted as exc:
+                if exc.reason == _TIMER:  # the machine's own deadline (a streaming list's)
+                    self._reading = False
+                    out = m.on_timer(loop.time())
+                    if out:
+                        yield out
+                    if not m.watch_open:
+                        self._report("watch")
+                        return
+                    continue
                 if exc.reason != _IDLE:
                     return
                 error = WatchError(ErrorKind.TIMEOUT, f"watch made no progress (no event, no bookmark) "
@@ -389,6 +406,28 @@ class Watcher:
         if self._idle_handle is not None:
             self._idle_handle.cancel()
             self._idle_handle = None
+        if self._timer_handle is not None:
+            self._timer_handle.cancel()
+            self._timer_handle = None
+        self._timer_at = None
+
+    def _arm_timer(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Interrupt the read at the machine's `timer` (the same one stays armed; a past one fires
+        at once)."""
+        when = self.machine.timer
+        if when == self._timer_at and (when is None or self._timer_handle is not None):
+            return
+        if self._timer_handle is not None:
+            self._timer_handle.cancel()
+            self._timer_handle = None
+        self._timer_at = when
+        if when is not None:
+            self._timer_handle = loop.call_at(when, self._timer_due)
+
+    def _timer_due(self) -> None:
+        self._timer_handle = None
+        if self._reading:
+            self._cancel_io(_TIMER)
 
     def _report(self, what: str, *, stream: bool = False) -> None:
         """Log state changes and failures: loudly for 403/404 and broken streams, else quietly.
@@ -399,6 +438,8 @@ class Watcher:
         """
         m = self.machine
         error = m.last_error
+        if self.on_failure is not None:
+            self.on_failure()
         if stream and error is not None:
             self._warn_stream(what, error)
         key = (m.state, error)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import secrets
+from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp
 import pytest
+from aiohttp import web
 
 from kubeloop.cache import (
     OWNER_INDEX,
@@ -21,8 +25,10 @@ from kubeloop.cache import (
     thaw,
 )
 from kubeloop.client import Client
+from kubeloop.config import load_kubeconfig
 from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
 
+from ..local_http import serve
 from .informer_support import CM, FAST, MINE, client, cm, collect, eventually, names, ns
 
 __all__ = ["client", "ns"]
@@ -548,8 +554,6 @@ async def test_a_list_that_never_answers_hits_its_deadline_and_is_retried(client
     """Issue 11 item 10: a LIST has a deadline (the client's request timeout per page; a streaming
     list has `list_deadline`): a server that does not answer leaves the informer retrying with the
     reason, never hanging."""
-    from kubeloop.config import load_kubeconfig
-
     await client.create(cm("d1"), namespace=ns)
     slow = Client(load_kubeconfig(emulator.kubeconfig), qps=None, timeout=0.3)
     try:
@@ -564,3 +568,49 @@ async def test_a_list_that_never_answers_hits_its_deadline_and_is_retried(client
     finally:
         emulator.faults.delay(0)
         await slow.close()
+
+
+@contextlib.asynccontextmanager
+async def ignoring_send_initial_events(upstream: str) -> AsyncIterator[str]:
+    """A proxy in front of the emulator that drops ``sendInitialEvents`` (and its
+    ``resourceVersionMatch``) from every request: the emulator then answers a watch as a server that
+    ignores the parameter does, with the objects as ADDED events and no initial-events-end bookmark."""
+    session = aiohttp.ClientSession(auto_decompress=False)
+
+    async def forward(request: web.Request) -> web.StreamResponse:
+        query = {k: v for k, v in request.query.items() if k not in ("sendInitialEvents", "resourceVersionMatch")}
+        headers = {k: v for k, v in request.headers.items() if k.lower() in ("accept", "authorization", "content-type")}
+        async with session.request(request.method, upstream + request.path, params=query, headers=headers,
+                                   data=await request.read()) as up:
+            resp = web.StreamResponse(status=up.status, headers={"Content-Type": up.headers.get("Content-Type", "")})
+            await resp.prepare(request)
+            async for chunk in up.content.iter_any():
+                await resp.write(chunk)
+            return resp
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", forward)
+    try:
+        async with serve(app) as url:
+            yield url
+    finally:
+        await session.close()
+
+
+async def test_a_quiet_resource_syncs_by_list_deadline_on_a_server_that_ignores_send_initial_events(
+        client: Client, ns: str, emulator: Any) -> None:
+    """Issue 31 item 7: the streaming list's deadline was checked only when an event arrived, so a
+    quiet resource on a server that ignores sendInitialEvents (no end bookmark, no later event) stayed
+    unsynced until the watch ended (5-10 minutes). The watcher now honours the machine's timer."""
+    await client.create(cm("q1"), namespace=ns)
+    async with ignoring_send_initial_events(emulator.url) as url:
+        config = dataclasses.replace(load_kubeconfig(emulator.kubeconfig), server=url)
+        async with Client(config, qps=None) as proxied:
+            source = ClientSource(proxied, CM, namespace=ns, label_selector=MINE)
+            streaming = dataclasses.replace(FAST, streaming_list=True, list_deadline=1.0)
+            async with Informer(source, resource="core/v1/configmaps", watch_config=streaming) as inf:
+                await inf.wait_synced(8)
+                assert inf.reader.get("q1", ns) is not None
+                m = inf.watcher.machine
+                assert m.counters.streaming_fallbacks == 1 and not m.streaming_supported
+                assert m.counters.list_requests >= 1

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from kubeloop.cache import (
     DEFAULT_TRANSFORM,
+    FrozenDict,
+    MetadataOnlyError,
     Scope,
     Selection,
     compose,
@@ -44,7 +46,7 @@ def test_equal_arguments_give_equal_hashable_keys() -> None:
     ({"field_selector": "metadata.namespace=x"}, {"namespace": "x"}, True),
     ({"field_selector": "status.phase=Running"}, {"field_selector": "status.phase=Running,spec.nodeName=n"}, True),
     ({"field_selector": "status.phase=Running"}, {}, False),
-    ({}, {"metadata_only": True}, False),
+    ({}, {"metadata_only": True}, True),  # served from the full objects, projected
     ({"metadata_only": True}, {}, False),
     ({"transform": None}, {"transform": DEFAULT_TRANSFORM}, False),
     ({"transform": DEFAULT_TRANSFORM}, {"transform": None}, False),
@@ -125,3 +127,17 @@ def test_a_selection_value_and_its_keywords_make_the_same_scope() -> None:
         Selection(namespace=1)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="unexpected selection option"):
         Scope.of("c", R, labels="a=1")  # type: ignore[call-arg]
+
+
+def test_a_metadata_only_scope_is_a_projection_of_a_full_one() -> None:
+    full, meta = Scope.of("default", R), Scope.of("default", R, namespace="x", metadata_only=True)
+    project = full.projection(meta)
+    assert project is not None and full.projection(full) is None and meta.projection(meta) is None
+    obj = FrozenDict({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"k": "v"}},
+                      "data": {"x": "y"}})
+    partial = project(obj)
+    assert dict(partial) == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                             "metadata": {"name": "a", "labels": {"k": "v"}}}
+    assert project(partial) is partial
+    with pytest.raises(MetadataOnlyError):
+        partial["data"]

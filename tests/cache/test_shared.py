@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from kubeloop.cache import Reader, SharedCache, drop_fields
+from kubeloop.cache import MetadataOnlyError, Reader, SharedCache, drop_fields
 from kubeloop.client import Client
-from kubeloop.meta import ADDED, DELETED, MODIFIED
+from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
 
 from .informer_support import CM, FAST, MINE, client, cm, collect, eventually, names, ns, open_watches
 
@@ -99,21 +99,61 @@ async def test_no_sharing_across_transforms_or_representations(client: Client, n
     await client.create(cm("t", data={"k": "v"}), namespace=ns)
     no_data = drop_fields("data")
     async with SharedCache(client, watch_config=FAST) as cache:
-        plain = await cache.informer_for("default", CM, namespace=ns)
         stripped = await cache.informer_for("default", CM, namespace=ns, transform=no_data)
         meta = await cache.informer_for("default", CM, namespace=ns, metadata_only=True)
         narrower = await cache.informer_for("default", CM, namespace=ns, label_selector="a=b", transform=no_data)
-        await cache.wait_synced(plain, stripped, meta, narrower, timeout=5)
-        assert len({id(plain.informer), id(stripped.informer), id(meta.informer)}) == 3
+        await cache.wait_synced(stripped, meta, narrower, timeout=5)
+        assert stripped.informer is not meta.informer  # another transform: never shared
         assert narrower.informer is stripped.informer  # same transform: shareable
-        assert plain.get("t", ns)["data"] == {"k": "v"}  # type: ignore[index]
         assert "data" not in stripped.get("t", ns)  # type: ignore[operator]
         assert meta.get("t", ns)["kind"] == "PartialObjectMetadata"  # type: ignore[index]
         if apiserver.is_emulator:
-            await eventually(lambda: open_watches(apiserver) == 3, what="three watches")
+            await eventually(lambda: open_watches(apiserver) == 2, what="two watches")
             await asyncio.sleep(0.1)
-            assert open_watches(apiserver) == 3
-        for h in (plain, stripped, meta, narrower):
+            assert open_watches(apiserver) == 2
+        for h in (stripped, meta, narrower):
+            h.release()
+
+
+@pytest.mark.parametrize("full_first", [True, False])
+async def test_a_metadata_only_scope_is_served_by_a_full_informer_of_the_kind(
+        client: Client, ns: str, apiserver: Any, full_first: bool) -> None:
+    """Issue 31 item 9: a metadata-only ``owns()`` beside a full informer of the same kind opened a
+    second watch. It is served by the full informer (whichever came first: a later full informer
+    takes the metadata-only one's users over), and reads and events still give PartialObjectMetadata,
+    exactly what its own watch would (a field it does not hold still raises MetadataOnlyError)."""
+    await client.create(cm("m1", data={"k": "v"}), namespace=ns)
+    async with SharedCache(client, watch_config=FAST) as cache:
+        if full_first:
+            full = await cache.informer_for("default", CM, namespace=ns, label_selector=MINE)
+            await full.wait_synced(5)
+        meta = await cache.informer_for("default", CM, namespace=ns, label_selector=MINE, metadata_only=True)
+        await meta.wait_synced(5)
+        sub = meta.subscribe()
+        if not full_first:
+            full = await cache.informer_for("default", CM, namespace=ns, label_selector=MINE)
+            await full.wait_synced(5)
+            await eventually(lambda: meta.informer is full.informer, what="taken over by the full informer")
+        assert meta.informer is full.informer and meta.shared_from == full.scope
+        if apiserver.is_emulator:
+            await eventually(lambda: open_watches(apiserver) == 1, what="one watch")
+        assert full.get("m1", ns)["data"] == {"k": "v"}  # type: ignore[index]
+        got = meta.get("m1", ns)
+        assert got is not None and got["kind"] == "PartialObjectMetadata" and got["metadata"]["name"] == "m1"
+        with pytest.raises(MetadataOnlyError):
+            got["data"]
+        assert [o["kind"] for o in meta.list()] == ["PartialObjectMetadata"]
+        replayed = [e for e in sub.drain() if e.type != RESYNC]  # the initial list (or the take-over's resync)
+        assert replayed and all(e.obj is not None and e.obj["kind"] == "PartialObjectMetadata" for e in replayed)
+        await client.patch(CM, "m1", {"data": {"k": "v2"}}, namespace=ns)
+        await client.delete(CM, "m1", namespace=ns)
+        got_events = await collect(sub, 2)
+        assert names(got_events) == [(MODIFIED, "m1"), (DELETED, "m1")]
+        modified, deleted = got_events
+        assert modified.new is not None and modified.new["kind"] == "PartialObjectMetadata"
+        assert modified.old is not None and modified.old["kind"] == "PartialObjectMetadata"
+        assert deleted.old is not None and deleted.old["kind"] == "PartialObjectMetadata"
+        for h in (meta, full):
             h.release()
 
 

@@ -301,3 +301,30 @@ async def test_every_client_write_path_is_read_back_at_once(client: Client, cach
         await eventually(lambda: "deleted" in seen)
     assert seen["created"] is not None and seen["created"]["data"] == {"k": "v"}
     assert seen["deleted"] is None
+
+
+async def test_a_reconcile_failing_while_the_controller_stops_says_it_is_not_retried(
+        client: Client, ns: str, cache: SharedCache, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 31 item 16: a reconcile that failed during shutdown was logged "retrying in 0.000s",
+    although the stopping queue takes nothing. The line says what happens instead."""
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        started.set()
+        await release.wait()
+        raise RuntimeError("failed while stopping")
+
+    ctl = Controller("fails-while-stopping", for_="v1/ConfigMap", namespace=ns, label_selector=MINE,
+                     reconcile=reconcile)
+    caplog.set_level(logging.INFO, "kubeloop")
+    async with asyncio.TaskGroup() as tg:
+        await ctl.start(tg, cache, timeout=10)
+        await client.create(label(cm("s1")), namespace=ns)
+        await asyncio.wait_for(started.wait(), 10)
+        stopping = tg.create_task(ctl.stop(drain_timeout=5))
+        await eventually(lambda: ctl._run is None or ctl._run.queue.shutting_down, what="the queue shut down")
+        release.set()
+        await stopping
+    lines = [r.getMessage() for r in caplog.records if "failed while stopping" in r.getMessage()]
+    assert lines and all("retrying in" not in line for line in lines), lines
+    assert "not retried now: the controller is stopping" in lines[0]

@@ -277,3 +277,44 @@ async def test_a_read_of_an_unsynced_cache_waits_and_runs_again(
         synced.set()
         await eventually(lambda: runs[-1], timeout=10)
         assert ctl.metrics.errors == errors
+
+
+async def test_a_metadata_only_owns_beside_a_full_informer_opens_no_second_watch(
+        client: Client, ns: str, cache: SharedCache, apiserver: Any) -> None:
+    """Issue 31 item 9: a controller owning ConfigMaps (metadata-only, the default of ``owns()``)
+    beside another reading them whole used to open a second watch of ConfigMaps. It is served by the
+    full informer; the owner still reads its children as PartialObjectMetadata and is reconciled
+    when one changes."""
+    from kubeloop.cache import MetadataOnlyError
+
+    kinds: list[list[str]] = []
+    refused: list[bool] = []
+
+    async def owner(req: Request, ctx: Context) -> Result | None:
+        children = ctx.owned("v1/ConfigMap")
+        kinds.append([c["kind"] for c in children])
+        for c in children:
+            try:
+                c["data"]
+            except MetadataOnlyError:
+                refused.append(True)
+        return None
+
+    async def nothing(req: Request, ctx: Context) -> Result | None:
+        return None
+
+    readers = Controller("reads-configmaps", for_="v1/ConfigMap", namespace=ns, reconcile=nothing)
+    owners = Controller("owns-configmaps", for_="v1/Secret", namespace=ns, reconcile=owner)
+    owners.owns("v1/ConfigMap", namespace=ns)
+    async with running(readers, cache), running(owners, cache):
+        secret = await client.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "p"}},
+                                     namespace=ns)
+        ref = {"apiVersion": "v1", "kind": "Secret", "name": "p", "uid": secret["metadata"]["uid"], "controller": True}
+        await client.create({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"},
+                             "metadata": {"name": "child", "ownerReferences": [ref]}}, namespace=ns)
+        await eventually(lambda: ["PartialObjectMetadata"] in kinds and refused, what="the child, read by its owner")
+        if apiserver.is_emulator:
+            assert apiserver.stats()["open_watches"].get("core/v1/configmaps") == 1
+        n = len(kinds)
+        await client.patch("v1/ConfigMap", "child", {"metadata": {"labels": {"changed": "yes"}}}, namespace=ns)
+        await eventually(lambda: len(kinds) > n, what="the owner reconciled on its child's change")

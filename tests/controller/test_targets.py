@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import secrets
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from kubeloop.cache import SharedCache
 from kubeloop.client import ApiError, Client
@@ -19,12 +22,16 @@ from kubeloop.controller import (
     Request,
     Result,
     Target,
+    TargetForbidden,
     TargetNotDeclared,
     UnknownCluster,
 )
 from kubeloop.controller._targets import TargetIndex
 from kubeloop.metrics import REGISTRY
-from kubeloop.testing import install_crd
+from kubeloop.testing import APIServer, install_crd
+from kubeloop.testing._cluster import TestCluster
+from kubeloop.testing.pytest_plugin import TEST_RETRY
+from tests.cli.test_manifests import service_account_client
 from tests.client.crds import widget_crd
 
 from .helpers import eventually, running
@@ -244,3 +251,63 @@ def test_a_target_is_a_kind_with_an_optional_namespace() -> None:
 
 async def _noop(req: Request, ctx: Context) -> Result | None:
     return None
+
+
+# ---------------------------------------------------------------- a target the credentials may not list
+
+
+@pytest_asyncio.fixture
+async def restricted(apiserver: TestCluster, client: Client, namespace: str) -> AsyncIterator[Client]:
+    """A client whose credentials may not list Secrets at the cluster scope: a ServiceAccount's token
+    (no binding) on the real cluster, or on an emulator that enforces RBAC (the fixtures' own does not)."""
+    name = f"kl-restricted-{secrets.token_hex(3)}"
+    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}}
+    if not apiserver.is_emulator:
+        await client.create(sa, namespace=namespace)  # deleted with the namespace
+        restricted = await service_account_client(apiserver, client, namespace, name)
+        async with restricted:
+            yield restricted
+        return
+    async with APIServer(rbac=True) as server:
+        rbac = TestCluster.from_server(server)
+        async with rbac.client(qps=None, retry=TEST_RETRY, timeout=10) as admin:
+            await admin.create(sa, namespace="default")
+            restricted = await service_account_client(rbac, admin, "default", name)
+            async with restricted:
+                yield restricted
+
+
+async def test_a_forbidden_target_fails_at_once_and_holds_no_worker(client: Client, namespace: str,
+                                                                   cache: SharedCache, restricted: Client) -> None:
+    """Issue 31 item 2: with one worker, parent ``a`` asks for a Secret in a cluster whose credentials
+    may not list Secrets, ``b`` for one it may read. ``a`` fails with `TargetForbidden` from the first
+    answer (a 403 is known at once) and backs off alone; ``b`` is done without waiting for ``a``'s
+    cache (a worker never waits for a cache to sync)."""
+    loop = asyncio.get_running_loop()
+    done: dict[str, float] = {}
+    refused: list[tuple[float, str]] = []
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        parent = ctx.get()
+        if parent is None:
+            return None
+        try:
+            await ctx.watch_target("v1/Secret", parent["data"]["target"], cluster=parent["data"]["cluster"])
+        except TargetForbidden as exc:
+            refused.append((loop.time(), str(exc)))
+            raise
+        done[req.name] = loop.time()
+        return None
+
+    cache.add_cluster("restricted", restricted)
+    ctl = Controller("targets-forbidden", for_="v1/ConfigMap", namespace=namespace, label_selector="parent=yes",
+                     reconcile=reconcile, max_concurrent_reconciles=1, clusters=["default"])
+    async with running(ctl, cache):
+        start = loop.time()
+        await client.create({**_parent("a", "s"), "data": {"target": "s", "cluster": "restricted"}}, namespace=namespace)
+        await client.create({**_parent("b", "s"), "data": {"target": "s", "cluster": "default"}}, namespace=namespace)
+        await eventually(lambda: "b" in done and refused, timeout=8)
+        # well within the 10 s a reconcile used to wait for a cache's first list
+        assert done["b"] - start < 5.0 and refused[0][0] - start < 5.0, (done, refused)
+        assert "cluster 'restricted' refuses to list core/v1/secrets" in refused[0][1]
+        assert "forbidden" in refused[0][1].lower() and "a" not in done

@@ -14,6 +14,7 @@ import yaml
 
 from kubeloop import Client, Context, Controller, Manager, Request, Result
 from kubeloop.config import ConfigError, load_kubeconfig
+from kubeloop.controller import UnknownCluster
 from kubeloop.manager import ClustersFromSecrets
 from kubeloop.manager._clusters import CAPI_CLUSTER_LABEL, Plan, kubeconfig_from_secret, plan
 from kubeloop.testing import APIServer, eventually
@@ -161,3 +162,38 @@ async def test_remove_a_cluster_controllers_run_on(client: Client, namespace: st
                 assert manager.ready, manager.readiness()
         gc.collect()
     assert not [r for r in caplog.records if "Unclosed" in r.getMessage() or "stopped; its changes" in r.getMessage()]
+
+
+async def test_a_target_in_a_cluster_whose_secret_was_skipped_says_why(client: Client, namespace: str) -> None:
+    """Issue 31 item 14: ``watch_target`` on a cluster whose kubeconfig Secret was skipped said only
+    ``unknown cluster 'x'``; it says which Secret was skipped and why. A Secret that cannot be applied
+    (here one naming the manager's own ``default`` cluster) is skipped alone: the others still work."""
+    ns = namespace
+    errors: list[str] = []
+
+    async def reconcile(req: Request, ctx: Context) -> Result | None:
+        try:
+            await ctx.watch_target("v1/Secret", "x", cluster="evil")
+        except UnknownCluster as exc:
+            errors.append(str(exc))
+            raise
+        return None
+
+    async with APIServer(bare=True) as west:
+        manager = Manager(client, cache_grace_period=0.2)
+        source = ClustersFromSecrets(ns)
+        manager.add_runnable(source)
+        manager.add(Controller("targets-evil", for_="v1/ConfigMap", namespace=ns, label_selector="parent=yes",
+                               reconcile=reconcile, clusters=["default"]))
+        async with manager:
+            evil = _kubeconfig(west.url, {"exec": {"command": "sh", "apiVersion": "client.authentication.k8s.io/v1"}})
+            await client.create(_secret("evil-kubeconfig", evil, "evil"), namespace=ns)
+            await client.create(_secret("default-kubeconfig", west.kubeconfig_dict(), "default"), namespace=ns)
+            await client.create(_secret("west-kubeconfig", west.kubeconfig_dict(), "west"), namespace=ns)
+            await eventually(lambda: "west" in manager.clusters and f"{ns}/default-kubeconfig" in source.problems)
+            assert "already exists" in source.problems[f"{ns}/default-kubeconfig"] and manager.failure is None
+            await client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                 "metadata": {"name": "p", "labels": {"parent": "yes"}}}, namespace=ns)
+            await eventually(lambda: errors)
+            assert "unknown cluster 'evil'" in errors[0]
+            assert f"its Secret {ns}/evil-kubeconfig was skipped" in errors[0] and "uses exec" in errors[0]

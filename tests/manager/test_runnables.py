@@ -145,7 +145,37 @@ async def test_a_failing_part_is_reported_in_one_line_and_logged_with_its_traceb
     m.add_runnable(boom)
     record = await failed_with(m, "boom failed: RuntimeError: exploded here", caplog)
     assert record.exc_info is not None
-    assert "in explode" in "".join(traceback.format_exception(*record.exc_info))
+    logged = "".join(traceback.format_exception(*record.exc_info))
+    assert "in explode" in logged
+    assert "unhandled errors in a TaskGroup" not in logged  # issue 31 item 14: the error, not its wrapper
+
+
+async def test_several_errors_of_a_part_are_each_named(apiserver: Any, client: Client,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 31 item 14: two errors in a runnable's TaskGroup were reported as "ExceptionGroup:
+    unhandled errors in a TaskGroup (2 sub-exceptions)": each is named, and each traceback logged."""
+    async def first() -> None:
+        await asyncio.sleep(0)
+        raise ValueError("first cause")
+
+    async def second() -> None:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:  # cleaning up after the first failed, it fails too
+            raise KeyError("second cause") from None
+
+    async def twice(manager: Manager) -> None:
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(second())
+            tg.create_task(first())
+
+    m = Manager(client)
+    m.add_runnable(twice)
+    record = await failed_with(m, "twice failed with 2 errors: ValueError: first cause; KeyError: 'second cause'",
+                               caplog)
+    assert record.exc_info is not None
+    logged = "".join(traceback.format_exception(*record.exc_info))
+    assert "ValueError: first cause" in logged and "KeyError: 'second cause'" in logged
 
 
 async def test_a_configuration_error_is_one_line_without_a_traceback(

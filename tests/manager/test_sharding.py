@@ -159,3 +159,51 @@ async def test_a_replica_that_cannot_renew_starts_nothing_and_catches_up_once_re
     finally:
         faults.reset()
     await eventually(lambda: "during" in seen["a"], 5, what="reconciled once the lease is renewed")
+
+
+async def test_a_membership_change_reconciles_only_the_keys_that_moved(replicas: Any, client: Client,
+                                                                       ns: str) -> None:
+    """Issue 31 item 5: a replica joining, then one leaving, used to make every replica reconcile
+    every key it owned again (2-3 times per change). A key whose owner did not change is not
+    reconciled again; the keys that moved are reconciled by their new owner."""
+    from kubeloop.manager._rendezvous import owner
+    from kubeloop.manager._sharding import key_of
+
+    seen: dict[str, set[str]] = defaultdict(set)
+    a, b = replicas("a", seen), replicas("b", seen)
+    await a.start()
+    await b.start()
+    assert await a.wait_ready(10) and await b.wait_ready(10)
+
+    def settled(*managers: Manager) -> bool:
+        view = tuple(sorted(m.shard_member.identity for m in managers))
+        return all(m.shard_member.members == view and m.shard_member.protocol.confirmed == view
+                   and all(adopted == view for adopted in m.shard_member.protocol.claims.values())
+                   for m in managers)
+
+    await eventually(lambda: settled(a, b), 10, what="a and b adopted {a, b}")
+    names = await create_items(client, ns)
+    await eventually(lambda: seen["a"] | seen["b"] >= names, 15, what="every key reconciled")
+    await asyncio.sleep(0.6)  # three retry periods: nothing is left in flight
+
+    def key(name: str) -> str:
+        return key_of("default", ns, name)
+
+    for change, before, after, members in (("c joins", ("a", "b"), ("a", "b", "c"), "abc"),
+                                           ("b leaves", ("a", "b", "c"), ("a", "c"), "ac")):
+        for s in seen.values():
+            s.clear()
+        if change == "c joins":
+            c = replicas("c", seen)
+            await c.start()
+            assert await c.wait_ready(10)
+        else:
+            await b.close()
+        managers = [{"a": a, "b": b, "c": c}[m] for m in members]
+        await eventually(lambda ms=managers: settled(*ms), 10, what=f"{change}: the view adopted by all")
+        moved = {n for n in names if owner(key(n), before) != owner(key(n), after)}
+        await eventually(lambda ms=moved, af=after: all(n in seen[owner(key(n), af)] for n in ms), 10,
+                         what=f"{change}: the moved keys reconciled by their new owner")
+        await asyncio.sleep(0.6)  # three more retry periods: what a late step of the change would queue
+        again = {n for s in seen.values() for n in s if n in names - moved}
+        assert moved and not again, f"{change}: keys that did not move were reconciled again: {sorted(again)}"

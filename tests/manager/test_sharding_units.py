@@ -107,10 +107,11 @@ def test_alone_a_member_owns_every_key_once_its_adoption_is_confirmed() -> None:
 
 def test_no_key_is_started_once_the_tenure_ran_out() -> None:
     p = joined("a", [])
+    p.gains(0.0)
     assert p.owns(KEYS[0], 1.9)
-    assert not p.refused_while_fenced
+    assert not p.refused
     assert not p.owns(KEYS[0], 2.0)  # renew_deadline after the write was sent: fenced
-    assert p.refused_while_fenced  # so the shell re-enqueues the cached keys once it renewed
+    assert p.refused == {KEYS[0]}  # so the shell re-enqueues it once it renewed
 
 
 def test_a_failed_write_trusts_no_adoption_until_written_and_listed_again() -> None:
@@ -185,3 +186,55 @@ def test_two_members_racing_for_a_key_never_both_start_it() -> None:
     assert not any(b.owns(k, 0.2) for k in KEYS[:100])
     a.listed([lease("b", ("b",))], 0.2)  # a learns of b: b claims everything too
     assert not any(a.owns(k, 0.3) for k in KEYS[:100])
+
+
+def test_a_membership_change_gains_only_the_keys_that_moved_each_once() -> None:
+    """Issue 31 item 5: every step of a change (the live view, our adoption, the peers' adoptions)
+    used to re-enqueue every key the replica owned; `gains` names only what it added."""
+    keys = KEYS[:300]
+    a = joined("a", [lease("b", ("a", "b"))])
+    first = a.gains(0.0)
+    assert first is not None and {k for k in keys if first(k)} == {k for k in keys if owner(k, ("a", "b")) == "a"}
+    assert a.gains(0.1) is None  # nothing changed since
+
+    # c joins: a sees it (the live view changes: it loses keys, gains none)
+    a.listed([lease("b", ("a", "b"), "t1"), lease("c", ("a", "b", "c"))], 0.5)
+    step = a.gains(0.5)
+    assert step is None or not any(step(k) for k in keys)
+    a.wrote(("a", "b", "c"), 0.6)  # its adoption, confirmed by the next list
+    a.listed([lease("b", ("a", "b"), "t2"), lease("c", ("a", "b", "c"), "t1")], 0.6)
+    step = a.gains(0.6)
+    assert step is None or not any(step(k) for k in keys)
+    a.listed([lease("b", ("a", "b", "c"), "t3"), lease("c", ("a", "b", "c"), "t2")], 0.7)  # b adopted too
+    step = a.gains(0.7)
+    assert step is None or not any(step(k) for k in keys)
+
+    # c leaves: a gets some of c's keys back, once; its other keys stay where they were
+    a.listed([lease("b", ("a", "b", "c"), "t4")], 0.8)  # c's Lease deleted: live view {a, b}
+    a.wrote(("a", "b"), 0.9)
+    a.listed([lease("b", ("a", "b", "c"), "t5")], 0.9)
+    step = a.gains(0.9)
+    b_adopts = [lease("b", ("a", "b"), "t6")]
+    a.listed(b_adopts, 1.0)
+    later = a.gains(1.0)
+    gained = {k for k in keys if (step is not None and step(k)) or (later is not None and later(k))}
+    back = {k for k in keys if owner(k, ("a", "b", "c")) == "c" and owner(k, ("a", "b")) == "a"}
+    assert back and gained == back
+    assert a.gains(1.1) is None
+
+
+def test_keys_refused_during_an_adoption_are_queued_again_once() -> None:
+    """A key that stayed ours but whose event the gate refused while our adoption was being written
+    (nothing is admitted until a list confirms it) was dropped: it is queued again, once; a key of
+    ours that was not refused is not."""
+    a = joined("a", [])
+    a.gains(0.0)
+    a.listed([lease("b", ("a", "b"))], 0.1)  # b joined and adopted {a, b}
+    a.gains(0.1)
+    mine = [k for k in KEYS[:100] if owner(k, ("a", "b")) == "a"]
+    a.wrote(("a", "b"), 0.2)  # being adopted: not confirmed yet
+    assert not a.owns(mine[0], 0.2) and a.refused == {mine[0]}
+    a.listed([lease("b", ("a", "b"), "t1")], 0.3)
+    step = a.gains(0.3)
+    assert step is not None and [k for k in mine if step(k)] == [mine[0]]
+    assert a.gains(0.4) is None

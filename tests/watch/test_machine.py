@@ -545,6 +545,33 @@ def test_a_server_that_ignores_send_initial_events_falls_back_to_list_for_good()
     assert isinstance(a, List)
 
 
+def test_a_quiet_streaming_list_is_abandoned_by_its_timer() -> None:
+    """Issue 31 item 7: a server that ignores sendInitialEvents on a quiet resource sends nothing
+    after its ADDEDs, so no event comes to check `list_deadline` by: the machine asks for a timer at
+    the deadline, and `on_timer` then falls back to LIST as an event past the deadline would."""
+    m = machine(streaming_list=True, list_deadline=10.0)
+    assert m.timer is None  # nothing open yet
+    assert isinstance(m.next_action(2.0), Watch)
+    assert m.timer == 12.0
+    assert m.on_watch_event("ADDED", obj("a", 7), 2.1) == [INIT, InitApply(obj("a", 7))]
+    assert m.timer == 12.0  # an event does not move the deadline
+    assert m.on_timer(11.9) == [] and m.watch_open  # early: nothing happens
+    assert m.on_timer(12.0) == []
+    assert not m.watch_open and not m.streaming_supported and m.counters.streaming_fallbacks == 1
+    assert m.timer is None and m.last_error is not None and "sendInitialEvents" in str(m.last_error)
+    assert isinstance(m.next_action(100.0), List)
+
+
+def test_no_timer_once_the_initial_events_ended_or_without_streaming() -> None:
+    m = machine(streaming_list=True, list_deadline=10.0)
+    m.next_action(0.0)
+    m.on_watch_event("BOOKMARK", bookmark(5, initial_end=True), 0.1)
+    assert m.timer is None and m.on_timer(50.0) == [] and m.watch_open  # watching now: no deadline
+    plain = machine()
+    to_watching(plain)
+    assert plain.timer is None
+
+
 def test_streaming_list_of_nothing() -> None:
     m = machine(streaming_list=True)
     m.next_action(0.0)
