@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from ._admission import AdmissionWebhook, Answer, ClientConfig, label_selector_dict
 from ._conversion import Converter
+from ._install import Installation, install, installed
 from ._migration import MigrationResult, StorageVersionMigrator, migrate_storage_version
 from ._patch import diff, rebase
 from ._review import AdmissionRequest, GroupVersionKind, GroupVersionResource, UserInfo, Verdict, allow, deny
@@ -48,7 +49,7 @@ except ModuleNotFoundError as e:  # pragma: no cover - the extra is installed in
 __all__ = [
     "CERT_MANAGER_INJECT_ANNOTATION", "CONVERT_PATH", "DEFAULT_PORT", "AdmissionRequest", "AdmissionWebhook", "Answer",
     "CertificateBundle", "CertificateSource", "ClientConfig", "Converter", "DirectoryCertificates",
-    "EphemeralCertificates", "GroupVersionKind", "GroupVersionResource", "MigrationResult", "SecretCertificates",
+    "EphemeralCertificates", "GroupVersionKind", "GroupVersionResource", "Installation", "MigrationResult", "SecretCertificates",
     "StorageVersionMigrator", "UserInfo", "Verdict", "WebhookServer", "Webhooks", "allow", "deny", "diff",
-    "inject_ca_bundle", "label_selector_dict", "migrate_storage_version", "rebase", "service_hosts",
+    "inject_ca_bundle", "install", "installed", "label_selector_dict", "migrate_storage_version", "rebase", "service_hosts",
 ]
