@@ -12,10 +12,14 @@ import asyncio
 import contextlib
 import copy
 import datetime
+import signal
 import ssl
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from cryptography import x509
 
@@ -225,6 +229,9 @@ async def test_migration_of_objects_stored_as_v1(apiserver: TestCluster, client:
         assert again.done and again.rewritten == 0 and again.stored_before == ["v2"]
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 def _free_port() -> int:
     import socket
 
@@ -238,14 +245,8 @@ async def test_the_dev_loop_through_the_cli(apiserver: TestCluster, client: Clie
     denial, the label and the conversion seen by a client; its metrics on /metrics; and after SIGINT
     the webhook configurations are gone and the CRD's conversion is what it was (none: it created the
     CRD), its Widgets kept."""
-    import signal
-    import sys
-    from pathlib import Path
-
-    import aiohttp
-
     await eventually(lambda: _gone(client, CRD, CRD_NAME), 60, interval=0.2, what="an earlier Widget CRD gone")
-    root = Path(__file__).resolve().parents[2]
+    root = ROOT
     port, webhook_port = _free_port(), _free_port()
     proc = await asyncio.create_subprocess_exec(
         str(Path(sys.executable).with_name("kubeloop")), "run", "examples/webhooks/operator.py",

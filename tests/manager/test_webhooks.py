@@ -17,7 +17,14 @@ import aiohttp
 import pytest
 
 from kubeloop import Client, Manager
-from kubeloop.manager import LeaderElection, ManagerError, WebhookOptions, check_module, setup_manager
+from kubeloop.manager import (
+    LeaderElection,
+    LoadError,
+    ManagerError,
+    WebhookOptions,
+    check_module,
+    setup_manager,
+)
 from kubeloop.webhooks import (
     AdmissionRequest,
     CertificateSource,
@@ -190,7 +197,7 @@ async def test_webhook_options_say_where_the_certificates_come_from(client: Clie
     (tmp_path / "tls.key").write_bytes(eph.bundle.key_pem)
     (tmp_path / "ca.crt").write_bytes(bundle)
     assert isinstance(WebhookOptions(cert_dir=str(tmp_path)).certificates(hooks, client, "ops"), DirectoryCertificates)
-    with pytest.raises(ManagerError, match="webhook certificates in .*missing"):
+    with pytest.raises(ManagerError, match=r"webhook certificates in .*missing"):
         WebhookOptions(cert_dir=str(tmp_path / "missing")).certificates(hooks, client, "ops")
     with pytest.raises(ManagerError, match="needs certificates: give add_webhooks"):
         WebhookOptions().certificates(hooks, client, "ops")
@@ -206,7 +213,7 @@ async def test_one_webhooks_set_per_manager(client: Client) -> None:
     manager.add_webhooks(hooks, EphemeralCertificates())
     with pytest.raises(ValueError, match="one Webhooks set per manager"):
         manager.add_webhooks(Webhooks("other.kubeloop.dev"), EphemeralCertificates())
-    with pytest.raises(TypeError, match="takes a kubeloop.webhooks.Webhooks"):
+    with pytest.raises(TypeError, match=r"takes a kubeloop\.webhooks\.Webhooks"):
         Manager(client).add_webhooks("hooks", EphemeralCertificates())  # type: ignore[arg-type]
 
 
@@ -228,5 +235,5 @@ async def test_a_module_serves_its_webhooks_by_convention(client: Client) -> Non
 
     not_a_set = types.ModuleType("not_a_set")
     not_a_set.webhooks = ["no"]  # type: ignore[attr-defined]
-    with pytest.raises(Exception, match="defines no controllers: .* or `webhooks = Webhooks"):
+    with pytest.raises(LoadError, match=r"defines no controllers: .* or `webhooks = Webhooks"):
         check_module(not_a_set)
