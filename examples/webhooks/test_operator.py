@@ -13,6 +13,7 @@ import contextlib
 import copy
 import datetime
 import signal
+import socket
 import ssl
 import sys
 from collections.abc import AsyncIterator
@@ -150,8 +151,6 @@ def test_every_version_converts_to_the_other_and_back_unchanged() -> None:
 
 def _served_certificate(port: int, ca: bytes) -> x509.Certificate:
     ctx = ssl.create_default_context(cadata=ca.decode())
-    import socket
-
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock, \
             ctx.wrap_socket(sock, server_hostname="127.0.0.1") as tls:
         der = tls.getpeercert(binary_form=True)
@@ -233,8 +232,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
