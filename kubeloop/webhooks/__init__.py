@@ -40,6 +40,7 @@ try:
         EphemeralCertificates,
         service_hosts,
     )
+    from ._manifests import CERT_DIR, WebhookDeployment
     from ._secret import SecretCertificates, inject_ca_bundle
 except ModuleNotFoundError as e:  # pragma: no cover - the extra is installed in development
     if e.name and e.name.split(".")[0] == "cryptography":
@@ -47,9 +48,9 @@ except ModuleNotFoundError as e:  # pragma: no cover - the extra is installed in
     raise
 
 __all__ = [
-    "CERT_MANAGER_INJECT_ANNOTATION", "CONVERT_PATH", "DEFAULT_PORT", "AdmissionRequest", "AdmissionWebhook", "Answer",
+    "CERT_DIR", "CERT_MANAGER_INJECT_ANNOTATION", "CONVERT_PATH", "DEFAULT_PORT", "AdmissionRequest", "AdmissionWebhook", "Answer",
     "CertificateBundle", "CertificateSource", "ClientConfig", "Converter", "DirectoryCertificates",
     "EphemeralCertificates", "GroupVersionKind", "GroupVersionResource", "Installation", "MigrationResult", "SecretCertificates",
-    "StorageVersionMigrator", "UserInfo", "Verdict", "WebhookServer", "Webhooks", "allow", "deny", "diff",
+    "StorageVersionMigrator", "UserInfo", "Verdict", "WebhookDeployment", "WebhookServer", "Webhooks", "allow", "deny", "diff",
     "inject_ca_bundle", "install", "installed", "label_selector_dict", "migrate_storage_version", "rebase", "service_hosts",
 ]
