@@ -1,6 +1,6 @@
 """The Widget operator's contract, on the emulator (and on a real cluster with KUBELOOP_TEST_KUBECONFIG):
-admission, conversion both ways, lossless round trips, a certificate rotation while serving, and
-the migration of objects stored as v1.
+admission, conversion both ways, lossless round trips, a certificate rotation while serving, the
+migration of objects stored as v1, and the dev loop through `kubeloop run --webhook-host`.
 
 The webhook server runs in the test process on 127.0.0.1; the API server calls it through URL
 clientConfigs (a real API server on the same machine reaches it on loopback too).
