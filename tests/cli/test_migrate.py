@@ -5,14 +5,12 @@ process against the emulator or the real cluster."""
 from __future__ import annotations
 
 import asyncio
-import copy
-import secrets
 import sys
 from pathlib import Path
 
 from kubeloop import Client
-from kubeloop.testing import TestCluster, install_crd
-from tests.webhooks.test_migration import CRD, two_versions
+from kubeloop.testing import TestCluster
+from tests.webhooks.test_migration import CRD, things_stored_as_v1
 
 KUBELOOP = str(Path(sys.executable).with_name("kubeloop"))
 
@@ -27,18 +25,8 @@ async def kubeloop_migrate(*args: str) -> tuple[int, str, str]:
 
 async def test_migrate_rewrites_then_has_nothing_left_to_do(apiserver: TestCluster, client: Client,
                                                             namespace: str) -> None:
-    group = f"m{secrets.token_hex(3)}.tests.kubeloop.dev"
-    name = f"things.{group}"
-    await install_crd(client, two_versions(group, "v1"))
+    name = await things_stored_as_v1(client, namespace, 5)
     try:
-        for i in range(5):
-            await client.create({"apiVersion": f"{group}/v1", "kind": "Thing", "metadata": {"name": f"t{i}"}},
-                                namespace=namespace)
-        changed = copy.deepcopy(await client.get(CRD, name))
-        for v in changed["spec"]["versions"]:
-            v["storage"] = v["name"] == "v2"
-        await client.replace(changed)
-
         code, out, err = await kubeloop_migrate(name, "--kubeconfig", apiserver.kubeconfig, "--page-size", "2")
         assert code == 0, err
         line = out.strip()
