@@ -156,8 +156,11 @@ async def install(client: Client, webhooks: Webhooks, client_config: ClientConfi
                 before = await _put_back(client, CRD, name, _with_spec(definition["spec"]))
                 done.crds[name] = None if _left_by_a_dev_loop(before) else \
                     copy.deepcopy((before.get("spec") or {}).get("conversion")) or {"strategy": "None"}
-            async with asyncio.timeout(timeout):
-                await _served(client, definition)
+            try:
+                async with asyncio.timeout(timeout):
+                    await _served(client, definition)
+            except TimeoutError:
+                raise TimeoutError(f"CRD {name} was not served within {timeout:g}s") from None
         for configuration in webhooks.configurations(client_config):
             kind, name = f"{ADMISSION}/{configuration['kind']}", configuration["metadata"]["name"]
             configuration["metadata"] = _marked(configuration["metadata"], True)
