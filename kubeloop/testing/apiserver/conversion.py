@@ -109,6 +109,42 @@ _KEPT = 8
 _SLACK = 1000
 
 
+class _BucketCopies:
+    """One custom resource's copies: per (key, apiVersion) the last few, for watch events (found by
+    resourceVersion), and per apiVersion by the stored version each was made of, for LISTs (one
+    identity lookup per object)."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple[Key, str], list[tuple[Stored, Copy[Stored | None]]]] = {}
+        self.by_stored: dict[str, dict[Stored, Copy[Stored | None]]] = {}
+
+    def __len__(self) -> int:
+        return len(self.by_key)
+
+    def add(self, key: Key, api_version: str, stored: Stored, copy: Copy[Stored | None]) -> None:
+        kept = self.by_key.setdefault((key, api_version), [])
+        kept.append((stored, copy))
+        by_stored = self.by_stored.setdefault(api_version, {})
+        by_stored[stored] = copy
+        for old, _ in kept[:-_KEPT]:
+            by_stored.pop(old, None)
+        del kept[:-_KEPT]
+
+    def at(self, key: Key, rv: int, api_version: str) -> Copy[Stored | None] | None:
+        for stored, copy in self.by_key.get((key, api_version), ()):
+            if stored.rv == rv:
+                return copy
+        return None
+
+    def drop(self, keys: list[tuple[Key, str]] | None = None) -> None:
+        """Forget the copies of `keys` (None: all), releasing whoever waits for one."""
+        for k in list(self.by_key) if keys is None else keys:
+            for stored, copy in self.by_key.pop(k, ()):
+                self.by_stored.get(k[1], {}).pop(stored, None)
+                if not copy.done():
+                    copy.set_result(None)
+
+
 class WatchCacheCopies:
     """Per custom resource and served version, the objects as the watch cache of that version holds
     them: converted in the background when written (one review per object and version), in the order
@@ -117,8 +153,7 @@ class WatchCacheCopies:
 
     def __init__(self, conversion: CRDConversion) -> None:
         self.conversion = conversion
-        #: bucket -> (key, apiVersion) -> [(resourceVersion, copy)], oldest first
-        self.copies: dict[str, dict[tuple[Key, str], list[tuple[int, Copy[Stored | None]]]]] = {}
+        self.copies: dict[str, _BucketCopies] = {}  # by bucket
         self._views: dict[str, _CRDView] | None = None  # bucket -> CRD, rebuilt when a CRD changes
         self._queue: deque[tuple[_CRDView, Obj, int, str, Copy[Stored | None]]] = deque()
         self._wake: asyncio.Event | None = None
@@ -137,8 +172,9 @@ class WatchCacheCopies:
             self._views = None
             old = _CRDView.of(change.old.obj) if change.old is not None else None
             new = _CRDView.of(change.new.obj)
-            if change.type == DELETED or old is None or old.generation != new.generation:
-                self._drop(self.copies.pop(new.bucket, {}))  # its storage is rebuilt: copies start over
+            if (change.type == DELETED or old is None or old.generation != new.generation) \
+                    and new.bucket in self.copies:
+                self.copies.pop(new.bucket).drop()  # its storage is rebuilt: copies start over
             return
         if not bucket.name.startswith("crd:"):
             return
@@ -150,26 +186,19 @@ class WatchCacheCopies:
         except RuntimeError:
             return  # no event loop (a load before start): converted when read
         obj = change.new.obj
-        copies = self.copies.setdefault(bucket.name, {})
+        copies = self.copies.get(bucket.name)
+        if copies is None:
+            copies = self.copies[bucket.name] = _BucketCopies()
         for version in view.served:
             target = f"{view.group}/{version}"
             if target == obj.get("apiVersion"):
                 continue
             copy: Copy[Stored | None] = loop.create_future()
-            kept = copies.setdefault((change.key, target), [])
-            kept.append((change.rv, copy))
-            del kept[:-_KEPT]
+            copies.add(change.key, target, change.new, copy)
             self._queue.append((view, obj, change.rv, target, copy))
         if len(copies) > 2 * len(bucket.objects) + _SLACK:
-            self._drop({k: copies.pop(k) for k in [k for k in copies if k[0] not in bucket.objects]})
+            copies.drop([k for k in copies.by_key if k[0] not in bucket.objects])
         self._start(loop)
-
-    @staticmethod
-    def _drop(entries: Mapping[Any, list[tuple[int, Copy[Stored | None]]]]) -> None:
-        for kept in entries.values():
-            for _, copy in kept:
-                if not copy.done():
-                    copy.set_result(None)
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._wake is None:
@@ -204,23 +233,23 @@ class WatchCacheCopies:
             with contextlib.suppress(asyncio.CancelledError):
                 await worker
         for copies in self.copies.values():
-            self._drop(copies)
+            copies.drop()
         self._queue.clear()
-
-    async def _copy(self, bucket: str, key: Key, rv: int, api_version: str) -> Stored | None:
-        for kept_rv, copy in self.copies.get(bucket, {}).get((key, api_version), ()):
-            if kept_rv == rv:
-                return await copy
-        return None
 
     async def read(self, info: ServedResource, items: list[Stored]) -> list[Stored]:
         """`items` as `info`'s watch cache holds them (copies converted when written; the missing
         ones converted now, in one review)."""
+        api_version = info.api_version
+        copies = self.copies.get(info.storage_key)
+        made = copies.by_stored.get(api_version, {}) if copies is not None else {}
         out: list[Stored | None] = []
         missing: list[int] = []
         for st in items:
-            copy = st if st.obj.get("apiVersion") == info.api_version else \
-                await self._copy(info.storage_key, st.key, st.rv, info.api_version)
+            if st.obj.get("apiVersion") == api_version:
+                out.append(st)
+                continue
+            pending = made.get(st)
+            copy = None if pending is None else pending.result() if pending.done() else await pending
             if copy is None:
                 missing.append(len(out))
             out.append(copy)
@@ -234,7 +263,9 @@ class WatchCacheCopies:
         """A watch event's object (as stored) in `info`'s version, from the copy made when it was written."""
         meta = obj.get("metadata") or {}
         key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-        copy = await self._copy(info.storage_key, key, int(meta.get("resourceVersion") or 0), info.api_version)
+        copies = self.copies.get(info.storage_key)
+        pending = copies.at(key, int(meta.get("resourceVersion") or 0), info.api_version) if copies else None
+        copy = None if pending is None else await pending
         if copy is not None:
             return copy.obj
         return (await self.conversion.convert(info, [obj], info.api_version))[0]
