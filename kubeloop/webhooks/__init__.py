@@ -14,6 +14,11 @@ manage themselves, and storage-version migration.
                                       configurations=[webhooks.name], crds=webhooks.crd_names)
     server = WebhookServer(webhooks, certificates)   # runnables: `await x.run(stop)`
 
+    manager.add_webhooks(webhooks)                   # or: the Manager runs both (kubeloop.manager)
+
+`install`/`installed` put the configurations and CRDs in a cluster for a run and put the cluster
+back after (the dev loop); `WebhookDeployment` is what `kubeloop manifests` adds for webhooks.
+
 Layer: below `resources` (handlers take its typed objects, conversion uses its `Versions`), above
 `manager` (which runs the server and the certificate source as runnables). The certificate
 sources need `cryptography`: `pip install 'kubeloop[webhooks]'` (typed handlers and conversion
