@@ -20,6 +20,13 @@ certificates (`SecretCertificates` in a cluster, `EphemeralCertificates` on loop
 `examples/webhooks/test_operator.py` runs it on the emulator (and on a real cluster with
 `KUBELOOP_TEST_KUBECONFIG`): the webhook server runs in the test process and the API server calls
 it at `https://127.0.0.1:<port>`.
+
+    kubeloop run examples/webhooks/operator.py --webhook-host 127.0.0.1 --kubeconfig K   # the dev loop
+    kubeloop manifests examples/webhooks/operator.py -n widgets --image I                # to install it
+
+`kubeloop run` finds `webhooks` below by the module convention and serves it (the module needs no
+controller); with `--webhook-host` it installs the configurations and the CRD for the run and puts
+the cluster back on exit.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Widget operator's contract, on the emulator (and on a real cluster with KUBELOOP_TEST_KUBECONFIG):
-admission, conversion both ways, lossless round trips, a certificate rotation while serving, and
-the migration of objects stored as v1.
+admission, conversion both ways, lossless round trips, a certificate rotation while serving, the
+migration of objects stored as v1, and the dev loop through `kubeloop run --webhook-host`.
 
 The webhook server runs in the test process on 127.0.0.1; the API server calls it through URL
 clientConfigs (a real API server on the same machine reaches it on loopback too).
@@ -12,10 +12,15 @@ import asyncio
 import contextlib
 import copy
 import datetime
+import signal
+import socket
 import ssl
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from cryptography import x509
 
@@ -146,8 +151,6 @@ def test_every_version_converts_to_the_other_and_back_unchanged() -> None:
 
 def _served_certificate(port: int, ca: bytes) -> x509.Certificate:
     ctx = ssl.create_default_context(cadata=ca.decode())
-    import socket
-
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock, \
             ctx.wrap_socket(sock, server_hostname="127.0.0.1") as tls:
         der = tls.getpeercert(binary_form=True)
@@ -223,3 +226,68 @@ async def test_migration_of_objects_stored_as_v1(apiserver: TestCluster, client:
 
         again = await migrate_storage_version(client, CRD_NAME)
         assert again.done and again.rewritten == 0 and again.stored_before == ["v2"]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_the_dev_loop_through_the_cli(apiserver: TestCluster, client: Client, namespace: str) -> None:
+    """`kubeloop run operator.py --webhook-host 127.0.0.1` serves the webhooks against the cluster: the
+    denial, the label and the conversion seen by a client; its metrics on /metrics; and after SIGINT
+    the webhook configurations are gone and the CRD's conversion is what it was (none: it created the
+    CRD), its Widgets kept."""
+    await eventually(lambda: _gone(client, CRD, CRD_NAME), 60, interval=0.2, what="an earlier Widget CRD gone")
+    root = ROOT
+    port, webhook_port = _free_port(), _free_port()
+    proc = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).with_name("kubeloop")), "run", "examples/webhooks/operator.py",
+        "--webhook-host", "127.0.0.1", "--webhook-port", str(webhook_port), "--kubeconfig", apiserver.kubeconfig,
+        "--health-port", str(port), "--metrics-port", str(port), "--bind-address", "127.0.0.1", cwd=str(root),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        async with aiohttp.ClientSession() as session:
+            async def ready() -> bool:
+                assert proc.returncode is None, "kubeloop run exited"
+                try:
+                    async with session.get(f"http://127.0.0.1:{port}/readyz") as r:
+                        return r.status == 200
+                except aiohttp.ClientError:
+                    return False
+            await eventually(ready, 30, interval=0.1, what="kubeloop run ready")
+            crd = await client.get(CRD, CRD_NAME)
+            assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["url"] == \
+                f"https://127.0.0.1:{webhook_port}/convert"
+            created = await admitted(client, widget("v1", "medium", {"size": "medium"}), namespace)
+            assert created["spec"] == {"size": "medium"}
+            as_v2 = await client.get(V2, "medium", namespace=namespace)
+            assert as_v2["spec"] == {"replicas": 3} and as_v2["metadata"]["labels"] == {MANAGED_LABEL: "true"}
+            with pytest.raises(Forbidden, match="may not start with 'forbidden-'"):
+                await client.create(widget("v2", "forbidden-one", {"replicas": 1}), namespace=namespace)
+            async with session.get(f"http://127.0.0.1:{port}/metrics") as r:
+                text = await r.text()
+            assert any(line.startswith("controller_runtime_webhook_requests_total{") and 'webhook="/convert"' in line
+                       for line in text.splitlines())
+        proc.send_signal(signal.SIGINT)
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    try:
+        assert proc.returncode == 0, err.decode()
+        for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+            with pytest.raises(NotFound):
+                await client.get(f"admissionregistration.k8s.io/v1/{kind}", webhooks.name)
+        crd = await client.get(CRD, CRD_NAME)
+        assert crd["spec"]["conversion"] == {"strategy": "None"}
+        assert (await client.get(V2, "medium", namespace=namespace))["spec"] == {"replicas": 3}
+    finally:
+        with contextlib.suppress(NotFound):
+            await client.delete(CRD, CRD_NAME)
+        await eventually(lambda: _gone(client, CRD, CRD_NAME), 60, interval=0.2, what="the Widget CRD gone")

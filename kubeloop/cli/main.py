@@ -10,6 +10,7 @@ _COMMANDS = {
     "apiserver": "kubeloop.cli.apiserver",
     "demo": "kubeloop.cli.demo",
     "manifests": "kubeloop.cli.manifests",
+    "migrate": "kubeloop.cli.migrate",
     "run": "kubeloop.cli.run",
 }
 """Each subcommand: the module defining it, as a click command of the same name."""

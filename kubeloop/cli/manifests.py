@@ -5,7 +5,10 @@ offline Manager that never contacts a cluster; the documents printed are: the CR
 declares (its `kubeloop.resources.CustomResource` classes, a ``crds`` list or a ``crd()`` function
 returning CRD dicts), a ServiceAccount, a ClusterRole and/or Roles with the rules the controllers
 need (`kubeloop.resources.manifests` says which rule comes from which declaration) and their
-bindings, and a Deployment running ``kubeloop run`` with probes, metrics and leader election.
+bindings, and a Deployment running ``kubeloop run`` with probes, metrics and leader election. A
+module that serves webhooks (``webhooks``, or ``manager.add_webhooks`` in ``setup()``) also gets
+their configurations, the webhook Service, the CRDs' conversion block and the certificates' RBAC
+(`kubeloop.webhooks.WebhookDeployment`).
 
 ``--kubeconfig`` resolves kinds the module does not declare (a CRD installed by someone else)
 through the cluster's discovery. ``--observe TESTS`` learns the rules from a pytest run instead:
@@ -30,7 +33,15 @@ from typing import Any
 import click
 import yaml
 
-from kubeloop.manager import LoadError, check_module, default_lease_name, load_target, setup_manager
+from kubeloop.manager import (
+    LoadError,
+    ManagerError,
+    check_module,
+    default_lease_name,
+    load_target,
+    setup_manager,
+    webhook_service_name,
+)
 
 __all__ = ["manifests", "module_crds", "operator_of"]
 
@@ -78,16 +89,18 @@ def _typed_resources(module: ModuleType) -> list[Any]:
 
 
 async def operator_of(module: ModuleType, target: str, namespace: str, lease: tuple[str, str] | None,
-                      sharding: bool = False) -> Any:
-    """The module's `Operator` (controllers, informers, lease or shard Leases), from an offline Manager."""
+                      sharding: bool = False) -> tuple[Any, Any]:
+    """The module's `Operator` (controllers, informers, lease or shard Leases) and its `Webhooks`
+    (None: it serves none), from an offline Manager."""
     from kubeloop.client import Client, KubeloopClientError
     from kubeloop.config import ClusterConfig
-    from kubeloop.manager import Manager
+    from kubeloop.manager import Manager, WebhookOptions
     from kubeloop.resources.manifests import Operator
 
     client = Client(ClusterConfig(OFFLINE_SERVER, namespace=namespace))
     try:
-        manager = Manager(client, namespace=namespace)
+        # webhooks registered without certificates get the Secret mode's (kept, never run)
+        manager = Manager(client, namespace=namespace, webhook_options=WebhookOptions(service="offline"))
         try:
             await setup_manager(module, manager, target)
         except (KubeloopClientError, OSError) as exc:
@@ -96,7 +109,7 @@ async def operator_of(module: ModuleType, target: str, namespace: str, lease: tu
         informers = tuple((inf.resource, inf.selection.namespace) for inf in manager.informers)
         informers += tuple(manager.runnable_reads)
         return Operator(tuple(c.spec for c in manager.controllers), informers, lease,
-                        namespace if sharding else None)
+                        namespace if sharding else None), manager.webhooks
     finally:
         await client.close()
 
@@ -160,14 +173,24 @@ def _observe(tests: str) -> list[Any]:
               help="With --observe: only this user's requests (e.g. system:serviceaccount:NS:NAME).")
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE",
               help="An environment variable of the operator's container (repeat for more).")
+@click.option("--webhook-port", default=9443, show_default=True, type=click.IntRange(1, 65535),
+              help="With webhooks: the container port the webhook server listens on (the Service maps 443 to it).")
+@click.option("--webhook-cert-manager/--no-webhook-cert-manager", default=False, show_default=True,
+              help="With webhooks: cert-manager issues the certificate (an Issuer and a Certificate, the "
+                   "inject-ca-from annotation, the Secret mounted) instead of the operator keeping it in a Secret.")
+@click.option("--webhook-migrate/--no-webhook-migrate", default=False, show_default=True,
+              help="With converted resources: the operator migrates their stored objects to the storage version "
+                   "(kubeloop run --webhook-migrate, and its RBAC).")
 @click.option("--for-cluster", "for_cluster", default=None, metavar="CLUSTER",
               help="Print only the ServiceAccount (in --namespace) and RBAC that the cluster named CLUSTER (one the "
                    "operator reaches with its own credentials) needs: what the controllers running there and the "
                    "targets read there use.")
 def manifests(target: str, namespace: str, image: str | None, name: str | None, leader_election: bool,
               sharding: bool, replicas: int | None, metrics_port: int, health_port: int, kubeconfig: str | None, context: str | None,
-              observe: str | None, observe_user: str | None, env: tuple[str, ...], for_cluster: str | None) -> None:
-    """Print the CRDs, ServiceAccount, RBAC and Deployment that install MODULE_OR_FILE's operator."""
+              observe: str | None, observe_user: str | None, env: tuple[str, ...], webhook_port: int,
+              webhook_cert_manager: bool, webhook_migrate: bool, for_cluster: str | None) -> None:
+    """Print the CRDs, ServiceAccount, RBAC and Deployment that install MODULE_OR_FILE's operator (and,
+    when it serves webhooks, their configurations, Service and CRD conversion)."""
     from kubeloop.meta import DEFAULT_CLUSTER
     from kubeloop.resources.manifests import (
         Deployment,
@@ -199,11 +222,22 @@ def manifests(target: str, namespace: str, image: str | None, name: str | None, 
     leader_election = leader_election and not sharding
     lease = (op_name, namespace) if leader_election else None
     try:
-        op = asyncio.run(operator_of(module, target, namespace, lease, sharding))
-    except LoadError as exc:
+        op, webhooks = asyncio.run(operator_of(module, target, namespace, lease, sharding))
+    except (LoadError, ManagerError) as exc:
         raise click.ClickException(str(exc)) from None
+    served: Any = None  # the webhooks' documents and needs (kubeloop.webhooks.WebhookDeployment)
+    if webhooks is not None:
+        from kubeloop.webhooks import WebhookDeployment
+
+        service = webhook_service_name(op_name)
+        served = WebhookDeployment(webhooks, namespace, service, f"{service}-tls", port=webhook_port,
+                                   cert_manager=webhook_cert_manager, migrate=webhook_migrate)
+        converted = {c["metadata"]["name"]: c for c in served.crds()}  # with their conversion block
+        crds = [converted.pop(c["metadata"]["name"], c) for c in crds] + list(converted.values())
+    webhook_needs = served.needs() if served is not None else []
     if observe:  # what the tests did, and what the Deployment's own Lease needs (tests seldom elect)
-        perms = merge([*needs_from_audit(_observe(observe), observe_user, namespace), *manager_needs(op)])
+        perms = merge([*needs_from_audit(_observe(observe), observe_user, namespace), *manager_needs(op),
+                       *webhook_needs])
     else:
         resolver = Resolver(crds)
         if kubeconfig:
@@ -216,7 +250,8 @@ def manifests(target: str, namespace: str, image: str | None, name: str | None, 
             if missing:
                 resolver = Resolver(crds, asyncio.run(_discover(kubeconfig, context, missing)))
         try:
-            perms = merge(needs(op, resolver, for_cluster or DEFAULT_CLUSTER))
+            perms = merge(needs(op, resolver, for_cluster or DEFAULT_CLUSTER) +
+                          (webhook_needs if for_cluster is None else []))
         except (UnresolvedKind, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
     if for_cluster is not None:
@@ -226,10 +261,17 @@ def manifests(target: str, namespace: str, image: str | None, name: str | None, 
     dep = Deployment(op_name, namespace, image or default_image(op_name), module.__name__, metrics_port=metrics_port,
                      health_port=health_port, leader_election=leader_election, lease_name=op_name,
                      replicas=replicas or (3 if sharding else 1), sharding=sharding, env=env_vars)
+    from kubeloop.resources.manifests import labels_of, selector_of
     from kubeloop.resources.manifests import manifests as documents
 
-    click.echo(yaml.dump_all(documents(perms, dep, crds), Dumper=_Dumper, sort_keys=False,
-                             default_flow_style=False, width=120), nl=False)
+    services: list[dict[str, Any]] = []
+    configurations: list[dict[str, Any]] = []
+    if served is not None:
+        dep = served.deployed(dep)
+        services = served.service_documents(selector_of(op_name), labels_of(op_name))
+        configurations = served.configurations()
+    click.echo(yaml.dump_all(documents(perms, dep, crds, services=services, configurations=configurations),
+                             Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120), nl=False)
     if image is None:
         click.echo(f"kubeloop manifests: no --image given, so the Deployment runs {dep.image!r}: build it with "
                    f"Python 3.11+, kubeloop and {module.__name__!r} importable, or pass --image", err=True)

@@ -84,8 +84,10 @@ async def _main(module: ModuleType, target: str, opts: dict[str, Any]) -> None:
         Manager,
         ManagerError,
         Sharding,
+        WebhookOptions,
         default_lease_name,
         setup_manager,
+        webhook_service_name,
     )
 
     try:
@@ -115,14 +117,25 @@ async def _main(module: ModuleType, target: str, opts: dict[str, Any]) -> None:
                                     retry_period=opts["retry_period"], mode=opts["sharding_mode"])
             except ValueError as exc:
                 raise click.ClickException(f"sharding: {exc}") from None
+        try:
+            webhook_options = WebhookOptions(
+                port=opts["webhook_port"], dev_host=opts["webhook_host"], cert_dir=opts["webhook_cert_dir"],
+                service=None if opts["webhook_host"] or opts["webhook_cert_dir"] else
+                opts["webhook_service"] or webhook_service_name(default_lease_name(module)),
+                secret=opts["webhook_secret"], migrate=opts["webhook_migrate"])
+        except ValueError as exc:
+            raise click.ClickException(f"webhooks: {exc}") from None
         manager = Manager(client, namespace=opts["namespace"], leader_election=election, sharding=sharding,
                           health_port=opts["health_port"] or None, metrics_port=opts["metrics_port"] or None,
                           bind_address=opts["bind_address"], graceful_shutdown_timeout=opts["shutdown_timeout"],
-                          connect_timeout=opts["connect_timeout"])
+                          connect_timeout=opts["connect_timeout"], webhook_options=webhook_options)
         try:
             await setup_manager(module, manager, target)
-        except LoadError as exc:
+        except (LoadError, ManagerError) as exc:
             raise click.ClickException(str(exc)) from None
+        if manager.webhooks is None and opts["webhook_host"]:
+            raise click.ClickException(f"{target} serves no webhooks for --webhook-host: give it "
+                                       "`webhooks = Webhooks(...)` or `manager.add_webhooks(...)` in setup()")
         try:
             await manager.run(handle_signals=True)
         except ManagerError as exc:
@@ -163,17 +176,37 @@ async def _main(module: ModuleType, target: str, opts: dict[str, Any]) -> None:
               help="Seconds in-flight reconciles get to finish after SIGTERM/SIGINT.")
 @click.option("--connect-timeout", default=30.0, show_default=True, type=float,
               help="Seconds to keep retrying an unreachable cluster at start-up.")
+@click.option("--webhook-port", default=9443, show_default=True, type=click.IntRange(0, 65535),
+              help="Serve the module's webhooks (if it has any) over HTTPS here (0: a free port).")
+@click.option("--webhook-host", default=None, metavar="ADDRESS",
+              help="The dev loop: serve the webhooks on ADDRESS (one the API server can call, e.g. 127.0.0.1) with a "
+                   "CA of its own, install the webhook configurations and the CRDs' conversion pointing at "
+                   "https://ADDRESS:PORT, and put them back on exit.")
+@click.option("--webhook-service", default=None,
+              help="In a cluster: the webhook Service's name, in --namespace; the certificate is for it and kept "
+                   "in a Secret (default: from the module name, as `kubeloop manifests` names it).")
+@click.option("--webhook-secret", default=None,
+              help="The Secret holding the webhook CA and certificate (default: <webhook service>-tls).")
+@click.option("--webhook-cert-dir", default=None, metavar="DIR",
+              help="cert-manager mode: tls.crt, tls.key and ca.crt from this mounted Secret directory, reloaded "
+                   "when they change.")
+@click.option("--webhook-migrate/--no-webhook-migrate", default=False, show_default=True,
+              help="Also migrate the converted CRDs' stored objects to their storage version (on the leader).")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--verbose", "-v", is_flag=True, help="Debug logs.")
 def run(target: str, kubeconfig: str | None, context: str | None, namespace: str | None, metrics_port: int,
         health_port: int, bind_address: str, leader_election: bool, leader_election_id: str | None,
         leader_election_namespace: str | None, sharding: bool, sharding_name: str | None, sharding_mode: str,
         sharding_identity: str | None, lease_duration: float, renew_deadline: float, retry_period: float,
-        shutdown_timeout: float, connect_timeout: float, log_format: str, verbose: bool) -> None:
-    """Run the controllers MODULE_OR_FILE defines (``setup(manager)`` or ``controllers``) until SIGTERM.
+        shutdown_timeout: float, connect_timeout: float, webhook_port: int, webhook_host: str | None,
+        webhook_service: str | None, webhook_secret: str | None, webhook_cert_dir: str | None,
+        webhook_migrate: bool, log_format: str, verbose: bool) -> None:
+    """Run the controllers and webhooks MODULE_OR_FILE defines (``setup(manager)``, ``controllers``,
+    ``webhooks``) until SIGTERM.
 
     The first SIGTERM/SIGINT stops gracefully (in-flight reconciles finish, the Lease is
-    released, exit code 0); a second one exits at once.
+    released, the dev loop's webhook configurations are removed, exit code 0); a second one exits
+    at once.
     """
     from kubeloop.manager import LoadError, check_module, load_target
 
@@ -190,5 +223,7 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
             "leader_election_id": leader_election_id, "leader_election_namespace": leader_election_namespace,
             "sharding": sharding, "sharding_name": sharding_name, "sharding_mode": sharding_mode,
             "sharding_identity": sharding_identity, "lease_duration": lease_duration, "renew_deadline": renew_deadline, "retry_period": retry_period,
-            "shutdown_timeout": shutdown_timeout, "connect_timeout": connect_timeout}
+            "shutdown_timeout": shutdown_timeout, "connect_timeout": connect_timeout, "webhook_port": webhook_port,
+            "webhook_host": webhook_host, "webhook_service": webhook_service, "webhook_secret": webhook_secret,
+            "webhook_cert_dir": webhook_cert_dir, "webhook_migrate": webhook_migrate}
     asyncio.run(_main(module, target, opts))

@@ -14,9 +14,13 @@ The modules are private (``_name.py``); every public name is exported here.
 - `ShutdownSignals` (_signals.py): first SIGTERM/SIGINT graceful, the second exits at once.
 - `ManagedInformer` (_informers.py): a manager-owned informer for cross-resource lookups.
 - `ClustersFromSecrets` (_clusters.py): the manager's clusters kept in sync with kubeconfig Secrets.
-- `load_target`, `setup_manager`, `check_module`, `LoadError` (_target.py): an operator module run
-  by its convention (``setup(manager)`` or ``controllers``), as `kubeloop run` and
-  `kubeloop.testing.OperatorRunner` load it.
+- `WebhookOptions` (_webhooks.py): how `Manager.add_webhooks` serves a `kubeloop.webhooks.Webhooks`
+  set (port, certificates from a Secret, a cert-manager directory or the dev loop's), and the
+  runnables it adds (certificates and server in ``servers``; the dev loop's installation; the
+  storage-version migration).
+- `load_target`, `setup_manager`, `check_module`, `module_webhooks`, `LoadError` (_target.py): an
+  operator module run by its convention (``setup(manager)``, ``controllers``, ``webhooks``), as
+  `kubeloop run` and `kubeloop.testing.OperatorRunner` load it.
 """
 
 from typing import TYPE_CHECKING
@@ -33,7 +37,15 @@ from kubeloop.manager._probes import ProbeServer
 from kubeloop.manager._runnable import Runnable, RunnableFn, Stop
 from kubeloop.manager._sharding import Sharding
 from kubeloop.manager._signals import ShutdownSignals
-from kubeloop.manager._target import LoadError, check_module, default_lease_name, load_target, setup_manager
+from kubeloop.manager._target import (
+    LoadError,
+    check_module,
+    default_lease_name,
+    load_target,
+    module_webhooks,
+    setup_manager,
+)
+from kubeloop.manager._webhooks import WebhookOptions, webhook_service_name
 
 __all__ = [
     "ClustersFromSecrets",
@@ -53,10 +65,13 @@ __all__ = [
     "Sharding",
     "ShutdownSignals",
     "Stop",
+    "WebhookOptions",
     "check_module",
     "default_lease_name",
     "load_target",
+    "module_webhooks",
     "setup_manager",
+    "webhook_service_name",
 ]
 
 if TYPE_CHECKING:  # the manager's informers conform to `kubeloop.cache.Reader` (checked by mypy)

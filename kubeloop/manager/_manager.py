@@ -40,7 +40,7 @@ import logging
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from kubeloop.cache import Filter, IndexFunc, Selection, SelectionKeywords, SharedCache
 from kubeloop.client import Client
@@ -59,8 +59,18 @@ from kubeloop.manager._probes import Probes, ProbeServer, ReadinessLog
 from kubeloop.manager._runnable import GROUPS, FunctionRunnable, Runnable, RunnableFn, RunnableGroup
 from kubeloop.manager._sharding import Sharding
 from kubeloop.manager._signals import ShutdownSignals
+from kubeloop.manager._webhooks import (
+    StorageVersionMigration,
+    WebhookCertificates,
+    WebhookInstall,
+    WebhookOptions,
+    WebhookServing,
+)
 from kubeloop.meta import DEFAULT_CLUSTER
 from kubeloop.queue import REAL_CLOCK, Clock, check_clock
+
+if TYPE_CHECKING:
+    from kubeloop.webhooks import CertificateSource, Webhooks, WebhookServer
 
 __all__ = ["Manager", "ManagerError"]
 
@@ -135,6 +145,7 @@ class Manager:
         readiness_log_interval: float = 1.0,
         clock: Clock = REAL_CLOCK,
         sharding: Sharding | None = None,
+        webhook_options: WebhookOptions | None = None,
     ) -> None:
         check_coordination(leader_election, sharding)
         self._owned: list[Client] = []  # clients the manager made (closed at the end, or on removal)
@@ -146,6 +157,10 @@ class Manager:
         self.leader_election = leader_election
         self.sharding = sharding
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
+        self.webhook_options = webhook_options or WebhookOptions()
+        self._bind_address = bind_address
+        self._connect_timeout = connect_timeout
+        self._webhooks: tuple[Webhooks, WebhookServer] | None = None
         self.clock = check_clock(clock)
         self._life = Lifecycle()
         self._checks = _Checks()
@@ -306,6 +321,50 @@ class Manager:
             raise ValueError(f"{r.name}: a runnable that needs leadership runs in the leader group, not {group!r}")
         self._groups["leader" if r.needs_leader else group].add(r)
 
+    def add_webhooks(self, webhooks: Webhooks, certificates: CertificateSource | None = None, *,
+                     migrate: bool | None = None) -> WebhookServer:
+        """Serve ``webhooks`` (a `kubeloop.webhooks.Webhooks`; before start): returns its `WebhookServer`.
+
+        Adds the certificate source and the HTTPS server to the ``servers`` group (every replica
+        serves; ``/readyz`` waits for both), on `webhook_options`' port and host.
+        ``certificates``: any `kubeloop.webhooks.CertificateSource`; None takes the one
+        `WebhookOptions` says (a Secret in a cluster, a cert-manager directory, or the dev loop's,
+        which also installs the configurations and the CRDs' conversion for the run). ``migrate``
+        (None: `WebhookOptions.migrate`) adds the storage-version migration of the converted CRDs,
+        leader-only. A manager serves one set: declare every handler on one `Webhooks`.
+        """
+        from kubeloop.webhooks import DEFAULT_PORT, StorageVersionMigrator, Webhooks, WebhookServer
+
+        self._require_new("add webhooks")
+        if not isinstance(webhooks, Webhooks):
+            raise TypeError(f"add_webhooks takes a kubeloop.webhooks.Webhooks, not {type(webhooks).__name__}")
+        if self._webhooks is not None:
+            raise ValueError(f"this manager already serves {self._webhooks[0]!r}: one Webhooks set per manager "
+                             "(declare every handler and conversion on it)")
+        opts, client = self.webhook_options, self._clients[DEFAULT_CLUSTER]
+        if certificates is None:
+            certificates = opts.certificates(webhooks, client, self.namespace)
+        server = WebhookServer(webhooks, certificates, host=opts.dev_host or opts.host or self._bind_address,
+                               port=DEFAULT_PORT if opts.port is None else opts.port)
+        self._webhooks = (webhooks, server)
+        self._groups["servers"].add(WebhookCertificates(certificates, self._connect_timeout))
+        self._groups["servers"].add(WebhookServing(server))
+        if opts.dev_host is not None:
+            self._groups["others"].add(WebhookInstall(client, webhooks, server, certificates))
+        if (opts.migrate if migrate is None else migrate) and webhooks.crd_names:
+            self._groups["leader"].add(StorageVersionMigration(StorageVersionMigrator(client, webhooks.crd_names)))
+        return server
+
+    @property
+    def webhooks(self) -> Webhooks | None:
+        """The `Webhooks` set `add_webhooks` registered (None: none)."""
+        return self._webhooks[0] if self._webhooks is not None else None
+
+    @property
+    def webhook_server(self) -> WebhookServer | None:
+        """Its `WebhookServer` (``url`` and ``port`` once it listens)."""
+        return self._webhooks[1] if self._webhooks is not None else None
+
     def informer(self, resource: ResourceArg, selection: Selection | None = None, *, cluster: str | None = None,
                  indexes: Mapping[str, IndexFunc] | None = None, filter: Filter | None = None,
                  **keywords: Unpack[SelectionKeywords]) -> ManagedInformer:
@@ -342,7 +401,8 @@ class Manager:
 
     def _added(self) -> list[Runnable]:
         """The runnables `add_runnable` added (not controllers, not the manager's own parts)."""
-        own = (ControllerRunnable, Probes, Caches, ReadinessLog, Election, ShardingRunnable)
+        own = (ControllerRunnable, Probes, Caches, ReadinessLog, Election, ShardingRunnable, WebhookCertificates,
+               WebhookServing, WebhookInstall, StorageVersionMigration)
         return [r for g in self._groups.values() for r in g.members if not isinstance(r, own)]
 
     @property

@@ -9,6 +9,9 @@ The module convention (checked in this order):
    (or the kubeconfig context's / the pod's namespace), for modules that scope themselves to it.
 2. ``controllers``: a list of `kubeloop.Controller` (or a function returning one), each added
    with the defaults (they need leadership when leader election is on).
+3. ``webhooks``: a `kubeloop.webhooks.Webhooks` set, served with ``manager.add_webhooks`` (its
+   certificates as the manager's `WebhookOptions` say) unless ``setup()`` registered one itself.
+   A module may define webhooks only.
 
 MODULE_OR_FILE is a file (``path/to/controller.py``; a file inside a package is imported as part
 of that package, so relative imports work) or an importable module name (``mypkg.controllers``;
@@ -27,14 +30,14 @@ import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kubeloop.controller import Controller
 
 if TYPE_CHECKING:
     from kubeloop.manager._manager import Manager
 
-__all__ = ["LoadError", "check_module", "default_lease_name", "load_target", "setup_manager"]
+__all__ = ["LoadError", "check_module", "default_lease_name", "load_target", "module_webhooks", "setup_manager"]
 
 
 class LoadError(Exception):
@@ -107,13 +110,22 @@ def _import(name: str, target: str) -> ModuleType:
 
 
 def _no_controllers(target: str) -> LoadError:
-    return LoadError(f"{target} defines no controllers: give it `controllers = [Controller(...), ...]` "
-                     "or `def setup(manager): manager.add(...)`")
+    return LoadError(f"{target} defines no controllers: give it `controllers = [Controller(...), ...]`, "
+                     "`def setup(manager): manager.add(...)` or `webhooks = Webhooks(...)`")
+
+
+def module_webhooks(module: ModuleType) -> Any:
+    """The module's ``webhooks`` when it is a `kubeloop.webhooks.Webhooks` set, else None (without
+    importing kubeloop.webhooks: a module that defines a set has imported it)."""
+    package = sys.modules.get("kubeloop.webhooks")
+    found = getattr(module, "webhooks", None)
+    return found if package is not None and isinstance(found, package.Webhooks) else None
 
 
 def check_module(module: ModuleType, target: str = "") -> None:
-    """Fail early (before any cluster is contacted) when the module offers neither convention."""
-    if not callable(getattr(module, "setup", None)) and getattr(module, "controllers", None) is None:
+    """Fail early (before any cluster is contacted) when the module offers no convention."""
+    if not callable(getattr(module, "setup", None)) and getattr(module, "controllers", None) is None \
+            and module_webhooks(module) is None:
         raise _no_controllers(target or module.__name__)
 
 
@@ -136,7 +148,10 @@ async def setup_manager(module: ModuleType, manager: Manager, target: str = "") 
                 if not isinstance(c, Controller):
                     raise LoadError(f"{target}: controllers[{i}] is a {type(c).__name__}, not a kubeloop.Controller")
                 manager.add(c)
-    if not manager.controllers and not manager.runnables:
+    found = module_webhooks(module)
+    if found is not None and manager.webhooks is None:
+        manager.add_webhooks(found)
+    if not manager.controllers and not manager.runnables and manager.webhooks is None:
         raise _no_controllers(target)
 
 

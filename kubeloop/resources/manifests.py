@@ -335,6 +335,9 @@ class Deployment:
     replicas: int = 1
     sharding: bool = False  # replicas share the work (``--sharding``, group named ``lease_name``)
     env: tuple[tuple[str, str], ...] = ()  # the container's environment variables (name, value)
+    webhook_port: int | None = None  # the container's ``webhook`` port (webhooks served)
+    args: tuple[str, ...] = ()  # more flags of ``kubeloop run``
+    secret_mounts: tuple[tuple[str, str], ...] = ()  # (Secret, directory) mounted read-only
 
 
 _NAME = re.compile(r"[^a-z0-9-]+")
@@ -364,7 +367,7 @@ def parse_env(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
 
 def rbac_documents(perms: Permissions, name: str, namespace: str) -> list[dict[str, Any]]:
     """ServiceAccount ``namespace/name``, and the ClusterRole and Roles of ``perms`` bound to it."""
-    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "kubeloop"}
+    labels = labels_of(name)
     sa = {"kind": "ServiceAccount", "name": name, "namespace": namespace}
     docs: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "ServiceAccount",
                                    "metadata": {"name": name, "namespace": namespace, "labels": labels}}]
@@ -386,22 +389,39 @@ def rbac_documents(perms: Permissions, name: str, namespace: str) -> list[dict[s
     return docs
 
 
-def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
-    """The documents to apply, in order: CRDs, ServiceAccount, roles and bindings, Deployment."""
-    labels = {"app.kubernetes.io/name": dep.name, "app.kubernetes.io/managed-by": "kubeloop"}
+def labels_of(name: str) -> dict[str, str]:
+    """The labels of everything the manifests of operator ``name`` create."""
+    return {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "kubeloop"}
+
+
+def selector_of(name: str) -> dict[str, str]:
+    """The labels selecting operator ``name``'s pods (its Deployment's and its Services' selector)."""
+    return {"app.kubernetes.io/name": name}
+
+
+def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, Any]] = (), *,
+              services: Sequence[Mapping[str, Any]] = (),
+              configurations: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The documents to apply, in order: CRDs, ServiceAccount, roles and bindings, ``services`` (a
+    webhook Service, its certificate's), Deployment, then ``configurations`` (webhook configurations:
+    last, so that applying the rest is never sent to a webhook that is not running yet)."""
+    labels = labels_of(dep.name)
     docs: list[dict[str, Any]] = [dict(c) for c in crds]
     docs += rbac_documents(perms, dep.name, dep.namespace)
+    docs += [dict(s) for s in services]
     args = ["run", dep.target, "--namespace", dep.namespace, "--metrics-port", str(dep.metrics_port),
             "--health-port", str(dep.health_port), "--log-format", "json"]
     if dep.sharding:
         args += ["--sharding", "--sharding-name", dep.lease_name or dep.name]
     elif dep.leader_election:
         args += ["--leader-election", "--leader-election-id", dep.lease_name or dep.name]
+    args += dep.args
     probe = {"initialDelaySeconds": 5, "periodSeconds": 10}
+    ports = [{"name": "metrics", "containerPort": dep.metrics_port}, {"name": "health", "containerPort": dep.health_port}]
+    if dep.webhook_port is not None:
+        ports.append({"name": "webhook", "containerPort": dep.webhook_port})
     container: dict[str, Any] = {
-        "name": "operator", "image": dep.image, "command": ["kubeloop"], "args": args,
-        "ports": [{"name": "metrics", "containerPort": dep.metrics_port},
-                  {"name": "health", "containerPort": dep.health_port}],
+        "name": "operator", "image": dep.image, "command": ["kubeloop"], "args": args, "ports": ports,
         "livenessProbe": {"httpGet": {"path": "/healthz", "port": "health"}, **probe},
         "readinessProbe": {"httpGet": {"path": "/readyz", "port": "health"}, **probe},
         # what any Python image runs with (runAsNonRoot would refuse images that run as root)
@@ -409,14 +429,19 @@ def manifests(perms: Permissions, dep: Deployment, crds: Sequence[Mapping[str, A
     }
     if dep.env:
         container["env"] = [{"name": k, "value": v} for k, v in dep.env]
+    pod: dict[str, Any] = {"serviceAccountName": dep.name, "terminationGracePeriodSeconds": 35,
+                           "containers": [container]}
+    if dep.secret_mounts:
+        volumes = [(f"secret-{i}", secret, path) for i, (secret, path) in enumerate(dep.secret_mounts)]
+        container["volumeMounts"] = [{"name": v, "mountPath": path, "readOnly": True} for v, _, path in volumes]
+        pod["volumes"] = [{"name": v, "secret": {"secretName": secret}} for v, secret, _ in volumes]
     docs.append({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": dep.name, "namespace": dep.namespace, "labels": labels},
-        "spec": {"replicas": dep.replicas, "selector": {"matchLabels": {"app.kubernetes.io/name": dep.name}},
-                 "template": {"metadata": {"labels": labels},
-                              "spec": {"serviceAccountName": dep.name, "terminationGracePeriodSeconds": 35,
-                                       "containers": [container]}}},
+        "spec": {"replicas": dep.replicas, "selector": {"matchLabels": selector_of(dep.name)},
+                 "template": {"metadata": {"labels": labels}, "spec": pod}},
     })
+    docs += [dict(c) for c in configurations]
     return docs
 
 

@@ -14,6 +14,11 @@ manage themselves, and storage-version migration.
                                       configurations=[webhooks.name], crds=webhooks.crd_names)
     server = WebhookServer(webhooks, certificates)   # runnables: `await x.run(stop)`
 
+    manager.add_webhooks(webhooks)                   # or: the Manager runs both (kubeloop.manager)
+
+`install`/`installed` put the configurations and CRDs in a cluster for a run and put the cluster
+back after (the dev loop); `WebhookDeployment` is what `kubeloop manifests` adds for webhooks.
+
 Layer: below `resources` (handlers take its typed objects, conversion uses its `Versions`), above
 `manager` (which runs the server and the certificate source as runnables). The certificate
 sources need `cryptography`: `pip install 'kubeloop[webhooks]'` (typed handlers and conversion
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 from ._admission import AdmissionWebhook, Answer, ClientConfig, label_selector_dict
 from ._conversion import Converter
+from ._install import Installation, install, installed
 from ._migration import MigrationResult, StorageVersionMigrator, migrate_storage_version
 from ._patch import diff, rebase
 from ._review import AdmissionRequest, GroupVersionKind, GroupVersionResource, UserInfo, Verdict, allow, deny
@@ -39,6 +45,7 @@ try:
         EphemeralCertificates,
         service_hosts,
     )
+    from ._manifests import CERT_DIR, WebhookDeployment
     from ._secret import SecretCertificates, inject_ca_bundle
 except ModuleNotFoundError as e:  # pragma: no cover - the extra is installed in development
     if e.name and e.name.split(".")[0] == "cryptography":
@@ -46,9 +53,9 @@ except ModuleNotFoundError as e:  # pragma: no cover - the extra is installed in
     raise
 
 __all__ = [
-    "CERT_MANAGER_INJECT_ANNOTATION", "CONVERT_PATH", "DEFAULT_PORT", "AdmissionRequest", "AdmissionWebhook", "Answer",
+    "CERT_DIR", "CERT_MANAGER_INJECT_ANNOTATION", "CONVERT_PATH", "DEFAULT_PORT", "AdmissionRequest", "AdmissionWebhook", "Answer",
     "CertificateBundle", "CertificateSource", "ClientConfig", "Converter", "DirectoryCertificates",
-    "EphemeralCertificates", "GroupVersionKind", "GroupVersionResource", "MigrationResult", "SecretCertificates",
-    "StorageVersionMigrator", "UserInfo", "Verdict", "WebhookServer", "Webhooks", "allow", "deny", "diff",
-    "inject_ca_bundle", "label_selector_dict", "migrate_storage_version", "rebase", "service_hosts",
+    "EphemeralCertificates", "GroupVersionKind", "GroupVersionResource", "Installation", "MigrationResult", "SecretCertificates",
+    "StorageVersionMigrator", "UserInfo", "Verdict", "WebhookDeployment", "WebhookServer", "Webhooks", "allow", "deny", "diff",
+    "inject_ca_bundle", "install", "installed", "label_selector_dict", "migrate_storage_version", "rebase", "service_hosts",
 ]

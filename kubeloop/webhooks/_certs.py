@@ -259,6 +259,9 @@ class CertificateSource(Protocol):
     @property
     def ready(self) -> bool: ...
 
+    async def wait_ready(self) -> None:
+        """Return once a certificate is loaded."""
+
     async def run(self, stop: Stop) -> None: ...
 
 
@@ -271,6 +274,8 @@ class _Serving:
         self._label = label
         self._bundle: CertificateBundle | None = None
         self._ready = asyncio.Event() if _has_loop() else None
+        #: why the last attempt to get a certificate failed (None: it did not), for readiness and logs
+        self.last_error: str | None = None
 
     @property
     def ssl_context(self) -> ssl.SSLContext:
@@ -375,12 +380,14 @@ class DirectoryCertificates(_Serving):
                 (self.directory / TLS_CRT).read_bytes(), (self.directory / TLS_KEY).read_bytes())
             bundle.check()
         except (OSError, ValueError) as e:
+            self.last_error = f"{self.directory}: {e}"
             if self._bundle is None:
                 raise ValueError(f"webhook certificates in {self.directory}: {e}") from None
             log.warning("webhook certificates in %s unreadable (%s); still serving the previous ones",
                         self.directory, e)
             return False
         self._seen = stamp
+        self.last_error = None
         return self.load(bundle)
 
     @property

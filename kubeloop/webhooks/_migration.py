@@ -27,9 +27,12 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubeloop.client import ALL_NAMESPACES, Client, Conflict, Gone, NotFound
+
+if TYPE_CHECKING:
+    from ._certs import Stop
 
 __all__ = ["MigrationResult", "StorageVersionMigrator", "migrate_storage_version"]
 
@@ -70,7 +73,7 @@ def _storage(crd: Any) -> tuple[str, str, str, list[str], str]:
 
 
 async def migrate_storage_version(client: Client, crd_name: str, *, page_size: int = 500,
-                                  continue_token: str | None = None, stop: asyncio.Event | None = None) -> MigrationResult:
+                                  continue_token: str | None = None, stop: Stop | None = None) -> MigrationResult:
     """Migrate every object of CRD `crd_name` to its storage version, then prune its storedVersions.
 
     Stops early (with `continue_token` set) when `stop` is set between two objects.
@@ -151,7 +154,7 @@ class StorageVersionMigrator:
     def ready(self) -> bool:
         return all(r.done for r in self.results.values()) and len(self.results) == len(self.crds)
 
-    async def run(self, stop: asyncio.Event) -> None:
+    async def run(self, stop: Stop) -> None:
         while not stop.is_set():
             for name in self.crds:
                 previous = self.results.get(name)

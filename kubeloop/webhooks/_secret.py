@@ -78,8 +78,10 @@ class SecretCertificates(_Serving):
         while not stop.is_set():
             try:
                 bundle = await self.sync()
+                self.last_error = None
                 wait = min(self.check_interval, (self._next_due(bundle) - self.clock()).total_seconds())
             except (ApiError, OSError, ValueError) as e:
+                self.last_error = str(e)
                 log.warning("webhook certificates in Secret %s/%s: %s; retrying", self.namespace, self.name, e)
                 wait = min(self.check_interval, 5.0)
             await _sleep_until(stop, max(wait, 0.05))

@@ -111,8 +111,8 @@ class WebhookServer:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[WebhookServer]:
-        """Run the server in a task of its own while the block runs (tests, and until a Manager
-        runs it): `async with server.running(): ...` (ready, its `url` and `port` set)."""
+        """Run the server in a task of its own while the block runs, without a Manager (tests,
+        benchmarks): `async with server.running(): ...` (ready, its `url` and `port` set)."""
         stop = asyncio.Event()
         task = asyncio.create_task(self.run(stop))
         ready = asyncio.create_task(self.wait_ready())

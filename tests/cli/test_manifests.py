@@ -8,6 +8,7 @@ The cluster enforces RBAC: the emulator (it does by default), or the real cluste
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import dataclasses
 import logging
@@ -26,13 +27,15 @@ from kubeloop import Client, Manager
 from kubeloop.cli.main import main
 from kubeloop.client import ApiError, Forbidden
 from kubeloop.config import Credentials, StaticAuth, load_kubeconfig
-from kubeloop.manager import LeaderElection, Sharding
-from kubeloop.testing import APIServer, eventually, install_crd
+from kubeloop.manager import LeaderElection, Sharding, WebhookOptions, setup_manager
+from kubeloop.testing import APIServer, delete_crd, eventually, install_crd
 from kubeloop.testing._cluster import TestCluster
 from kubeloop.testing.pytest_plugin import TEST_RETRY, real_cluster_kubeconfig
-from tests.cli import fleet_operator
+from tests.cli import fleet_operator, webhook_operator
 
-CLUSTER_KINDS = ("CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding")
+CLUSTER_KINDS = ("CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "ValidatingWebhookConfiguration",
+                 "MutatingWebhookConfiguration")
+CRD = "apiextensions.k8s.io/v1/CustomResourceDefinition"
 
 
 @pytest_asyncio.fixture
@@ -338,3 +341,60 @@ async def test_derived_rbac_suffices_for_sharded_replicas(
     finally:
         await sa.close()
         await cleanup()
+
+
+async def test_derived_rbac_suffices_for_the_webhook_certificates_and_the_migration(
+        rbac_cluster: TestCluster, admin: Client, namespace: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A webhook operator under its derived token: the certificate manager creates its Secret, injects
+    the CA bundle into its ValidatingWebhookConfiguration and its CRD's conversion (by name), the
+    server serves, and the storage-version migration rewrites the Knobs and prunes storedVersions;
+    no Forbidden error. Nothing beyond that: another Secret of the namespace stays unreadable."""
+    name = f"kl-knobs-{secrets.token_hex(3)}"
+    result = await asyncio.to_thread(CliRunner().invoke, main, [
+        "manifests", webhook_operator.__file__, "--namespace", namespace, "--name", name, "--webhook-migrate"])
+    assert result.exit_code == 0, result.output
+    docs = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert [d["kind"] for d in docs] == ["CustomResourceDefinition", "ServiceAccount", "ClusterRole",
+                                         "ClusterRoleBinding", "Role", "RoleBinding", "Service", "Deployment",
+                                         "ValidatingWebhookConfiguration"]
+    crd_name, hooks = f"knobs.{webhook_operator.GROUP}", webhook_operator.webhooks
+    # the Deployment (no image to run here) and the Service (this process serves) are not applied
+    cleanup = await apply_all(admin, [d for d in docs if d["kind"] not in ("Deployment", "Service")])
+    sa = await service_account_client(rbac_cluster, admin, namespace, name)
+    caplog.set_level(logging.INFO)
+    knobs = f"{webhook_operator.GROUP}/v2/Knob"
+    try:
+        for i in range(3):  # not labelled checked=yes: written with no webhook called
+            await admin.create({"apiVersion": f"{webhook_operator.GROUP}/v2", "kind": "Knob",
+                                "metadata": {"name": f"k{i}"}, "spec": {"value": i}}, namespace=namespace)
+        await admin.patch(CRD, crd_name, {"status": {"storedVersions": ["v1", "v2"]}}, subresource="status")
+        secret = f"{name}-webhook-tls"
+        manager = Manager(sa, namespace=namespace, leader_election=LeaderElection(name, namespace=namespace),
+                          webhook_options=WebhookOptions(port=0, host="127.0.0.1", service=f"{name}-webhook",
+                                                         secret=secret, migrate=True))
+        await setup_manager(webhook_operator, manager)  # the module's `webhooks`, as `kubeloop run` finds it
+        server = manager.webhook_server
+        assert server is not None
+        async with manager:
+            assert await manager.wait_ready(30), manager.readiness()
+            bundle = base64.b64encode(server.certificates.ca_bundle).decode()
+
+            async def done() -> bool:
+                crd = await admin.get(CRD, crd_name)
+                validating = await admin.get("admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration",
+                                             hooks.name)
+                return crd["status"]["storedVersions"] == ["v2"] and \
+                    crd["spec"]["conversion"]["webhook"]["clientConfig"].get("caBundle") == bundle and \
+                    validating["webhooks"][0]["clientConfig"].get("caBundle") == bundle
+            await eventually(done, timeout=30, what="the CA bundle injected and the Knobs migrated")
+            stored = await admin.get("v1/Secret", secret, namespace=namespace)
+            assert stored["type"] == "kubernetes.io/tls"
+            assert {k["metadata"]["name"] for k in (await admin.list(knobs, namespace=namespace)).items} == {
+                "k0", "k1", "k2"}
+        with pytest.raises(Forbidden):  # its Secret by name only
+            await sa.get("v1/Secret", "someone-elses", namespace=namespace)
+        assert forbidden_logs(caplog, namespace, name) == []
+    finally:
+        await sa.close()
+        await cleanup()
+        await delete_crd(admin, crd_name)

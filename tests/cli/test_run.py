@@ -60,7 +60,8 @@ async def test_module_without_controllers(tmp_path: Path) -> None:
     code, err = await kubeloop_run(str(tmp_path / "empty.py"))
     assert code == 1
     assert error_line(err) == (f"Error: {tmp_path / 'empty.py'} defines no controllers: give it "
-                               "`controllers = [Controller(...), ...]` or `def setup(manager): manager.add(...)`")
+                               "`controllers = [Controller(...), ...]`, `def setup(manager): manager.add(...)` or "
+                               "`webhooks = Webhooks(...)`")
     (tmp_path / "broken.py").write_text("import json\nraise RuntimeError('boom at import')\n")
     code, err = await kubeloop_run(str(tmp_path / "broken.py"))
     assert code == 1

@@ -464,3 +464,109 @@ def test_a_setup_that_contacts_the_cluster_is_refused(tmp_path: Path) -> None:
     code, out = run_cli(str(module))
     assert code == 1
     assert "setup(manager) contacted the cluster" in out and out.count("\n") == 1
+
+
+WEBHOOK_EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "webhooks" / "operator.py")
+
+
+def rules_of_kind(docs: list[dict[str, Any]], kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+    return [r for d in docs if d["kind"] == kind and (namespace is None or d["metadata"].get("namespace") == namespace)
+            for r in d["rules"]]
+
+
+def test_webhooks_bring_their_configurations_service_conversion_and_certificate_rbac() -> None:
+    code, out = run_cli(WEBHOOK_EXAMPLE, "-n", "ops", "--name", "widgets", "--image", "w:1")
+    assert code == 0, out
+    docs = list(yaml.safe_load_all(out))
+    assert [d["kind"] for d in docs] == ["CustomResourceDefinition", "ServiceAccount", "ClusterRole",
+                                         "ClusterRoleBinding", "Role", "RoleBinding", "Service", "Deployment",
+                                         "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]
+    service = {"namespace": "ops", "name": "widgets-webhook", "port": 443}
+    conversion = docs[0]["spec"]["conversion"]
+    assert conversion == {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": {
+        "service": {**service, "path": "/convert"}}}}
+    for configuration in docs[-2:]:
+        assert configuration["metadata"]["name"] == "widgets.webhooks.examples.kubeloop.dev"
+        (hook,) = configuration["webhooks"]
+        assert hook["clientConfig"]["service"] == {**service, "path": hook["clientConfig"]["service"]["path"]}
+        assert "caBundle" not in hook["clientConfig"]  # the operator injects it
+    svc = docs[6]
+    assert svc["spec"] == {"selector": {"app.kubernetes.io/name": "widgets"}, "publishNotReadyAddresses": True,
+                           "ports": [{"name": "webhook", "port": 443, "targetPort": "webhook", "protocol": "TCP"}]}
+    assert docs[7]["spec"]["selector"]["matchLabels"] == svc["spec"]["selector"]
+    container = docs[7]["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "webhook", "containerPort": 9443} in container["ports"]
+    assert container["args"][-6:] == ["--webhook-port", "9443", "--webhook-service", "widgets-webhook",
+                                      "--webhook-secret", "widgets-webhook-tls"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"  # the Manager's: the webhook server in it
+    names = ["widgets.webhooks.examples.kubeloop.dev"]
+    assert rules_of_kind(docs, "ClusterRole") == [
+        {"apiGroups": ["admissionregistration.k8s.io"],
+         "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+         "resourceNames": names, "verbs": ["get", "update"]},
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "resourceNames": names,
+         "verbs": ["get", "update"]}]
+    role = rules_of_kind(docs, "Role", "ops")
+    assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]} in role
+    assert {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["widgets-webhook-tls"],
+            "verbs": ["get", "update"]} in role
+
+
+def test_cert_manager_mode_and_the_migration() -> None:
+    code, out = run_cli(WEBHOOK_EXAMPLE, "-n", "ops", "--name", "widgets", "--image", "w:1", "--webhook-port", "8443",
+                        "--webhook-cert-manager", "--webhook-migrate")
+    assert code == 0, out
+    docs = list(yaml.safe_load_all(out))
+    kinds = [d["kind"] for d in docs]
+    assert kinds[-5:] == ["Issuer", "Certificate", "Deployment", "MutatingWebhookConfiguration",
+                          "ValidatingWebhookConfiguration"]
+    inject = {"cert-manager.io/inject-ca-from": "ops/widgets-webhook"}
+    for d in docs:
+        if d["kind"] in ("CustomResourceDefinition", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            assert d["metadata"]["annotations"] == inject, d["kind"]
+    certificate = docs[kinds.index("Certificate")]
+    assert certificate["spec"] == {"secretName": "widgets-webhook-tls",
+                                   "dnsNames": ["widgets-webhook", "widgets-webhook.ops", "widgets-webhook.ops.svc",
+                                                "widgets-webhook.ops.svc.cluster.local"],
+                                   "issuerRef": {"kind": "Issuer", "name": "widgets-webhook"}}
+    pod = docs[kinds.index("Deployment")]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert container["args"][-5:] == ["--webhook-port", "8443", "--webhook-cert-dir",
+                                      "/tmp/k8s-webhook-server/serving-certs", "--webhook-migrate"]
+    assert {"name": "webhook", "containerPort": 8443} in container["ports"]
+    assert container["volumeMounts"] == [{"name": "secret-0", "mountPath": "/tmp/k8s-webhook-server/serving-certs",
+                                          "readOnly": True}]
+    assert pod["volumes"] == [{"name": "secret-0", "secret": {"secretName": "widgets-webhook-tls"}}]
+    cluster = rules_of_kind(docs, "ClusterRole")
+    assert not [r for r in cluster if "mutatingwebhookconfigurations" in r["resources"]]  # cert-manager injects
+    assert not [r for r in rules_of_kind(docs, "Role") if "secrets" in r["resources"]]
+    names = ["widgets.webhooks.examples.kubeloop.dev"]
+    assert cluster == [
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "resourceNames": names,
+         "verbs": ["get"]},
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions/status"],
+         "resourceNames": names, "verbs": ["patch", "update"]},
+        {"apiGroups": ["webhooks.examples.kubeloop.dev"], "resources": ["widgets"], "verbs": ["list", "update"]}]
+
+
+def test_webhooks_registered_in_setup_count_too(tmp_path: Path) -> None:
+    module = tmp_path / "hooked_op.py"
+    module.write_text(textwrap.dedent("""
+        from kubeloop.webhooks import Webhooks, allow
+
+        hooks = Webhooks("pods.hooked.dev")
+
+        @hooks.validating("v1/pods")
+        def look(req):
+            return allow()
+
+        def setup(manager):
+            manager.add_webhooks(hooks)
+    """))
+    code, out = run_cli(str(module), "--no-leader-election", "-n", "ops")
+    assert code == 0, out
+    docs = list(yaml.safe_load_all(out))
+    assert [d["kind"] for d in docs] == ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+                                         "Service", "Deployment", "ValidatingWebhookConfiguration"]
+    assert docs[-1]["webhooks"][0]["clientConfig"]["service"]["name"] == "hooked-op-webhook"
+    assert not [r for r in docs[1]["rules"] if "customresourcedefinitions" in r["resources"]]  # converts nothing

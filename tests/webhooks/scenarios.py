@@ -126,8 +126,8 @@ class Env:
     namespace: str = field(default_factory=lambda: f"kl-wh-{secrets.token_hex(3)}")
     group: str = field(default_factory=lambda: f"r{secrets.token_hex(3)}.webhooks.kubeloop.dev")
     tag: str = field(default_factory=lambda: secrets.token_hex(3))
-    #: seconds to let a real API server's watch caches finish converting a write (they convert it
-    #: once per other served version, in the background) before the next step is counted
+    #: seconds to let the API server's watch caches finish converting a write (they convert it once
+    #: per other served version, in the background) before the next step is counted
     settle: float = 0.0
     _session: aiohttp.ClientSession | None = None
     _base: str = ""
@@ -585,6 +585,91 @@ async def _watch(env: Env, conv: Conversions) -> dict[str, Any]:
     return {"events": env.normalize(events), "reviews": conv.take(env)}
 
 
+async def watch_cache(env: Env) -> dict[str, Any]:
+    """Which reads convert at request time and which are served from the watch cache, whose copy of a
+    served version is converted once per write, in the background: what each step costs in
+    ConversionReviews (and objects per review), counted once the background work is done."""
+    conv = Conversions()
+    env.hooks.handlers["/convert"] = conv
+    crd_path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{env.group}"
+    await env.ok("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widget_crd(env, "v2"))
+    out: dict[str, Any] = {}
+    settle = env.settle  # the background conversions of a write are done by then
+    try:
+        async def served() -> bool:
+            return (await env.call("GET", env.cr_path("v1"))).status == 200
+        await until(served, "the CRD served")
+
+        def widget(name: str, replicas: int) -> dict[str, Any]:
+            return {"apiVersion": f"{env.group}/v2", "kind": "Widget", "metadata": {"name": name},
+                    "spec": {"replicas": replicas}}
+
+        def items(r: Reply) -> int:
+            return len(r.body.get("items") or []) if isinstance(r.body, dict) else -1
+
+        async def step(what: str, call: Callable[[], Awaitable[Reply]]) -> Reply:
+            await asyncio.sleep(settle)
+            conv.take(env)
+            r = await call()
+            await asyncio.sleep(settle)
+            out[what] = {"status": r.status, "items": items(r), "reviews": conv.take(env)}
+            return r
+
+        for i in range(3):
+            created = await step(f"create v2 #{i}", lambda i=i: env.call("POST", env.cr_path("v2"),
+                                                                          widget(f"w{i}", 3)))
+        # the last write's: a watch cache has seen it (a LIST's resourceVersion is etcd's, which other
+        # writers on a shared cluster move on, and a 1.24 watch cache waits 3 s for it, then says 504)
+        rv = created.body["metadata"]["resourceVersion"]
+        await step("list v1", lambda: env.call("GET", env.cr_path("v1")))
+        cases: list[tuple[str, str, dict[str, str]]] = [
+            ("list v1, resourceVersion=0", env.cr_path("v1"), {"resourceVersion": "0"}),
+            ("list v1, resourceVersion=0, limit=2", env.cr_path("v1"), {"resourceVersion": "0", "limit": "2"}),
+            ("list v1, resourceVersion=<last write's>", env.cr_path("v1"), {"resourceVersion": rv}),
+            ("list v1, resourceVersion=<last write's>, limit=2", env.cr_path("v1"),
+             {"resourceVersion": rv, "limit": "2"}),
+            ("list v1, limit=2", env.cr_path("v1"), {"limit": "2"}),
+            ("list v1 in all namespaces, resourceVersion=0", f"/apis/{env.group}/v1/widgets", {"resourceVersion": "0"}),
+            ("list v2", env.cr_path("v2"), {}),
+            ("get v1", env.cr_path("v1", "w0"), {}),
+            ("get v1, resourceVersion=0", env.cr_path("v1", "w0"), {"resourceVersion": "0"}),
+        ]
+        for what, path, params in cases:
+            await step(what, lambda path=path, params=params: env.call("GET", path, params=params))
+        out["watch v1, initial events"] = await _watch_from(env, conv, settle, {})
+        out["watch v1 from the last write's resourceVersion, a write through v2"] = await _watch_from(
+            env, conv, settle, {"resourceVersion": rv}, write=lambda: env.ok(
+                "PATCH", env.cr_path("v2", "w1"), {"spec": {"replicas": 1}},
+                content_type="application/merge-patch+json"))
+        await step("patch v2", lambda: env.call("PATCH", env.cr_path("v2", "w2"), {"spec": {"replicas": 5}},
+                                                content_type="application/merge-patch+json"))
+        await step("delete v2", lambda: env.call("DELETE", env.cr_path("v2", "w0")))
+    finally:
+        await remove_crd(env, crd_path)
+    return out
+
+
+async def _watch_from(env: Env, conv: Conversions, settle: float, params: dict[str, str], *,
+                      write: Callable[[], Awaitable[Any]] | None = None) -> dict[str, Any]:
+    """A watch through v1 for a while (with `write` made meanwhile): its events and what it cost."""
+    assert env._session is not None
+    await asyncio.sleep(settle)
+    conv.take(env)
+    events: list[str] = []
+    headers = dict(env._headers, Accept="application/json")
+    async with env._session.get(env._base + env.cr_path("v1"), headers=headers, ssl=env._ssl,
+                                params={"watch": "true", "timeoutSeconds": "2", **params}) as resp:
+        if write is not None:
+            await asyncio.sleep(settle)
+            await write()
+        async for line in resp.content:
+            if line.strip():
+                ev = orjson.loads(line)
+                events.append(f"{ev['type']} {ev['object'].get('apiVersion', '')}")
+    await asyncio.sleep(settle)
+    return {"events": env.normalize(events), "reviews": conv.take(env)}
+
+
 async def match_policy(env: Env) -> dict[str, Any]:
     """A webhook registered for v2 only, called for a v1 request (matchPolicy Equivalent) and not
     (Exact); and storedVersions as the storage version changes."""
@@ -688,6 +773,7 @@ SCENARIOS: dict[str, Callable[[Env], Awaitable[dict[str, Any]]]] = {
     "failures": failures,
     "selectors": selectors,
     "conversion": conversion,
+    "conversion from the watch cache": watch_cache,
     "match policy and stored versions": match_policy,
 }
 

@@ -23,20 +23,25 @@ def two_versions(group: str, storage: str) -> dict[str, object]:
                                   for v in ("v1", "v2")]}}
 
 
-async def test_a_stopped_migration_resumes_and_the_runnable_finishes_it(client: Client, namespace: str) -> None:
+async def things_stored_as_v1(client: Client, namespace: str, count: int) -> str:
+    """A CRD of its own (delete it afterwards) whose `count` Things in `namespace` are stored as v1,
+    its storage version then changed to v2: its name."""
     group = f"m{secrets.token_hex(3)}.tests.kubeloop.dev"
     name = f"things.{group}"
     await install_crd(client, two_versions(group, "v1"))
-    try:
-        for i in range(6):
-            await client.create({"apiVersion": f"{group}/v1", "kind": "Thing", "metadata": {"name": f"t{i}"}},
-                                namespace=namespace)
-        crd = await client.get(CRD, name)
-        changed = copy.deepcopy(crd)
-        for v in changed["spec"]["versions"]:
-            v["storage"] = v["name"] == "v2"
-        await client.replace(changed)
+    for i in range(count):
+        await client.create({"apiVersion": f"{group}/v1", "kind": "Thing", "metadata": {"name": f"t{i}"}},
+                            namespace=namespace)
+    changed = copy.deepcopy(await client.get(CRD, name))
+    for v in changed["spec"]["versions"]:
+        v["storage"] = v["name"] == "v2"
+    await client.replace(changed)
+    return name
 
+
+async def test_a_stopped_migration_resumes_and_the_runnable_finishes_it(client: Client, namespace: str) -> None:
+    name = await things_stored_as_v1(client, namespace, 6)
+    try:
         stop = asyncio.Event()
         stop.set()  # stopped before the first object
         halted = await migrate_storage_version(client, name, page_size=2, stop=stop)

@@ -28,6 +28,7 @@ from .admission import WARNINGS, Caller
 from .authn import ADMIN as ADMIN_CALLER
 from .authn import CURRENT_USER
 from .catalog import Catalog
+from .conversion import from_watch_cache
 from .errors import StatusError
 from .faults import Faults
 from .negotiation import (
@@ -423,7 +424,9 @@ class APIApp:
                 include = tables.include_object(q)
                 st = reg.get(info, ns, t.name)
                 return self._table(info, [reg.view(info, st)], {"resourceVersion": str(st.rv)}, include, mode)
-            return await self._served_object(info, reg.get(info, ns, t.name), mode)
+            # with a resourceVersion, kube-apiserver reads the watch cache (its copy is converted already)
+            return await self._served_object(info, reg.get(info, ns, t.name), mode,
+                                             from_cache=bool(q.get("resourceVersion")))
         caller = self._caller(request)
         options = {"fieldManager": q["fieldManager"]} if q.get("fieldManager") else {}
         if verb == "delete":
@@ -496,10 +499,11 @@ class APIApp:
                                options=options)
         return await self._served_object(info, res.stored, mode, status=201 if res.created else 200)
 
-    async def _served_object(self, info: ServedResource, st: Stored, mode: str, status: int = 200) -> web.Response:
+    async def _served_object(self, info: ServedResource, st: Stored, mode: str, status: int = 200, *,
+                             from_cache: bool = False) -> web.Response:
         """`_object` after converting `st` through the CRD's conversion webhook when it needs to be."""
         if mode != POM:
-            st = (await self.registry.served(info, [st]))[0]
+            st = (await self.registry.served(info, [st], from_cache=from_cache))[0]
         return self._object(info, st, mode, status)
 
     def _object(self, info: ServedResource, st: Stored, mode: str, status: int = 200) -> web.Response:
@@ -560,7 +564,7 @@ class APIApp:
             if res.remaining is not None:
                 meta["remainingItemCount"] = res.remaining
             return self._table(info, [reg.view(info, st) for st in res.items], meta, include, mode)
-        items = await reg.served(info, res.items) if mode != POM else res.items
+        items = await reg.served(info, res.items, from_cache=from_watch_cache(q)) if mode != POM else res.items
         body = render_list(info, POM if mode == POM else JSON, items, res.rv, res.continue_token, res.remaining)
         return _json(body, mode=mode)
 
@@ -675,7 +679,8 @@ class APIApp:
         return resp
 
     async def _convert_lines(self, info: ServedResource, data: bytes) -> bytes:
-        """Watch event lines with their objects converted to `info`'s version (a review per object)."""
+        """Watch event lines with their objects in `info`'s version: the watch cache's copies, converted
+        when written (kube-apiserver serves watches from its watch cache)."""
         conv = self.registry.conversion
         assert conv is not None
         out = []
@@ -684,8 +689,9 @@ class APIApp:
                 continue
             ev = orjson.loads(line)
             obj = ev.get("object")
-            if ev.get("type") in ("ADDED", "MODIFIED", "DELETED") and isinstance(obj, dict):
-                obj = (await conv.convert(info, [obj], info.api_version))[0]
+            if ev.get("type") in ("ADDED", "MODIFIED", "DELETED") and isinstance(obj, dict) \
+                    and obj.get("apiVersion") != info.api_version:
+                obj = await conv.watch_cache.event_object(info, obj)
             out.append(event_line(ev["type"], orjson.dumps(obj)))
         return b"".join(out)
 

@@ -151,14 +151,17 @@ class Registry:
         out["apiVersion"] = info.api_version
         return out
 
-    async def served(self, info: ServedResource, items: list[Stored]) -> list[Stored]:
+    async def served(self, info: ServedResource, items: list[Stored], *, from_cache: bool = False) -> list[Stored]:
         """`items` as served through `info`: those the CRD's conversion webhook must convert are
         converted, the others returned as they are (the renderers convert them). One review per
-        object, as kube-apiserver decodes a list read from etcd one item at a time."""
+        object, as kube-apiserver decodes a list read from etcd one item at a time; `from_cache`:
+        the watch cache's copies, converted when written (`conversion.from_watch_cache`)."""
         conv = self.conversion
         if conv is None or not info.crd_name or not items or not conv.needed(info, [st.obj for st in items],
                                                                                info.api_version):
             return items
+        if from_cache:
+            return await conv.watch_cache.read(info, items)
         out = []
         for st in items:
             if st.obj.get("apiVersion") == info.api_version:

@@ -201,6 +201,8 @@ class APIServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        if self.registry.conversion is not None:
+            await self.registry.conversion.close()
         if self._webhook_caller is not None:
             await self._webhook_caller.close()
             self._webhook_caller = None
