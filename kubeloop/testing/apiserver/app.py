@@ -38,6 +38,7 @@ from .negotiation import (
     render_list,
     to_yaml,
 )
+from .openapi import Documents
 from .rbac import Access
 from .registry import Registry, parse_resource_version
 from .resources import ServedResource
@@ -48,6 +49,7 @@ from .watch import WatchQueue, bookmark_line, error_line
 log = logging.getLogger(__name__)
 
 ADMIN = "/_kubeloop/"
+CRD_STORAGE = "apiextensions.k8s.io/customresourcedefinitions"
 _PLAIN_404 = "404 page not found\n"
 
 
@@ -106,6 +108,7 @@ class APIApp:
         self.access = access  # service-account tokens, RBAC, audit (rbac.py); None: the admin token only
         self.watchers: set[WatchQueue] = set()
         self.stopping = False
+        self.openapi = Documents()
 
     def make_app(self) -> web.Application:
         app = web.Application(client_max_size=self.registry.settings.max_body_bytes)
@@ -229,8 +232,8 @@ class APIApp:
             raise errors.method_not_allowed()
         if not parts:
             return web.json_response({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/version"]})
-        if parts[:2] == ["openapi", "v3"]:
-            return self._openapi_v3(parts[2:])
+        if parts[0] == "openapi":
+            return self._openapi(request, parts[1:])
         if parts[0] == "version" and len(parts) == 1:
             return web.json_response(cat.version_info())
         if parts[0] == "api":
@@ -267,34 +270,15 @@ class APIApp:
         target = self._target(group, version, rest)
         return await self.resource(request, target)
 
-    def _openapi_v3(self, gv_path: list[str]) -> web.Response:
-        """OpenAPI v3 documents without schemas: enough for kubectl, which then skips client-side
-        validation of the kinds (the server validates anyway)."""
-        gvs = sorted({(i.group, i.version) for i in self.catalog.all()})
-        paths = {("api/" if not g else f"apis/{g}/") + v: {"serverRelativeURL": "/openapi/v3/" + (
-            "api/" if not g else f"apis/{g}/") + v + "?hash=0"} for g, v in gvs}
-        if not gv_path:
-            return web.json_response({"paths": paths})
-        want = "/".join(gv_path)
-        if want not in paths:
-            raise PlainNotFound()
-        schemas: dict[str, Any] = {}
-        api_paths: dict[str, Any] = {}
-        param = [{"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}}]
-        for info in self.catalog.all():
-            prefix = ("/api/" if not info.group else f"/apis/{info.group}/") + info.version
-            if prefix[1:] != want:
-                continue
-            gvk = {"group": info.group, "version": info.version, "kind": info.kind}
-            schemas[f"{info.group or 'core'}.{info.version}.{info.kind}"] = {
-                "type": "object", "x-kubernetes-preserve-unknown-fields": True,
-                "x-kubernetes-group-version-kind": [gvk]}
-            # the server validates fields itself (fieldValidation), so kubectl skips client-side validation
-            path = prefix + ("/namespaces/{namespace}/" if info.namespaced else "/") + info.resource + "/{name}"
-            api_paths[path] = {"parameters": param, "patch": {"parameters": param, "responses": {},
-                                                              "x-kubernetes-group-version-kind": gvk}}
-        return web.json_response({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.24.0"},
-                                  "paths": api_paths, "components": {"schemas": schemas}})
+    def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
+        """`/openapi/v2` (JSON or gnostic protobuf) and `/openapi/v3[/<group-version>]` (openapi.py)."""
+        from .openapi import serve
+
+        crds = self.registry.store.bucket(CRD_STORAGE).objects
+        served = [crds[("", n)].obj for n in self.catalog.served_crd_names() if ("", n) in crds]
+        code, headers, body = serve(self.openapi, served, parts, request.headers.get("Accept", ""), request.query,
+                                    request.headers.get("If-None-Match", ""))
+        return web.Response(status=code, body=body, headers=headers)
 
     def _custom_group(self, group: str) -> bool:
         return any(i.custom for i in self.catalog.all() if i.group == group)
