@@ -369,7 +369,8 @@ def test_builtin_list_types() -> None:
     assert c is not None and (c.type, c.keys, c.merge_key, c.strategy) == ("map", ("name",), "name", "merge")
     p = lt(("spec", "template", "spec", "containers", "ports"))
     assert p is not None and p.keys == ("containerPort", "protocol") and p.merge_key == "containerPort"
-    assert lt(("spec", "template", "spec", "tolerations")) is None
+    tolerations = lt(("spec", "template", "spec", "tolerations"))  # no merge tags: atomic, replaced by SMP
+    assert tolerations is not None and (tolerations.type, tolerations.strategy) == ("atomic", "replace")
     f = lt(("metadata", "finalizers"))
     assert f is not None and f.type == "set"
     svc = builtin_list_types("", "Service")(("spec", "ports"))
@@ -382,13 +383,17 @@ def test_schema_list_types_for_crds() -> None:
     schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
         "items": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["id"],
                   "items": {"type": "object", "properties": {"tags": {
-                      "type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}}}},
+                      "type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                      "id": {"type": "string", "default": "x"}}}},
         "plain": {"type": "array", "items": {"type": "string"}}}}}}
     table = schema_list_types(schema)
-    assert table[("spec", "items")] == ListType("map", ("id",))
-    assert table[("spec", "items", "tags")] == ListType("set")
-    assert ("spec", "plain") not in table
-    assert ("metadata", "finalizers") in table
+    items = table(("spec", "items"))
+    assert items == ListType("map", ("id",))
+    assert items is not None and dict(items.key_defaults or {}) == {"id": "x"}  # the schema's default
+    assert table(("spec", "items", "tags")) == ListType("set")
+    assert table(("spec", "plain")) == ListType("atomic")
+    finalizers = table(("metadata", "finalizers"))
+    assert finalizers is not None and finalizers.type == "set"
     lookup = combine(table, builtin_list_types("", "ConfigMap"))
     assert lookup(("spec", "items")) == ListType("map", ("id",))
 

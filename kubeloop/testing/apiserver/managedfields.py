@@ -23,6 +23,7 @@ import orjson
 
 from kubeloop.meta import without_nulls
 
+from . import smd
 from .errors import StatusError
 from .fieldpath import (
     FieldSet,
@@ -286,6 +287,14 @@ def record_apply(info: ServedResource, live: Obj | None, config: Obj, manager: s
     if kind and kind != info.kind:
         version = str(config.get("apiVersion") or info.api_version)
         raise _typed_patch_error(config, version, f"no corresponding type for {_gv(version)}, Kind={kind}")
+    if kind:
+        smd_type = info.strategy.apply_type(info)
+        if smd_type is not None:
+            # the configuration must fit the kind's schema before anything merges (typed.AsTyped)
+            problems = smd.validate(smd_type, _as_json(config))
+            if problems:
+                raise _typed_patch_error(config, str(config.get("apiVersion") or info.api_version),
+                                         smd.format_errors(problems))
     return apply(live, config, manager, info.api_version, subresource, force, now_rfc3339(), list_types=info,
                  reset_fields=reset_fields_of(info, subresource))
 

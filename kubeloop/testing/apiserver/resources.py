@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import StatusError, bad_request, not_found
 from .kinds import meta as objmeta
@@ -160,6 +161,14 @@ class Strategy:
     #: a `/scale` write goes through a field manager of its own and records a `scale` entry
     #: (built-in kinds; 1.24's custom-resource scale endpoint has none)
     scale_has_field_manager: bool = True
+
+    # -- server-side apply -------------------------------------------------------------------
+    def apply_type(self, info: ServedResource) -> Any:
+        """The kind's structured-merge-diff type (`smd.py`), which apply configurations must fit;
+        None: anything fits. Built-in kinds: their recorded OpenAPI definition."""
+        from .smd import builtin_type
+
+        return builtin_type(info.group, info.version, info.kind)
 
 
 def _no_scale(info: ServedResource, obj: Obj) -> StatusError:

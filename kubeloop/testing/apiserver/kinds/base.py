@@ -96,9 +96,17 @@ class KindStrategy(Strategy):
         return without(obj, "metadata", "status", "apiVersion", "kind")
 
     # -- Strategy hooks -------------------------------------------------------------------------
+    def typed(self, info: ServedResource) -> Struct | None:
+        """The Go struct the kind decodes into: generated from the recorded OpenAPI document
+        (`generated.py`), or the kind's own `schema` for a kind the document does not have."""
+        from .generated import kind_struct
+
+        return kind_struct(info.group, info.version, info.kind) or self.schema
+
     def decode(self, info: ServedResource, obj: Obj) -> None:
-        if self.schema is not None:
-            decode_object(self.schema, obj, info.kind, info.version)
+        schema = self.typed(info)
+        if schema is not None:
+            decode_object(schema, obj, info.kind, info.version)
         obj.setdefault("metadata", {})
         self.default(info, obj)
 

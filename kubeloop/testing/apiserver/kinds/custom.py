@@ -9,7 +9,6 @@ validation, `status`/`scale` subresources as declared, generation bumped by any 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from typing import Any
 
 from ..errors import bad_request, invalid
@@ -63,7 +62,8 @@ class CustomResourceStrategy(Strategy):
         self.schema = schema
         self.scale = scale  # {specReplicasPath, statusReplicasPath, labelSelectorPath}
         self.storage_version = storage_version or version
-        self._list_types: Mapping[tuple[str, ...], Any] | None = None
+        self._list_types: Any = None
+        self._apply_type: Any = None
         self._defaults: bool | None = None
 
     @property
@@ -249,10 +249,18 @@ class CustomResourceStrategy(Strategy):
         return tuple((self.scale.get("specReplicasPath") or ".spec.replicas").lstrip(".").split("."))
 
     # -- server-side apply ----------------------------------------------------------------------
-    def list_types(self, info: ServedResource) -> Mapping[tuple[str, ...], Any]:
-        """The schema's `x-kubernetes-list-type`s by field path (what `listtypes.list_types_for` asks)."""
-        if self._list_types is None:
-            from ..listtypes import schema_list_types
+    def apply_type(self, info: ServedResource) -> Any:
+        """The version's structured-merge-diff type (`smd.custom_type`), built once."""
+        if self._apply_type is None:
+            from ..smd import custom_type
 
-            self._list_types = schema_list_types(self.schema)
+            self._apply_type = custom_type(self.schema)
+        return self._apply_type
+
+    def list_types(self, info: ServedResource) -> Any:
+        """The schema's list types by field path (what `listtypes.list_types_for` asks)."""
+        if self._list_types is None:
+            from ..smd import list_types
+
+            self._list_types = list_types(self.apply_type(info))
         return self._list_types

@@ -1,0 +1,142 @@
+"""Typed descriptions of the built-in kinds, generated from the recorded OpenAPI document and the
+Go field facts beside it (`openapi.builtin_spec()`), in the `schema.py` vocabulary the decoder
+walks.
+
+kube-apiserver decodes a body into the kind's Go struct: fields the struct does not have are
+dropped, a value of the wrong JSON type is a 400 naming the Go type, and encoding the struct back
+writes what Go's `encoding/json` writes: `omitempty` zero values left out, but every non-pointer
+struct written (`resources: {}`, `status: {}`, a zero `metav1.Time` as `null`), and fields without
+`omitempty` written even when unset (`""`, `0`, `null`). A generated `Struct` carries all of it:
+the declared fields, each field's Go type (for messages), whether its zero value is dropped, and
+the value Go writes for it when a body leaves it out (`Struct.fills`).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+from ..openapi import V2_PREFIX, builtin_spec
+from .schema import NO_FILL, Collection, Node, Struct
+
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+#: definitions that are scalars on the wire, with their kind and the value a zero Go struct encodes to
+_SPECIAL: dict[str, tuple[str, Any]] = {
+    _META + "Time": ("time", None),
+    _META + "MicroTime": ("microtime", None),
+    _META + "Duration": ("string", "0s"),
+    _META + "FieldsV1": ("any", NO_FILL),
+    "io.k8s.apimachinery.pkg.api.resource.Quantity": ("quantity", "0"),
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": ("intorstr", 0),
+    "io.k8s.apimachinery.pkg.runtime.RawExtension": ("any", None),
+}
+_ANY_DEFS = re.compile(r"^io\.k8s\.apiextensions-apiserver\.pkg\.apis\.apiextensions\.v1\.JSON")
+_GO_BUILTINS = frozenset({"string", "bool", "int", "int32", "int64", "uint8", "byte", "float32", "float64"})
+_PKG_OF_ALIAS = {"metav1": "v1", "corev1": "v1", "apiv1": "v1"}
+
+
+def _package(definition: str) -> str:
+    """The Go package name of a definition (`io.k8s.api.apps.v1.Deployment` -> `v1`)."""
+    return definition.rsplit(".", 2)[-2]
+
+
+def go_type_name(go: str, package: str) -> str:
+    """A Go type expression from the source (`*[]Container`, `metav1.Time`) as reflection prints
+    it in decoding errors (`[]v1.Container`, `v1.Time`)."""
+    go = go.lstrip("*")
+    if go.startswith("[]"):
+        inner = go[2:]
+        return "[]uint8" if inner == "byte" else "[]" + go_type_name(inner, package)
+    m = re.match(r"map\[([^\]]+)\](.*)", go)
+    if m:
+        return f"map[{go_type_name(m.group(1), package)}]{go_type_name(m.group(2), package)}"
+    if go in _GO_BUILTINS:
+        return "uint8" if go == "byte" else go
+    if "." in go:
+        pkg, _, name = go.partition(".")
+        return f"{_PKG_OF_ALIAS.get(pkg, pkg)}.{name}"
+    return f"{package}.{go}"
+
+
+def _elem_go(go: str) -> str:
+    """The element type of a slice or map type expression ('' when it is neither)."""
+    go = go.lstrip("*")
+    if go.startswith("[]"):
+        return go[2:]
+    m = re.match(r"map\[[^\]]+\](.*)", go)
+    return m.group(1) if m else ""
+
+
+@cache
+def struct_for(definition: str) -> Struct:
+    """The generated `Struct` of a definition (`io.k8s.api.core.v1.Pod`), cached per process."""
+    spec = builtin_spec()
+    d = spec.definitions[definition]
+    facts = spec.go_fields.get(definition, {})
+    package = _package(definition)
+    go_name = definition.rsplit(".", 1)[-1]
+    fields: dict[str, Node] = {}
+    fills: list[tuple[str, Any]] = []
+    required = set(d.get("required") or ())
+    for name, prop in (d.get("properties") or {}).items():
+        go, omitempty = facts.get(name, ["", name not in required])
+        node = _node(prop, str(go), bool(omitempty), package)
+        fields[name] = node
+        if node.fill is not NO_FILL:
+            fills.append((name, node.fill))
+    return Struct("struct", go_name, fields, False, fills=tuple(fills), go=f"{package}.{go_name}")
+
+
+@cache
+def zero_struct(definition: str) -> dict[str, Any]:
+    """What Go encodes for a zero value of the struct (its always-written fields)."""
+    return {name: fill for name, fill in struct_for(definition).fills}
+
+
+def _node(prop: dict[str, Any], go: str, omitempty: bool, package: str) -> Node:
+    pointer = go.startswith("*")
+    shown = go_type_name(go, package) if go else ""
+    ref = prop.get("$ref")
+    if isinstance(ref, str) and ref.startswith(V2_PREFIX):
+        target = ref[len(V2_PREFIX):]
+        if target in _SPECIAL:
+            kind, encoded = _SPECIAL[target]
+            return Node(kind, go=shown, fill=NO_FILL if pointer else encoded)
+        if _ANY_DEFS.match(target) or target not in builtin_spec().definitions:
+            return Node("any", go=shown)
+        inner = struct_for(target)
+        # omitempty never leaves a struct out: a zero struct is written whole
+        return Struct("struct", inner.go_name, inner.fields, False, fills=inner.fills, go=shown or inner.go,
+                      fill=NO_FILL if pointer else zero_struct(target))
+    t = prop.get("type")
+    if t == "array" or (t == "object" and isinstance(prop.get("additionalProperties"), dict)):
+        sub = prop.get("items") if t == "array" else prop.get("additionalProperties")
+        elem_go = _elem_go(go)
+        elem = _node(sub if isinstance(sub, dict) else {}, elem_go, False, package)
+        fill = NO_FILL if (pointer or omitempty) else None
+        if prop.get("format") == "byte":
+            return Node("bytes", omitempty=omitempty and not pointer, go=shown, fill=fill)
+        return Collection("list" if t == "array" else "map", elem, omitempty=omitempty and not pointer, go=shown,
+                          fill=fill)
+    fmt = prop.get("format", "")
+    if t == "string":
+        kind = "bytes" if fmt == "byte" else "intorstr" if fmt == "int-or-string" else "string"
+        zero: Any = "" if kind != "bytes" else None
+    elif t == "integer":
+        kind, zero = ("int32" if fmt == "int32" else "int64"), 0
+    elif t == "number":
+        kind, zero = "float64", 0
+    elif t == "boolean":
+        kind, zero = "bool", False
+    else:
+        return Node("any", go=shown)
+    if pointer or omitempty:
+        return Node(kind, omitempty=omitempty and not pointer, go=shown)
+    return Node(kind, go=shown, fill=zero)
+
+
+def kind_struct(group: str, version: str, kind: str) -> Struct | None:
+    """The generated `Struct` of a built-in kind, None when the recorded document does not have it."""
+    name = builtin_spec().definition_for(group, version, kind)
+    return struct_for(name) if name else None
