@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from .govalues import SMD, equal
 from .listtypes import FieldPath, ListType, ListTypes
 
 Path = tuple[str, ...]
@@ -222,16 +223,6 @@ def object_fields(obj: dict[str, Any], lt: ListTypes) -> FieldSet:
 
 
 # ---- comparison (typed.Compare) ------------------------------------------------------------------
-def _scalar_equal(a: Any, b: Any) -> bool:
-    if type(a) is type(b):
-        return bool(a == b)
-    if isinstance(a, bool) or isinstance(b, bool):
-        return False
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return bool(a == b)
-    return False
-
-
 def compare(old: dict[str, Any], new: dict[str, Any], lt: ListTypes) -> tuple[FieldSet, FieldSet, FieldSet]:
     """(added, modified, removed) field sets going from `old` to `new`."""
     added: FieldSet = set()
@@ -307,7 +298,7 @@ def _cmp_value(ov: Any, nv: Any, p: Path, tp: FieldPath, lt: ListTypes,
         _all_fields(ov, p, tp, lt, r, False)
         _all_fields(nv, p, tp, lt, a, False)
         return
-    if not _scalar_equal(ov, nv):
+    if not equal(ov, nv, SMD):
         m.add(p)
 
 
@@ -319,13 +310,8 @@ def _index_items(items: list[Any], lt: ListType) -> dict[str, Any]:
 
 
 def _deep_strict_equal(a: Any, b: Any) -> bool:
-    if isinstance(a, dict):
-        return isinstance(b, dict) and len(a) == len(b) and all(
-            k in b and _deep_strict_equal(v, b[k]) for k, v in a.items())
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(
-            _deep_strict_equal(x, y) for x, y in zip(a, b, strict=True))
-    return _scalar_equal(a, b)
+    """structured-merge-diff's `value.Equals` (govalues.SMD): numbers by value, bool apart."""
+    return equal(a, b, SMD)
 
 
 # ---- fieldsV1 encoding ---------------------------------------------------------------------------

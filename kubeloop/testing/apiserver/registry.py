@@ -24,6 +24,7 @@ from kubeloop.meta import ADDED, DELETED, MODIFIED
 from . import errors
 from .catalog import Catalog
 from .errors import StatusError, cause
+from .govalues import GO, equal
 from .kinds.meta import go_print
 from .kinds.schema import DecodeFailure
 from .managedfields import record_apply, record_scale, record_update
@@ -705,9 +706,10 @@ def gc_finalizers(finalizers: list[str], opts: Obj, orphans_by_default: bool) ->
 
 
 def _same(new: Obj, old: Obj) -> bool:
-    """A no-op write: equal objects, managedFields compared without their timestamps."""
+    """A no-op write: the object would be stored as the same bytes (Go's encoding of the same
+    values: `True` is not `1`, govalues.GO), managedFields compared without their timestamps."""
     if new == old:
-        return True
+        return equal(new, old, GO)
     nm, om = new.get("metadata") or {}, old.get("metadata") or {}
     if {k: v for k, v in new.items() if k != "metadata"} != {k: v for k, v in old.items() if k != "metadata"}:
         return False
@@ -717,7 +719,8 @@ def _same(new: Obj, old: Obj) -> bool:
     def strip(mf: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
         return [{k: v for k, v in e.items() if k != "time"} for e in mf or []]
 
-    return bool(strip(nm.get("managedFields")) == strip(om.get("managedFields")))
+    return bool(strip(nm.get("managedFields")) == strip(om.get("managedFields"))) and equal(
+        {k: v for k, v in new.items() if k != "metadata"}, {k: v for k, v in old.items() if k != "metadata"}, GO)
 
 
 def _drop_empty_meta(obj: Obj) -> None:

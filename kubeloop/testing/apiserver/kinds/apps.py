@@ -7,11 +7,12 @@ import copy
 from typing import Any
 
 from ..errors import invalid
+from ..govalues import TYPED, equal
 from ..resources import ServedResource
 from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
-from .base import KindStrategy, semantic_equal, without
+from .base import KindStrategy, without
 from .core import FieldLabelStrategy, count_field
 from .schema import (
     ANY,
@@ -164,7 +165,7 @@ class WorkloadStrategy(KindStrategy):
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += self.validate_spec(info, new)
         old_sel, new_sel = (old.get("spec") or {}).get("selector"), (new.get("spec") or {}).get("selector")
-        if not semantic_equal(old_sel, new_sel):
+        if not equal(old_sel, new_sel, TYPED):
             causes.append(m.invalid_cause("spec.selector", new_sel, "field is immutable"))
         return causes
 
@@ -335,7 +336,7 @@ class StatefulSetStrategy(ScalableStrategy):
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += self.validate_spec(info, new)
         ns, os_ = new.get("spec") or {}, old.get("spec") or {}
-        if not semantic_equal(without(ns, *STATEFUL_SET_MUTABLE), without(os_, *STATEFUL_SET_MUTABLE)):
+        if not equal(without(ns, *STATEFUL_SET_MUTABLE), without(os_, *STATEFUL_SET_MUTABLE), TYPED):
             causes.append(m.forbidden_cause(
                 "spec", "updates to statefulset spec for fields other than 'replicas', 'template', "
                 "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))

@@ -9,28 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..govalues import TYPED, equal
 from ..resources import ServedResource, Strategy
 from ..shapes import Cause, Obj, copy_json
 from . import meta as m
 from .schema import Struct, decode_object
-
-
-def semantic_equal(a: Any, b: Any) -> bool:
-    """apimachinery's `Semantic.DeepEqual`: absent, null, empty map and empty list are the same."""
-    if _empty(a) and _empty(b):
-        return True
-    if isinstance(a, dict) and isinstance(b, dict):
-        keys = set(a) | set(b)
-        return all(semantic_equal(a.get(k), b.get(k)) for k in keys)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(semantic_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b and type(a) is type(b)) or (
-        isinstance(a, int | float) and isinstance(b, int | float)
-        and not isinstance(a, bool) and not isinstance(b, bool) and a == b)
-
-
-def _empty(v: Any) -> bool:
-    return v is None or v == {} or v == []
 
 
 def without(obj: Obj, *keys: str) -> Obj:
@@ -139,8 +122,9 @@ class KindStrategy(Strategy):
         self.prepare_update(info, new, old)
         if self.has_generation:
             nm, om = new["metadata"], old.get("metadata") or {}
-            changed = not semantic_equal(self.spec_of(info, new), self.spec_of(info, old))
-            if self.annotations_bump_generation and not semantic_equal(nm.get("annotations"), om.get("annotations")):
+            # apiequality.Semantic.DeepEqual on the typed objects (govalues.TYPED)
+            changed = not equal(self.spec_of(info, new), self.spec_of(info, old), TYPED)
+            if self.annotations_bump_generation and not equal(nm.get("annotations"), om.get("annotations"), TYPED):
                 changed = True
             if changed:
                 nm["generation"] = int(om.get("generation") or 0) + 1

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from ..errors import bad_request
+from ..govalues import TYPED, equal
 from ..resources import ServedResource
 from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
 from .apps import WorkloadStrategy, validate_selector_and_template
-from .base import semantic_equal
 from .core import FieldLabelStrategy, count_field
 from .schema import (
     ANY,
@@ -115,9 +115,9 @@ class JobStrategy(WorkloadStrategy, FieldLabelStrategy):
         causes = super().validate_update_causes(info, new, old)
         ns, os_ = new.get("spec") or {}, old.get("spec") or {}
         for key in ("completions", "completionMode"):
-            if not semantic_equal(ns.get(key), os_.get(key)):
+            if not equal(ns.get(key), os_.get(key), TYPED):
                 causes.append(m.invalid_cause(f"spec.{key}", ns.get(key), "field is immutable"))
-        if not os_.get("suspend") and not semantic_equal(ns.get("template"), os_.get("template")):
+        if not os_.get("suspend") and not equal(ns.get("template"), os_.get("template"), TYPED):
             causes.append(m.invalid_cause("spec.template", ns.get("template"), "field is immutable"))
         return causes
 

@@ -14,11 +14,12 @@ from typing import Any, ClassVar
 from kubeloop import meta as kv
 
 from ..errors import bad_request, invalid
+from ..govalues import TYPED, equal
 from ..resources import DRY_RUN, ServedResource
 from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
-from .base import KindStrategy, semantic_equal, without
+from .base import KindStrategy, without
 from .schema import (
     ANY,
     BOOL,
@@ -176,7 +177,7 @@ def _immutable_causes(new: Obj, old: Obj, fields: tuple[str, ...]) -> list[Cause
     if new.get("immutable") is not True:
         causes.append(m.forbidden_cause("immutable", IMMUTABLE_MSG))
     for f in fields:
-        if not semantic_equal(new.get(f), old.get(f)):
+        if not equal(new.get(f), old.get(f), TYPED):
             causes.append(m.forbidden_cause(f, IMMUTABLE_MSG))
     return causes
 
@@ -587,7 +588,7 @@ class PodStrategy(FieldLabelStrategy):
                 spec.pop(key, None)
             return spec
 
-        if not semantic_equal(mutable_masked(new.get("spec") or {}), mutable_masked(old.get("spec") or {})):
+        if not equal(mutable_masked(new.get("spec") or {}), mutable_masked(old.get("spec") or {}), TYPED):
             causes.append(m.forbidden_cause("spec", POD_UPDATE_MSG))
         return causes
 
@@ -633,7 +634,7 @@ class PersistentVolumeClaimStrategy(KindStrategy):
     def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
         ns, os_ = without(new.get("spec") or {}, "resources"), without(old.get("spec") or {}, "resources")
-        if os_.get("volumeName") and not semantic_equal(ns, os_):
+        if os_.get("volumeName") and not equal(ns, os_, TYPED):
             causes.append(m.forbidden_cause("spec", "spec is immutable after creation except "
                                             "resources.requests for bound claims"))
         return causes

@@ -12,12 +12,12 @@ import copy
 from typing import Any
 
 from ..errors import bad_request, invalid
+from ..govalues import GO, equal, normalize
 from ..resources import ServedResource, Strategy
 from ..shapes import Cause, Obj, copy_json
 from . import meta as m
 from . import structural
 from .apps import decode_scale
-from .base import semantic_equal
 from .schema import OBJECT_META, DecodeError, decode_struct
 
 
@@ -32,6 +32,14 @@ def _get_path(obj: Obj, json_path: str) -> Any:
 _UNSTRUCTURED_TYPES = {"bool": "bool", "int": "int64", "float": "float64", "string": "string",
                        "array": "[]interface {}", "null": "map[string]interface {}",
                        "object": "map[string]interface {}"}
+
+
+def _normalize(obj: Obj) -> None:
+    """The object as it is stored: what Go's encoder and decoder make of its numbers (an integral
+    float64 is written `1` and read back an int64), after the strategy compared it with the old one."""
+    for k, v in obj.items():
+        if k != "metadata":
+            obj[k] = normalize(v)
 
 
 def _set_path(obj: Obj, json_path: str, value: Any) -> None:
@@ -94,6 +102,7 @@ class CustomResourceStrategy(Strategy):
         if info.has_status:
             obj.pop("status", None)
         meta["generation"] = 1
+        _normalize(obj)
 
     def _type_meta_causes(self, obj: Obj) -> list[Cause]:
         causes: list[Cause] = []
@@ -151,8 +160,11 @@ class CustomResourceStrategy(Strategy):
         m.keep_status(info, new, old)
         a = {k: v for k, v in new.items() if k != "metadata"}
         b = {k: v for k, v in old.items() if k != "metadata"}
-        if not semantic_equal(a, b):
+        # Semantic.DeepEqual on unstructured content: the int64 1 read back from storage and the
+        # float64 1.0 a client sent differ, and so do true and 1 (govalues.GO)
+        if not equal(a, b, GO):
             new["metadata"]["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
+        _normalize(new)
 
     def validate_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         self._raise(new, self._type_meta_causes(new))
@@ -183,6 +195,7 @@ class CustomResourceStrategy(Strategy):
             meta.pop("managedFields", None)
         if rv:
             meta["resourceVersion"] = rv
+        _normalize(new)
 
     def validate_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         nm, om = new.get("metadata") or {}, old.get("metadata") or {}

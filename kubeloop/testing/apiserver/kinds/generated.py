@@ -31,7 +31,7 @@ _SPECIAL: dict[str, tuple[str, Any]] = {
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString": ("intorstr", 0),
     "io.k8s.apimachinery.pkg.runtime.RawExtension": ("any", None),
 }
-_ANY_DEFS = re.compile(r"^io\.k8s\.apiextensions-apiserver\.pkg\.apis\.apiextensions\.v1\.JSON")
+_ANY_DEFS = re.compile(r"^io\.k8s\.apiextensions-apiserver\.pkg\.apis\.apiextensions\.v1\.JSON(SchemaPropsOr\w+)?$")
 _GO_BUILTINS = frozenset({"string", "bool", "int", "int32", "int64", "uint8", "byte", "float32", "float64"})
 _PKG_OF_ALIAS = {"metav1": "v1", "corev1": "v1", "apiv1": "v1"}
 
@@ -68,9 +68,17 @@ def _elem_go(go: str) -> str:
     return m.group(1) if m else ""
 
 
-@cache
+_STRUCTS: dict[str, Struct] = {}
+
+
 def struct_for(definition: str) -> Struct:
-    """The generated `Struct` of a definition (`io.k8s.api.core.v1.Pod`), cached per process."""
+    """The generated `Struct` of a definition (`io.k8s.api.core.v1.Pod`), made once per process.
+
+    Definitions refer to themselves (a CRD's `JSONSchemaProps`), so the struct is registered before
+    its fields are made, and the fields and fills are filled into the registered object."""
+    done = _STRUCTS.get(definition)
+    if done is not None:
+        return done
     spec = builtin_spec()
     d = spec.definitions[definition]
     facts = spec.go_fields.get(definition, {})
@@ -78,6 +86,7 @@ def struct_for(definition: str) -> Struct:
     go_name = definition.rsplit(".", 1)[-1]
     fields: dict[str, Node] = {}
     fills: list[tuple[str, Any]] = []
+    shell = _STRUCTS[definition] = Struct("struct", go_name, fields, False, fills=fills, go=f"{package}.{go_name}")
     required = set(d.get("required") or ())
     for name, prop in (d.get("properties") or {}).items():
         go, omitempty = facts.get(name, ["", name not in required])
@@ -85,12 +94,13 @@ def struct_for(definition: str) -> Struct:
         fields[name] = node
         if node.fill is not NO_FILL:
             fills.append((name, node.fill))
-    return Struct("struct", go_name, fields, False, fills=tuple(fills), go=f"{package}.{go_name}")
+    return shell
 
 
 @cache
 def zero_struct(definition: str) -> dict[str, Any]:
-    """What Go encodes for a zero value of the struct (its always-written fields)."""
+    """What Go encodes for a zero value of the struct (its always-written fields). Go has no
+    recursive non-pointer structs, so a struct asked for here is always complete."""
     return {name: fill for name, fill in struct_for(definition).fills}
 
 
@@ -106,7 +116,8 @@ def _node(prop: dict[str, Any], go: str, omitempty: bool, package: str) -> Node:
         if _ANY_DEFS.match(target) or target not in builtin_spec().definitions:
             return Node("any", go=shown)
         inner = struct_for(target)
-        # omitempty never leaves a struct out: a zero struct is written whole
+        # omitempty never leaves a struct out: a zero struct is written whole. The field's node
+        # shares the struct's (possibly still filling) fields and fills.
         return Struct("struct", inner.go_name, inner.fields, False, fills=inner.fills, go=shown or inner.go,
                       fill=NO_FILL if pointer else zero_struct(target))
     t = prop.get("type")

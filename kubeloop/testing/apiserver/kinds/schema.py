@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from functools import lru_cache
@@ -23,6 +24,7 @@ from typing import Any
 import orjson
 
 from ..errors import StatusError
+from ..govalues import normalize
 from ..shapes import copy_json
 from .meta import GO_JSON_TYPES, json_kind
 
@@ -65,7 +67,7 @@ class Struct(Node):
     fields: dict[str, Node] = field(default_factory=dict)
     open: bool = False
     #: the fields (and their zero values) Go always encodes: filled in when a body leaves them out
-    fills: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
+    fills: Sequence[tuple[str, Any]] = field(default=(), compare=False)
 
     @property
     def go_type(self) -> str:
@@ -250,7 +252,7 @@ def decode_value(node: Node, value: Any, struct_name: str, path: str) -> Any:
     if k == "float64":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _type_error(value, node, struct_name, path)
-        return value
+        return normalize(value)  # Go writes float64 1.0 as `1`
     if k == "intorstr":
         if isinstance(value, bool) or not isinstance(value, int | str):
             raise _type_error(value, node, struct_name, path)
