@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubeloop.testing.apiserver.govalues import GO, SMD, TYPED, equal, format_float_g, normalize, sprint_sharp_v, sprint_v
+from kubeloop.testing.apiserver.govalues import (
+    GO,
+    SMD,
+    TYPED,
+    equal,
+    format_float_g,
+    normalize,
+    sprint_sharp_v,
+    sprint_v,
+)
 
 from .conftest import Http
 

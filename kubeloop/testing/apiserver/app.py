@@ -20,7 +20,7 @@ from aiohttp import web
 
 from kubeloop.meta import FieldSelector, LabelSelector
 
-from . import errors
+from . import errors, listoptions
 from .catalog import Catalog
 from .errors import StatusError
 from .faults import Faults
@@ -504,22 +504,9 @@ class APIApp:
                 return bool(obj["metadata"]["name"] == name and (inner is None or inner(obj)))
             match = match_name
         rv = parse_resource_version(q.get("resourceVersion", ""))
-        send_initial = _truthy(q.get("sendInitialEvents"))
-        causes = []
-        rv_match = q.get("resourceVersionMatch", "")
-        if "sendInitialEvents" in q:
-            if rv_match != "NotOlderThan":
-                causes.append(("resourceVersionMatch",
-                               "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
-            if not _truthy(q.get("allowWatchBookmarks")):
-                causes.append(("allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true"))
-        elif rv_match:
-            causes.append(("resourceVersionMatch", "resourceVersionMatch is forbidden for watch"))
-        if causes:
-            text = "; ".join(f"{f}: Forbidden: {m}" for f, m in causes)
-            raise StatusError(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {text}',
-                              {"group": "meta.k8s.io", "kind": "ListOptions",
-                               "causes": [errors.cause("FieldValueForbidden", f"Forbidden: {m}", f) for f, m in causes]})
+        gates = reg.settings.features
+        listoptions.validate(q, watch=True, gates=gates)
+        send_initial = listoptions.send_initial_events(q, gates)  # None: not asked, or not in this version
         if send_initial and rv:
             await self._wait_for_rv(rv)
         timeout_text = q.get("timeoutSeconds", "")
@@ -539,7 +526,7 @@ class APIApp:
         replay: list[Any] | None = []
         if expired:
             replay = None
-        elif send_initial or ("sendInitialEvents" not in q and not rv):
+        elif send_initial or (send_initial is None and not rv):
             objs, keys = bucket.objects, bucket.sorted_keys()
             lo, hi = key_range(keys, watcher.namespace)
             watcher.start_initial([objs[keys[i]] for i in range(lo, hi)])

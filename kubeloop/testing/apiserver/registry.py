@@ -21,9 +21,10 @@ import orjson
 
 from kubeloop.meta import ADDED, DELETED, MODIFIED
 
-from . import errors
+from . import errors, listoptions
 from .catalog import Catalog
 from .errors import StatusError, cause
+from .features import FeatureGates
 from .govalues import GO, equal
 from .kinds.meta import go_print
 from .kinds.schema import DecodeFailure
@@ -73,6 +74,8 @@ class Settings:
     history_size: int = 10_000
     bookmark_interval: float = 60.0
     max_body_bytes: int = 3 * 1024 * 1024
+    #: features of later Kubernetes versions switched on (features.py); none by default
+    features: FeatureGates = field(default_factory=FeatureGates)
 
 
 @dataclass
@@ -161,21 +164,8 @@ class Registry:
         return self._get_stored(info, namespace, name)
 
     def parse_list_rv(self, query: Mapping[str, str]) -> tuple[int | None, str]:
-        rv_text = query.get("resourceVersion", "")
-        match = query.get("resourceVersionMatch", "")
-        if match and match not in ("Exact", "NotOlderThan"):
-            raise _list_options_invalid("FieldValueNotSupported", "resourceVersionMatch",
-                                        f'Unsupported value: "{match}": supported values: "Exact", '
-                                        '"NotOlderThan", ""')
-        if match and not rv_text:
-            raise _list_options_invalid("FieldValueForbidden", "resourceVersionMatch",
-                                        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion "
-                                        "is provided")
-        if match == "Exact" and rv_text == "0":
-            raise _list_options_invalid("FieldValueForbidden", "resourceVersionMatch",
-                                        'Forbidden: resourceVersionMatch "exact" is forbidden for '
-                                        'resourceVersion "0"')
-        return parse_resource_version(rv_text), match
+        listoptions.validate(query, watch=False, gates=self.settings.features)
+        return parse_resource_version(query.get("resourceVersion", "")), query.get("resourceVersionMatch", "")
 
     def future_rv_error(self, rv: int) -> StatusError:
         return errors.server_timeout(
@@ -743,11 +733,6 @@ def parse_resource_version(text: str) -> int | None:
         raise StatusError(500, "", f'resourceVersion: Invalid value: "{text}": strconv.ParseUint: '
                                    f'parsing "{text}": invalid syntax') from None
     return rv
-
-
-def _list_options_invalid(reason: str, field_name: str, msg: str) -> StatusError:
-    return StatusError(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {field_name}: {msg}',
-                       {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [cause(reason, msg, field_name)]})
 
 
 def _encode_continue(rv: int, key: Key) -> str:
