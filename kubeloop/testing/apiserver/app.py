@@ -20,7 +20,7 @@ from aiohttp import web
 
 from kubeloop.meta import FieldSelector, LabelSelector
 
-from . import errors, listoptions
+from . import apiwarnings, errors, listoptions
 from .catalog import Catalog
 from .errors import StatusError
 from .faults import Faults
@@ -113,6 +113,7 @@ class APIApp:
     def make_app(self) -> web.Application:
         app = web.Application(client_max_size=self.registry.settings.max_body_bytes)
         app.router.add_route("*", "/{tail:.*}", self.handle)
+        app.on_response_prepare.append(_warning_headers)
         return app
 
     def close_watches(self, resource: str | None = None) -> int:
@@ -127,6 +128,11 @@ class APIApp:
 
     # ---- entry -----------------------------------------------------------------------------
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        with apiwarnings.collect() as warnings:  # what strategies warn about, sent as Warning headers
+            request[WARNINGS] = warnings
+            return await self._handle(request)
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         path = request.path
         try:
             if path.startswith(ADMIN):
@@ -280,6 +286,13 @@ class APIApp:
                                     request.headers.get("If-None-Match", ""))
         return web.Response(status=code, body=body, headers=headers)
 
+    def _deprecation(self, info: ServedResource) -> str | None:
+        """The warning every request to a deprecated API version gets (apiwarnings.py)."""
+        if not info.custom:
+            return apiwarnings.deprecated_api(info.group, info.version, info.resource)
+        crd = self.registry.store.bucket(CRD_STORAGE).objects.get(("", info.crd_name))
+        return apiwarnings.deprecated_api(info.group, info.version, info.resource, crd.obj if crd else None)
+
     def _custom_group(self, group: str) -> bool:
         return any(i.custom for i in self.catalog.all() if i.group == group)
 
@@ -319,6 +332,7 @@ class APIApp:
         method = request.method
         q = request.query
         info = t.info
+        apiwarnings.add(self._deprecation(info) or "")
         if t.watch_path:
             if method != "GET":
                 raise errors.method_not_allowed()
@@ -614,6 +628,14 @@ class APIApp:
         finally:
             if timer is not None:
                 timer.cancel()
+
+
+WARNINGS = web.RequestKey("warnings", list)
+
+
+async def _warning_headers(request: web.Request, response: web.StreamResponse) -> None:
+    for text in request.get(WARNINGS) or ():
+        response.headers.add("Warning", apiwarnings.header_value(text))
 
 
 def _as_list(v: Any) -> list[str]:

@@ -163,15 +163,21 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
         out.add(path)
 
 
-def update_fields_v1(obj: dict[str, Any], lt: ListTypes) -> dict[str, Any]:
-    """`encode_fields(object_fields(obj, lt))`, built directly: the fast path of every create."""
-    return _fv1_map(obj, 0, (), lt)
+def update_fields_v1(obj: dict[str, Any], lt: ListTypes, zero: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`encode_fields` of what a create gives its writer, built directly (the fast path of every
+    create): the fields of `obj` that differ from `zero`, the kind's zero value as Go encodes it
+    (structured-merge-diff compares the new object with an empty one of its type, so a struct the
+    zero value already holds is no member, and a null `creationTimestamp` no field). Without a zero
+    value (custom resources), `metadata`, `spec` and `status` are never members themselves."""
+    return _fv1_map(obj, 0, (), lt, zero)
 
 
 _TOP_STRUCT_NAMES = frozenset({"metadata", "spec", "status"})
+_ABSENT: Any = object()
 
 
-def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> dict[str, Any]:
+def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes,
+             zero: dict[str, Any] | None) -> dict[str, Any]:
     # level: 0 the object root, 1 the root's metadata, 2 anything else
     skip = TOP_SKIP if level == 0 else META_SKIP if level == 1 else _NO_SKIP
     if level == 1:
@@ -181,12 +187,16 @@ def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> 
         if k in skip:
             continue
         v = d[k]
+        z = zero.get(k, _ABSENT) if zero is not None else _ABSENT
+        if z is not _ABSENT and equal(z, v, SMD):
+            continue  # as the zero value has it: not a change
         if isinstance(v, dict):
             if level != 0 and atomic_map(lt, (*tpath, k)):
                 out[f"f:{k}"] = {}
                 continue
-            ch = _fv1_map(v, 1 if level == 0 and k == "metadata" else 2, (*tpath, k), lt)
-            if level == 0 and k in _TOP_STRUCT_NAMES:
+            sub = z if isinstance(z, dict) else None
+            ch = _fv1_map(v, 1 if level == 0 and k == "metadata" else 2, (*tpath, k), lt, sub)
+            if sub is not None or (zero is None and level == 0 and k in _TOP_STRUCT_NAMES):
                 if ch:
                     out[f"f:{k}"] = ch
             else:
@@ -204,7 +214,7 @@ def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> 
                 if pe in items:
                     continue
                 if isinstance(item, dict) and ltype.type == "map":
-                    ch = _fv1_map(item, 2, tp, lt)
+                    ch = _fv1_map(item, 2, tp, lt, None)
                     items[pe] = {".": {}, **ch} if ch else {}
                 else:
                     items[pe] = {}

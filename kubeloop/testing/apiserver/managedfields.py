@@ -199,13 +199,15 @@ def _set_managed(meta: Obj, entries: list[Obj] | None) -> None:
 # ---- ordinary writes ---------------------------------------------------------------------------------
 def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: str,
                           subresource: str | None, now: str, list_types: Any = None,
-                          reset_fields: Iterable[FieldPath] = ()) -> None:
+                          reset_fields: Iterable[FieldPath] = (), zero: Obj | None = None) -> None:
     """Record in `new.metadata.managedFields` that `manager` wrote `new` over `old` (None: create).
 
     Call it after defaulting and the strategy's prepare step, so defaulted fields belong to the
     creator and fields the strategy reset are not attributed. Mutates `new` only. When `new`
     carries managedFields different from `old`'s (a client editing them; ignored for subresource
     writes), those are the starting point; `[{}]` starts from none. `list_types`: a `ListTypes` lookup, a mapping, or a `ServedResource`.
+    `zero`: the kind's zero value as Go encodes it, what a create is compared with (see
+    `fieldpath.update_fields_v1`).
     """
     meta = _meta(new)
     if meta is None:
@@ -222,7 +224,7 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
     resets = tuple(reset_fields)
     if old is None and not from_request and all(len(r) == 1 for r in resets):
         # a create: the writer owns every field (fast path, no set arithmetic)
-        fv1 = update_fields_v1(new, lt)
+        fv1 = update_fields_v1(new, lt, zero)
         for r in resets:
             fv1.pop("f:" + r[0], None)
         if not fv1:
@@ -234,7 +236,7 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
             entry["subresource"] = subresource
         meta["managedFields"] = [entry]
         return
-    added, modified, removed = compare(old or {}, new, lt)
+    added, modified, removed = compare(old if old is not None else zero or {}, new, lt)
     if resets:
         added, modified, removed = (drop_under(added, resets), drop_under(modified, resets),
                                     drop_under(removed, resets))
@@ -276,7 +278,8 @@ def record_update(info: ServedResource, new: Obj, old: Obj | None, manager: str,
     """`update_managed_fields` in the registry's terms: version and list types from `info`
     (a `ServedResource`), `now` from the clock unless given."""
     update_managed_fields(old, new, manager, info.api_version, subresource, now or now_rfc3339(),
-                          list_types=info, reset_fields=reset_fields_of(info, subresource))
+                          list_types=info, reset_fields=reset_fields_of(info, subresource),
+                          zero=info.strategy.zero_object(info) if old is None else None)
 
 
 def record_apply(info: ServedResource, live: Obj | None, config: Obj, manager: str, force: bool,

@@ -261,7 +261,7 @@ class Registry:
             self.namespace_check(info, namespace, name)
         except StatusError:
             # admission runs on the decoded object: a body the server cannot decode is a 400 even in
-            # a missing or terminating namespace (decoding is repeated here only on this error path)
+            # a missing or terminating namespace
             info.strategy.decode(info, obj)
             raise
         if meta.get("resourceVersion") not in (None, "", "0", 0):
@@ -275,6 +275,9 @@ class Registry:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
+        info.strategy.decode(info, obj)
+        if manager:  # the create handler's field manager, before admission and the strategy
+            record_update(info, obj, None, manager, subresource)
         token = DRY_RUN.set(dry_run)
         try:
             info.strategy.prepare_for_create(info, obj)
@@ -291,8 +294,6 @@ class Registry:
         key = (namespace if info.namespaced else "", name)
         if key in bucket.objects:
             raise errors.already_exists(info.resource, name, info.group)
-        if manager:
-            record_update(info, obj, None, manager, subresource)
         _drop_empty_meta(obj)
         obj = self.to_stored_form(info, obj)
         if dry_run:
@@ -375,6 +376,9 @@ class Registry:
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if not meta.get("generateName") and old_meta.get("generateName"):
             meta.pop("generateName", None)
+        info.strategy.decode(info, obj)
+        if record and manager:  # the update handler's field manager, before the strategy
+            record_update(info, obj, old_view, manager, subresource)
         if subresource and subresource != "scale":  # status, a Namespace's finalize
             info.strategy.prepare_for_subresource_update(info, subresource, obj, old_view)
         else:
@@ -384,8 +388,6 @@ class Registry:
             info.strategy.validate_status_update(info, obj, old_view)
         else:
             info.strategy.validate_update(info, obj, old_view)
-        if record and manager:
-            record_update(info, obj, old_view, manager, subresource)
         _drop_empty_meta(obj)
         if _same(obj, old_view):
             return WriteResult(old)

@@ -154,6 +154,7 @@ class WorkloadStrategy(KindStrategy):
     has_generation = True
     status_keeps_labels = True
     kind_word = "workload"
+    pod_template_path: tuple[str, ...] | None = ("spec", "template")
 
     def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         return {}

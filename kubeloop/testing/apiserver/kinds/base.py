@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import apiwarnings
 from ..govalues import TYPED, equal
 from ..resources import ServedResource, Strategy
 from ..shapes import Cause, Obj, copy_json
@@ -39,6 +40,9 @@ class KindStrategy(Strategy):
     #: the group 422 errors name when it differs from the served group (events.k8s.io Events are
     #: validated as the internal core Event, so their errors carry no group)
     error_group: str | None = None
+    #: where the kind's pod template is (`("spec", "template")`): its warnings are sent on create and
+    #: on a spec change (apiwarnings.py)
+    pod_template_path: tuple[str, ...] | None = None
 
     # -- hooks for kinds --------------------------------------------------------------------------
     def default(self, info: ServedResource, obj: Obj) -> None:
@@ -74,6 +78,25 @@ class KindStrategy(Strategy):
         """The non-metadata part of `validate` (reused on update)."""
         return []
 
+    def warnings_on_create(self, info: ServedResource, obj: Obj) -> list[str]:
+        """The strategy's `WarningsOnCreate`: by default those of its pod template."""
+        return self._template_warnings(obj)
+
+    def warnings_on_update(self, info: ServedResource, new: Obj, old: Obj) -> list[str]:
+        """The strategy's `WarningsOnUpdate`: by default the pod template's, when the spec changed."""
+        nm, om = new.get("metadata") or {}, old.get("metadata") or {}
+        if nm.get("generation") == om.get("generation"):
+            return []
+        return self._template_warnings(new)
+
+    def _template_warnings(self, obj: Obj) -> list[str]:
+        if self.pod_template_path is None:
+            return []
+        template: Any = obj
+        for part in self.pod_template_path:
+            template = template.get(part) if isinstance(template, dict) else None
+        return apiwarnings.template_warnings(".".join(self.pod_template_path), template)
+
     def spec_of(self, info: ServedResource, obj: Obj) -> Obj:
         """The part of the object whose change bumps generation."""
         return without(obj, "metadata", "status", "apiVersion", "kind")
@@ -94,7 +117,6 @@ class KindStrategy(Strategy):
         self.default(info, obj)
 
     def prepare_for_create(self, info: ServedResource, obj: Obj) -> None:
-        self.decode(info, obj)
         meta = obj["metadata"]  # deletionTimestamp & co. are already cleared by the registry (BeforeCreate)
         if info.has_status:
             obj.pop("status", None)
@@ -109,14 +131,13 @@ class KindStrategy(Strategy):
 
     def validate_create(self, info: ServedResource, obj: Obj) -> None:
         m.raise_invalid(info, obj, self.validate(info, obj) + self.validate_spec(info, obj), self.error_group)
-        if self.validates_meta:
-            return  # the kind's own ObjectMeta rules passed, and they are stricter than the generic ones
-        # rest.BeforeCreate: generic ObjectMeta checks with the path-segment name rule, for every kind
-        m.raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
-                                                        m.validate_path_segment_name, kube=False), self.error_group)
+        if not self.validates_meta:
+            # rest.BeforeCreate: generic ObjectMeta checks with the path-segment name rule, for every kind
+            m.raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
+                                                            m.validate_path_segment_name, kube=False), self.error_group)
+        apiwarnings.add(*self.warnings_on_create(info, obj))  # rest.BeforeCreate, once validation passed
 
     def prepare_for_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
-        self.decode(info, new)
         m.carry_system_fields(new, old)
         m.keep_status(info, new, old)
         self.prepare_update(info, new, old)
@@ -138,9 +159,9 @@ class KindStrategy(Strategy):
             causes += m.validate_object_meta(nm, info.namespaced, m.validate_path_segment_name, kube=False)
             causes += m.validate_object_meta_update(nm, om, kube=False)
         m.raise_invalid(info, new, causes + self.validate_update_causes(info, new, old), self.error_group)
+        apiwarnings.add(*self.warnings_on_update(info, new, old))  # rest.BeforeUpdate, once validation passed
 
     def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
-        self.decode(info, new)
         m.carry_system_fields(new, old)
         status = new.get("status")
         for key in list(new):

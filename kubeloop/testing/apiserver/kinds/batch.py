@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import apiwarnings
 from ..errors import bad_request
 from ..govalues import TYPED, equal
 from ..resources import ServedResource
@@ -141,6 +142,13 @@ class CronJobStrategy(WorkloadStrategy):
     schema = top_level("CronJob", spec=CRON_JOB_SPEC, status=ANY)
     kind_word = "cronjob"
     status_keeps_labels = False
+    pod_template_path = ("spec", "jobTemplate", "spec", "template")
+
+    def warnings_on_create(self, info: ServedResource, obj: Obj) -> list[str]:
+        return super().warnings_on_create(info, obj) + apiwarnings.cron_schedule_warnings(obj.get("spec") or {})
+
+    def warnings_on_update(self, info: ServedResource, new: Obj, old: Obj) -> list[str]:
+        return super().warnings_on_update(info, new, old) + apiwarnings.cron_schedule_warnings(new.get("spec") or {})
 
     def default(self, info: ServedResource, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})

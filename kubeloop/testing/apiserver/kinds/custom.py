@@ -97,7 +97,6 @@ class CustomResourceStrategy(Strategy):
 
     # -- create / update ------------------------------------------------------------------------
     def prepare_for_create(self, info: ServedResource, obj: Obj) -> None:
-        self.decode(info, obj)
         meta = obj["metadata"]  # deletionTimestamp & co. are already cleared by the registry (BeforeCreate)
         if info.has_status:
             obj.pop("status", None)
@@ -155,7 +154,6 @@ class CustomResourceStrategy(Strategy):
         self._raise(obj, causes)
 
     def prepare_for_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
-        self.decode(info, new)
         m.carry_system_fields(new, old)
         m.keep_status(info, new, old)
         a = {k: v for k, v in new.items() if k != "metadata"}
@@ -176,7 +174,6 @@ class CustomResourceStrategy(Strategy):
     def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """Only `status` changes: everything else (metadata included) is taken from `old`, except
         `managedFields` and the client's `resourceVersion`."""
-        self.decode(info, new)
         status_present = "status" in new
         status = new.get("status")
         new_meta = new.get("metadata") or {}
@@ -262,6 +259,9 @@ class CustomResourceStrategy(Strategy):
         return tuple((self.scale.get("specReplicasPath") or ".spec.replicas").lstrip(".").split("."))
 
     # -- server-side apply ----------------------------------------------------------------------
+    def zero_object(self, info: ServedResource) -> Obj | None:
+        return None  # unstructured: an empty object
+
     def apply_type(self, info: ServedResource) -> Any:
         """The version's structured-merge-diff type (`smd.custom_type`), built once."""
         if self._apply_type is None:

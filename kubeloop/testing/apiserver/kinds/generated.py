@@ -151,3 +151,9 @@ def kind_struct(group: str, version: str, kind: str) -> Struct | None:
     """The generated `Struct` of a built-in kind, None when the recorded document does not have it."""
     name = builtin_spec().definition_for(group, version, kind)
     return struct_for(name) if name else None
+
+
+def zero_of_kind(group: str, version: str, kind: str) -> dict[str, Any] | None:
+    """What Go encodes for a zero value of a built-in kind, None when the document lacks it."""
+    name = builtin_spec().definition_for(group, version, kind)
+    return zero_struct(name) if name else None

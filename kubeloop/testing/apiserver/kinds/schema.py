@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from .. import quantity
 from ..errors import StatusError
 from ..govalues import normalize
 from ..shapes import copy_json
@@ -258,9 +259,10 @@ def decode_value(node: Node, value: Any, struct_name: str, path: str) -> Any:
             raise _type_error(value, node, struct_name, path)
         return value
     if k == "quantity":
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise DecodeError("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-        return value
+        try:
+            return quantity.normalize(value)  # written back in canonical form: 1.5 -> "1500m"
+        except quantity.QuantityError as e:
+            raise DecodeError(str(e)) from None
     if k in ("time", "microtime"):
         if not isinstance(value, str):
             raise _type_error(value, node, struct_name, path)

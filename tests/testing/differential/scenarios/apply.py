@@ -1,0 +1,3 @@
+"""apply scenarios."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""crds scenarios."""
+
+from __future__ import annotations

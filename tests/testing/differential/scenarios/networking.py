@@ -1,0 +1,3 @@
+"""networking scenarios."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""ownerrefs scenarios."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""patches scenarios."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""rbac scenarios."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""records scenarios."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""services scenarios."""
+
+from __future__ import annotations

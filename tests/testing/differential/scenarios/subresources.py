@@ -1,0 +1,3 @@
+"""subresources scenarios."""
+
+from __future__ import annotations
