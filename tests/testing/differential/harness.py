@@ -132,10 +132,10 @@ class Run:
         """A derived fact (a resourceVersion relation, a count), recorded as it is."""
         self.steps.append({"step": step, "fact": value})
 
-    async def wait(self, path: str, check: Callable[[Resp], bool], *, timeout: float = 30.0) -> Resp:
-        """Poll `path` (unrecorded) until `check` holds; the last response either way."""
+    async def wait(self, path: str, check: Callable[[Resp], bool], *, within: float = 30.0) -> Resp:
+        """Poll `path` (unrecorded) until `check` holds (up to `within` seconds); the last response."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + within
         while True:
             resp = await self.raw("GET", path)
             if check(resp) or loop.time() > deadline:
@@ -280,10 +280,10 @@ class Watch:
     events: list[Obj] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def expect(self, n: int, timeout: float = 10.0, settle: float = 0.3) -> None:
-        """Wait for `n` events (then `settle` seconds more, to catch unexpected ones)."""
+    async def expect(self, n: int, within: float = 10.0, settle: float = 0.3) -> None:
+        """Wait for `n` events (up to `within` seconds; then `settle` more, to catch unexpected ones)."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + within
         while len(self.events) < n and loop.time() < deadline:
             self.arrived.clear()
             with contextlib.suppress(TimeoutError):
