@@ -10,7 +10,8 @@ masks:
 
 - the run's random suffix (`<sfx>`, in every name and message), uids (`<uid>`), timestamps
   (`<ts>`), resourceVersions (`<rv>`, also inside messages), names made from `generateName`
-  (`prefix<gen>`), allocated cluster IPs (`<ip>`) and node ports (`<port>`);
+  (`prefix<gen>`), allocated cluster IPs (`<ip>`) and node ports (`<port>`), Go pointers printed
+  in messages (`<ptr>`);
 - `managedFields[].time` (the manager, operation, apiVersion, fields and subresource stay).
 
 Lists are reduced to their kind, item names (sorted where the real server's order is not defined:
@@ -39,6 +40,7 @@ Scenario = Callable[["Run"], Awaitable[None]]
 _UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TS = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2}| \+0000 UTC)?")
 _SERVICE_IP = re.compile(r"\b10\.96\.\d{1,3}\.\d{1,3}\b")
+_GO_POINTER = re.compile(r"\b0x[0-9a-f]{6,}\b")
 #: resourceVersions inside messages: the numbers right after "resourceVersion"-like words ("the
 #: ResourceVersion in the precondition (12)", "Too large resource version: 99, current: 12",
 #: "too old resource version: 3 (7)")
@@ -212,6 +214,7 @@ class Run:
         s = _UID.sub("<uid>", s)
         s = _TS.sub("<ts>", s)
         s = _SERVICE_IP.sub("<ip>", s)
+        s = _GO_POINTER.sub("<ptr>", s)
         return _RV_IN_TEXT.sub(lambda m: m.group(1) + "<rv>" + (m.group(3) or "") + ("<rv>" if m.group(4) else ""), s)
 
     def _object(self, obj: Obj) -> Obj:
@@ -265,7 +268,7 @@ class Run:
                         "continue": bool((body.get("metadata") or {}).get("continue"))}
             if "remainingItemCount" in (body.get("metadata") or {}):
                 lst["remainingItemCount"] = body["metadata"]["remainingItemCount"]
-            out["list"] = lst
+            out["list"] = self.mask(lst)
         elif isinstance(body, dict):
             out["object"] = self.mask(self._object(body))
         elif body is not None:
