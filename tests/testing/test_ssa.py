@@ -160,7 +160,11 @@ def defaulted(obj: dict[str, Any]) -> dict[str, Any]:
 
 def test_defaults_are_owned_by_the_creator_and_conflict_with_an_applier() -> None:
     created = defaulted(deploy_cfg({"name": "main", "image": "nginx:1.21"}))
-    update_managed_fields(None, created, "kubectl-create", "apps/v1", None, T0, list_types=DEPLOY)
+    from kubeloop.testing.apiserver.kinds.generated import zero_of_kind
+
+    # compared with the zero Deployment, as the server does: its template spec holds `containers: null`
+    update_managed_fields(None, created, "kubectl-create", "apps/v1", None, T0, list_types=DEPLOY,
+                          zero=zero_of_kind("apps", "v1", "Deployment"))
     fv1 = managers(created)["kubectl-create/Update"]
     assert fv1["f:spec"]["f:replicas"] == {}
     assert fv1["f:spec"]["f:template"]["f:spec"]["f:containers"] == {

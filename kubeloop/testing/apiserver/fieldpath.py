@@ -130,7 +130,9 @@ def _applied_map(obj: dict[str, Any], path: Path, tpath: FieldPath, lt: ListType
 
 
 # ---- every field of a subtree, Update style (maps are members too) -----------------------------
-def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldSet, member: bool) -> None:
+def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldSet, member: bool,
+                added: bool = False) -> None:
+    """`added`: the subtree is new (structured-merge-diff's comparison also names every list it adds)."""
     if isinstance(v, dict):
         if member and path and path not in _TOP_STRUCTS and path != _META_PATH:
             out.add(path)
@@ -141,7 +143,7 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
             v = _meta_view(v)
         for k, x in v.items():
             if k not in skip:
-                _all_fields(x, (*path, f"f:{k}"), (*tpath, k), lt, out, True)
+                _all_fields(x, (*path, f"f:{k}"), (*tpath, k), lt, out, True, added)
     elif isinstance(v, list):
         ltype = lt(tpath)
         if not _merged(ltype):
@@ -149,6 +151,8 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
                 out.add(path)
             return
         assert ltype is not None
+        if member and (added or not v):  # an added list is named itself; an empty one is a leaf
+            out.add(path)
         seen: set[str] = set()
         for i, item in enumerate(v):
             pe = item_element(item, i, ltype)
@@ -157,8 +161,8 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
             seen.add(pe)
             q = (*path, pe)
             out.add(q)
-            if isinstance(item, dict) and ltype.type == "map":
-                _all_fields(item, q, tpath, lt, out, False)
+            if isinstance(item, dict) and ltype.type == "map" and not ltype.elem_atomic:
+                _all_fields(item, q, tpath, lt, out, False, added)
     elif member:
         out.add(path)
 
@@ -191,7 +195,7 @@ def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes,
         if z is not _ABSENT and equal(z, v, SMD):
             continue  # as the zero value has it: not a change
         if isinstance(v, dict):
-            if level != 0 and atomic_map(lt, (*tpath, k)):
+            if atomic_map(lt, (*tpath, k)):
                 out[f"f:{k}"] = {}
                 continue
             sub = z if isinstance(z, dict) else None
@@ -213,13 +217,17 @@ def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes,
                 pe = item_element(item, i, ltype)
                 if pe in items:
                     continue
-                if isinstance(item, dict) and ltype.type == "map":
+                if isinstance(item, dict) and ltype.type == "map" and not ltype.elem_atomic:
                     ch = _fv1_map(item, 2, tp, lt, None)
                     items[pe] = {".": {}, **ch} if ch else {}
                 else:
                     items[pe] = {}
-            if items:
-                out[f"f:{k}"] = {pe: items[pe] for pe in sorted(items)}
+            if not items:
+                out[f"f:{k}"] = {}  # an empty list is a leaf
+            else:
+                # a list the zero value does not hold is itself added (a null one in the zero value is not)
+                member: dict[str, Any] = {".": {}} if z is _ABSENT else {}
+                out[f"f:{k}"] = {**member, **{pe: items[pe] for pe in sorted(items)}}
         else:
             out[f"f:{k}"] = {}
     return out
@@ -253,7 +261,7 @@ def _cmp_map(o: dict[str, Any], n: dict[str, Any], path: Path, tpath: FieldPath,
         p = (*path, f"f:{k}")
         tp = (*tpath, k)
         if k not in o:
-            _all_fields(nv, p, tp, lt, a, True)
+            _all_fields(nv, p, tp, lt, a, True, added=True)
             continue
         ov = o[k]
         if ov is nv or (type(ov) is type(nv) and ov == nv):
@@ -261,11 +269,17 @@ def _cmp_map(o: dict[str, Any], n: dict[str, Any], path: Path, tpath: FieldPath,
         _cmp_value(ov, nv, p, tp, lt, a, m, r)
     for k, ov in o.items():
         if k not in n and k not in skip:
-            _all_fields(ov, (*path, f"f:{k}"), (*tpath, k), lt, r, True)
+            _all_fields(ov, (*path, f"f:{k}"), (*tpath, k), lt, r, True, added=True)
 
 
 def _cmp_value(ov: Any, nv: Any, p: Path, tp: FieldPath, lt: ListTypes,
                a: FieldSet, m: FieldSet, r: FieldSet) -> None:
+    # a null holds no fields: null -> a map or list compares as an empty one to it (its own path is
+    # neither added nor modified), and back; an empty one against null is a changed leaf
+    if ov is None and isinstance(nv, dict | list) and nv:
+        ov = {} if isinstance(nv, dict) else []
+    elif nv is None and isinstance(ov, dict | list) and ov:
+        nv = {} if isinstance(ov, dict) else []
     if isinstance(ov, dict) and isinstance(nv, dict):
         if ov != nv:
             if atomic_map(lt, tp):
@@ -283,15 +297,16 @@ def _cmp_value(ov: Any, nv: Any, p: Path, tp: FieldPath, lt: ListTypes,
         assert ltype is not None
         oi = _index_items(ov, ltype)
         ni = _index_items(nv, ltype)
+        atomic_items = ltype.elem_atomic
         for pe, item in ni.items():
             q = (*p, pe)
             if pe not in oi:
                 a.add(q)
-                if isinstance(item, dict) and ltype.type == "map":
-                    _all_fields(item, q, tp, lt, a, False)
+                if isinstance(item, dict) and ltype.type == "map" and not atomic_items:
+                    _all_fields(item, q, tp, lt, a, False, added=True)
                 continue
             old_item = oi[pe]
-            if isinstance(old_item, dict) and isinstance(item, dict):
+            if isinstance(old_item, dict) and isinstance(item, dict) and not atomic_items:
                 if old_item != item:
                     _cmp_map(old_item, item, q, tp, lt, a, m, r)
             elif not _deep_strict_equal(old_item, item):
@@ -300,8 +315,8 @@ def _cmp_value(ov: Any, nv: Any, p: Path, tp: FieldPath, lt: ListTypes,
             if pe not in ni:
                 q = (*p, pe)
                 r.add(q)
-                if isinstance(item, dict) and ltype.type == "map":
-                    _all_fields(item, q, tp, lt, r, False)
+                if isinstance(item, dict) and ltype.type == "map" and not atomic_items:
+                    _all_fields(item, q, tp, lt, r, False, added=True)
         return
     if isinstance(ov, dict | list) or isinstance(nv, dict | list):
         m.add(p)

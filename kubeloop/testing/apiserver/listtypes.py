@@ -42,6 +42,8 @@ class ListType:
     #: values the server defaults key fields to (a port's `protocol`), so that `{containerPort: 80}`
     #: in an apply configuration names the same item as the stored `{containerPort: 80, protocol: TCP}`
     key_defaults: Mapping[str, Any] | None = field(default=None, hash=False, compare=False)
+    #: the items are atomic structs (`ownerReferences`: `+structType=atomic`): owned as one value
+    elem_atomic: bool = field(default=False, compare=False)
 
 
 ListTypes = Callable[[FieldPath], "ListType | None"]

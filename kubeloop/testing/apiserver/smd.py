@@ -147,8 +147,15 @@ def _list_type(schema: Mapping[str, Any], owner: SmdType) -> ListType:
         keys = (str(merge_key),) if merge_key else ()
     else:
         rel = "atomic"
+    items = schema.get("items")
+    elem_atomic = False
+    if isinstance(items, Mapping):
+        ref = items.get("$ref")
+        target = owner.defs.definitions.get(ref[len(V2_PREFIX):]) if isinstance(ref, str) and \
+            ref.startswith(V2_PREFIX) else items
+        elem_atomic = isinstance(target, Mapping) and target.get("x-kubernetes-map-type") == "atomic"
     return ListType(rel, keys, str(merge_key) if merge_key else None, "merge" if smp_merge else "replace",
-                    "retainKeys" in strategy.split(","), _KeyDefaults(owner, keys) if keys else None)
+                    "retainKeys" in strategy.split(","), _KeyDefaults(owner, keys) if keys else None, elem_atomic)
 
 
 class _KeyDefaults(Mapping[str, Any]):
