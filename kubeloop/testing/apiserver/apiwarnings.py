@@ -18,7 +18,7 @@ Strategies add warnings to the request being served with `add()`; the HTTP layer
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from functools import cache
 from importlib import resources
@@ -52,6 +52,17 @@ def add(*texts: str) -> None:
     for text in texts:
         if text and text not in bucket:
             bucket.append(text)
+
+
+ORPHANING_DELETE = ("child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to "
+                    "remove them or set propagationPolicy=Orphan to suppress this warning")
+
+
+def orphaning_delete(orphans_by_default: bool, opts: Mapping[str, Any]) -> None:
+    """A DELETE of a kind that orphans by default (batch/v1 Jobs) without a propagation policy or
+    `orphanDependents` (the Job storage's `Delete` and `DeleteCollection`)."""
+    if orphans_by_default and opts.get("propagationPolicy") is None and opts.get("orphanDependents") is None:
+        add(ORPHANING_DELETE)
 
 
 def header_value(text: str) -> str:

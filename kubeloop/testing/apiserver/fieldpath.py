@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from .govalues import SMD, equal
-from .listtypes import FieldPath, ListType, ListTypes
+from .listtypes import ELEMENT, FieldPath, ListType, ListTypes
 
 Path = tuple[str, ...]
 FieldSet = set[Path]
@@ -28,8 +28,6 @@ TOP_SKIP = frozenset({"apiVersion", "kind"})
 META_SKIP = frozenset({"name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
                        "generation", "managedFields", "resourceVersion"})
 _NO_SKIP: frozenset[str] = frozenset()
-# top-level structs present in every (zero-valued) object: never members of an Update field set
-_TOP_STRUCTS = frozenset({("f:metadata",), ("f:spec",), ("f:status",)})
 _META_PATH: Path = ("f:metadata",)
 
 
@@ -77,7 +75,7 @@ def item_element(item: Any, index: int, lt: ListType) -> str:
 
 
 def _merged(lt: ListType | None) -> bool:
-    return lt is not None and lt.type != "atomic"
+    return lt is not None and lt.type in ("set", "map")
 
 
 def atomic_map(lt: ListTypes, tpath: FieldPath) -> bool:
@@ -106,6 +104,8 @@ def _applied_map(obj: dict[str, Any], path: Path, tpath: FieldPath, lt: ListType
         tp = (*tpath, k)
         if isinstance(v, dict):
             if v and not atomic_map(lt, tp):
+                if lt(tp) is ELEMENT:  # an element of a map, not a declared field: a member too
+                    out.add(p)
                 _applied_map(v, p, tp, lt, out)
             elif p != _META_PATH:
                 out.add(p)
@@ -134,7 +134,7 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
                 added: bool = False) -> None:
     """`added`: the subtree is new (structured-merge-diff's comparison also names every list it adds)."""
     if isinstance(v, dict):
-        if member and path and path not in _TOP_STRUCTS and path != _META_PATH:
+        if member and path and path != _META_PATH:
             out.add(path)
             if atomic_map(lt, tpath):
                 return
@@ -167,16 +167,35 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
         out.add(path)
 
 
+def has_duplicate_keys(value: Any, lt: ListTypes, tpath: FieldPath = ()) -> bool:
+    """Whether an associative list anywhere in `value` holds two items with the same key (which
+    structured-merge-diff refuses to type, so the field manager gives up on the object)."""
+    if isinstance(value, dict):
+        return any(has_duplicate_keys(v, lt, (*tpath, k)) for k, v in value.items() if isinstance(v, dict | list))
+    if isinstance(value, list):
+        ltype = lt(tpath)
+        if _merged(ltype):
+            assert ltype is not None
+            seen: set[str] = set()
+            for i, item in enumerate(value):
+                pe = item_element(item, i, ltype)
+                if pe in seen:
+                    return True
+                seen.add(pe)
+        return any(has_duplicate_keys(item, lt, tpath) for item in value if isinstance(item, dict | list))
+    return False
+
+
 def update_fields_v1(obj: dict[str, Any], lt: ListTypes, zero: dict[str, Any] | None = None) -> dict[str, Any]:
     """`encode_fields` of what a create gives its writer, built directly (the fast path of every
     create): the fields of `obj` that differ from `zero`, the kind's zero value as Go encodes it
     (structured-merge-diff compares the new object with an empty one of its type, so a struct the
     zero value already holds is no member, and a null `creationTimestamp` no field). Without a zero
-    value (custom resources), `metadata`, `spec` and `status` are never members themselves."""
+    value (custom resources), `metadata` is never a member itself, `spec` and `status` are like any
+    other field."""
     return _fv1_map(obj, 0, (), lt, zero)
 
 
-_TOP_STRUCT_NAMES = frozenset({"metadata", "spec", "status"})
 _ABSENT: Any = object()
 
 
@@ -200,7 +219,7 @@ def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes,
                 continue
             sub = z if isinstance(z, dict) else None
             ch = _fv1_map(v, 1 if level == 0 and k == "metadata" else 2, (*tpath, k), lt, sub)
-            if sub is not None or (zero is None and level == 0 and k in _TOP_STRUCT_NAMES):
+            if sub is not None or (level == 0 and k == "metadata"):
                 if ch:
                     out[f"f:{k}"] = ch
             else:

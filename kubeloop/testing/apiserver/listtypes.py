@@ -50,6 +50,10 @@ ListTypes = Callable[[FieldPath], "ListType | None"]
 
 ATOMIC = ListType()
 SET = ListType("set", (), None, "merge")
+#: asked about an object path: a map that is an *element* of a map rather than a declared field
+#: (a key under `x-kubernetes-preserve-unknown-fields`, a `map[string]struct`), which an apply
+#: configuration owns as a member as well as its fields
+ELEMENT = ListType("element")
 
 #: the lists of every object's metadata (what a lookup without a kind knows)
 _METADATA_ONLY: dict[FieldPath, ListType] = {

@@ -51,6 +51,8 @@ class BuiltinSpec:
         self.doc = {k: v for k, v in doc.items() if k != "definitions"}
         self.go_fields: dict[str, dict[str, list[Any]]] = facts["go_fields"]
         self.defaults: dict[str, dict[str, Any]] = facts["defaults"]
+        #: Go struct layouts, versioned and internal (what `gostruct.py` prints)
+        self.go_structs: dict[str, list[list[str]]] = facts.get("go_structs", {})
         #: the parameters of CRD paths, and the definitions a CRD with a scale subresource brings
         self.crd_parameters: dict[str, Obj] = crd["parameters"]
         self.crd_scale_definitions: dict[str, Obj] = crd["scale_definitions"]

@@ -21,16 +21,15 @@ import orjson
 
 from kubeloop.meta import ADDED, DELETED, MODIFIED
 
-from . import errors, listoptions
+from . import apiwarnings, errors, gostruct, listoptions, ownerrefs
 from .catalog import Catalog
 from .errors import StatusError, cause
 from .features import FeatureGates
-from .govalues import GO, equal
-from .kinds.meta import go_print
+from .govalues import GO, equal, sprint_v
 from .kinds.schema import DecodeFailure
 from .managedfields import record_apply, record_scale, record_update
 from .objectmeta import generate_name, new_uid, now_rfc3339
-from .patch import json_merge_patch, json_patch, strategic_merge_patch
+from .patch import decoded_paths, json_merge_patch, json_patch, strategic_merge_patch
 from .resources import DRY_RUN, ServedResource, Strategy
 from .shapes import Obj
 from .storage import Bucket, Commit, Key, Stored, VersionedStore, key_range
@@ -44,7 +43,7 @@ FOREGROUND = "foregroundDeletion"
 
 def is_identity(strategy: Strategy) -> bool:
     """Whether stored objects are served unchanged (so their pre-encoded bytes can be reused)."""
-    return type(strategy).from_storage is Strategy.from_storage
+    return type(strategy).from_storage is Strategy.from_storage and type(strategy).decorate is Strategy.decorate
 
 
 def list_items_carry_kind(info: ServedResource) -> bool:
@@ -112,7 +111,7 @@ class Registry:
         out = {"kind": stored.obj.get("kind", info.kind), "apiVersion": stored.obj.get("apiVersion",
                                                                                           info.api_version)}
         out.update(obj)
-        if not is_identity(info.strategy):
+        if type(info.strategy).from_storage is not Strategy.from_storage:
             out = info.strategy.from_storage(info, out)
         out["kind"] = info.kind
         out["apiVersion"] = info.api_version
@@ -243,7 +242,12 @@ class Registry:
 
     # ---- create ---------------------------------------------------------------------------
     def create(self, info: ServedResource, namespace: str, obj: Obj, *, manager: str, dry_run: bool,
-               subresource: str = "") -> Stored:
+               subresource: str = "", verb: str = "create") -> Stored:
+        """`verb`: the request's (a PUT or an apply may create too)."""
+        if verb == "create" and info.custom and self.crd_terminating(info):
+            # the custom resource handler refuses a POST once the CRD is Terminating, before anything else
+            raise StatusError(405, "MethodNotAllowed", "create not allowed while custom resource definition is "
+                              "terminating", {"group": info.group, "kind": info.resource})
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
@@ -276,6 +280,7 @@ class Registry:
         else:
             meta.pop("generation", None)
         info.strategy.decode(info, obj)
+        ownerrefs.dedup(obj)  # the create handler's, before its field manager
         if manager:  # the create handler's field manager, before admission and the strategy
             record_update(info, obj, None, manager, subresource)
         token = DRY_RUN.set(dry_run)
@@ -326,9 +331,9 @@ class Registry:
                 if meta.get("resourceVersion"):
                     # a create from a stale read: the create's validation answers first
                     meta.pop("resourceVersion")
-                    self.create(info, namespace, obj, manager=manager, dry_run=True)
+                    self.create(info, namespace, obj, manager=manager, dry_run=True, verb="update")
                     raise errors.conflict(info.resource, name, info.group)
-                return WriteResult(self.create(info, namespace, obj, manager=manager, dry_run=dry_run),
+                return WriteResult(self.create(info, namespace, obj, manager=manager, dry_run=dry_run, verb="update"),
                                    created=True)
             raise errors.not_found(info.resource, name, info.group)
         if meta.get("resourceVersion") in (None, "") and not info.strategy.allow_unconditional_update:
@@ -356,7 +361,8 @@ class Registry:
             f"UID in precondition: {uid}, UID in object meta: {have}"))
 
     def _update_existing(self, info: ServedResource, bucket: Bucket, old: Stored, obj: Obj, *, manager: str,
-                         dry_run: bool, subresource: str, record: bool = True) -> WriteResult:
+                         dry_run: bool, subresource: str, record: bool = True, patched: bool = False) -> WriteResult:
+        """`patched`: the write comes from a PATCH (server-side apply included)."""
         meta = obj["metadata"]
         old_view = self.view(info, old)
         old_meta = old_view["metadata"]
@@ -377,8 +383,12 @@ class Registry:
         if not meta.get("generateName") and old_meta.get("generateName"):
             meta.pop("generateName", None)
         info.strategy.decode(info, obj)
+        if not patched:
+            ownerrefs.dedup(obj)  # the update handler's, before its field manager
         if record and manager:  # the update handler's field manager, before the strategy
             record_update(info, obj, old_view, manager, subresource)
+        if patched:
+            ownerrefs.dedup(obj, after_admission=True)  # the patch handler's, after it
         if subresource and subresource != "scale":  # status, a Namespace's finalize
             info.strategy.prepare_for_subresource_update(info, subresource, obj, old_view)
         else:
@@ -427,18 +437,20 @@ class Registry:
         if new["metadata"].get("name") != name:
             raise errors.bad_request(
                 f"the name of the object ({new['metadata'].get('name')}) does not match the name on the URL ({name})")
-        shown = go_print(patch) if ptype == "smp" else None
+        shown = sprint_v(patch) if ptype == "smp" else None
         try:
             return self._update_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
-                                         subresource=subresource)
+                                         subresource=subresource, patched=True)
         except DecodeFailure as e:
             # the patched object does not fit the kind's types: upstream reports the patch itself (its
             # map for a strategic merge patch) or the patched JSON, made again here (the write path
             # changed `new`; not encoded on every write) as an invalid field
             if shown is None:
-                shown = orjson.dumps(self._patched(info, old, ptype, patch)).decode()
+                shown = gostruct.go_json(gostruct.versioned(info.group, info.version, info.kind),
+                                         self._patched(info, old, ptype, patch), decoded_paths(ptype, patch))
             msg = f"Invalid value: {json.dumps(shown)}: {e.detail}"
-            raise StatusError(422, "Invalid", f'"" is invalid: patch: {msg}', {"causes": [
+            # NewInvalid with no kind: its message starts with the (empty) kind and a space
+            raise StatusError(422, "Invalid", f' "" is invalid: patch: {msg}', {"causes": [
                 cause("FieldValueInvalid", msg, "patch")]}) from None
 
     def _patched(self, info: ServedResource, old: Stored, ptype: str, patch: Any) -> Obj:
@@ -486,10 +498,10 @@ class Registry:
                 f"the name of the object ({cmeta.get('name')}) does not match the name on the URL ({name})")
         merged.setdefault("metadata", {})["name"] = name
         if live is None:
-            st = self.create(info, namespace, merged, manager="", dry_run=dry_run)
+            st = self.create(info, namespace, merged, manager="", dry_run=dry_run, verb="patch")
             return WriteResult(st, created=True)
         return self._update_existing(info, bucket, old, merged, manager=manager, dry_run=dry_run,  # type: ignore[arg-type]
-                                     subresource=subresource, record=False)
+                                     subresource=subresource, record=False, patched=True)
 
     # ---- scale ----------------------------------------------------------------------------
     def get_scale(self, info: ServedResource, namespace: str, name: str, *, reading: bool = True) -> Obj:
@@ -523,6 +535,8 @@ class Registry:
         if old is None:
             raise errors.not_found(info.resource, name, info.group)
         obj = self.view(info, old)
+        # the Scale's uid and resourceVersion are the update's preconditions (uid checked first)
+        self._check_uid_precondition(info, smeta.get("uid"), old, namespace, name)
         rv = smeta.get("resourceVersion")
         if rv and str(rv) != obj["metadata"]["resourceVersion"]:
             raise errors.conflict(info.resource, name, info.group)
@@ -574,6 +588,7 @@ class Registry:
     def delete(self, info: ServedResource, namespace: str, name: str, opts: Obj, *, dry_run: bool,
                manager: str = "") -> tuple[Stored | None, Obj | None]:
         """Returns (object, None) when the object stays (finalizers) or (None, Status) when it is gone."""
+        apiwarnings.orphaning_delete(info.strategy.orphans_by_default, opts)
         bucket = self.bucket(info)
         old = bucket.objects.get((namespace if info.namespaced else "", name))
         if old is None:
@@ -583,13 +598,13 @@ class Registry:
         if isinstance(pre, dict):
             if pre.get("uid") and pre["uid"] != meta["uid"]:
                 raise StatusError(409, "Conflict", (
-                    f'Operation cannot be fulfilled on {info.kind} "{name}": the UID in the precondition '
+                    f'Operation cannot be fulfilled on {errors._qualified(info.kind, info.group)} "{name}": the UID in the precondition '
                     f'({pre["uid"]}) does not match the UID in record ({meta["uid"]}). The object might have '
                     "been deleted and then recreated"), {"name": name, **({"group": info.group} if info.group else {}),
                                                         "kind": info.kind})
             if pre.get("resourceVersion") and str(pre["resourceVersion"]) != meta["resourceVersion"]:
                 raise StatusError(409, "Conflict", (
-                    f'Operation cannot be fulfilled on {info.kind} "{name}": the ResourceVersion in the '
+                    f'Operation cannot be fulfilled on {errors._qualified(info.kind, info.group)} "{name}": the ResourceVersion in the '
                     f'precondition ({pre["resourceVersion"]}) does not match the ResourceVersion in record '
                     f'({meta["resourceVersion"]}). The object might have been modified'),
                     {"name": name, **({"group": info.group} if info.group else {}), "kind": info.kind})
@@ -619,22 +634,30 @@ class Registry:
                 # generation (a CRD's own Delete marks it without going through it)
                 om["generation"] = int(om["generation"]) + 1
             om["deletionTimestamp"] = now_rfc3339()
-            if fins:
+            if fins and special != CRDS:  # a CRD's own Delete sets no grace period
                 om["deletionGracePeriodSeconds"] = 0
             if special == CRDS:
-                conds = obj.setdefault("status", {}).setdefault("conditions", [])
+                status = obj.setdefault("status", {})
+                conds = status["conditions"] = list(status.get("conditions") or [])
                 conds.append({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
                               "message": "CustomResource deletion is in progress",
                               "lastTransitionTime": now_rfc3339()})
             return self._commit_delete_mark(info, bucket, old, obj, dry_run), None
         return None, self._delete_now(info, bucket, old, dry_run)
 
+    def crd_terminating(self, info: ServedResource) -> bool:
+        """Whether the CRD that defines a custom resource has its `Terminating` condition."""
+        crd = self.store.bucket("/".join(CRDS)).objects.get(("", info.crd_name))
+        conditions = ((crd.obj.get("status") or {}).get("conditions") or []) if crd is not None else []
+        return any(c.get("type") == "Terminating" and c.get("status") == "True" for c in conditions
+                   if isinstance(c, dict))
+
     def _delete_now(self, info: ServedResource, bucket: Bucket, old: Stored, dry_run: bool) -> Obj:
         """Remove the object (watchers get DELETED with its last state) and return what DELETE answers:
         the Success Status, or the object itself where the registry says `ReturnDeletedObject`."""
         meta = old.obj["metadata"]
         if info.return_deleted_object:
-            status = self.view(info, old)
+            status = info.strategy.decorate(info, self.view(info, old))
         else:
             status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                       "details": {"name": meta["name"], **({"group": info.group} if info.group else {}),
@@ -654,6 +677,7 @@ class Registry:
 
     def delete_collection(self, info: ServedResource, namespace: str, opts: Obj, *, dry_run: bool,
                           match: Callable[[Obj], bool] | None) -> ListResult:
+        apiwarnings.orphaning_delete(info.strategy.orphans_by_default, opts)
         res = self.list(info, namespace if info.namespaced else None, {}, match, True)
         out: list[Stored] = []
         for st in res.items:

@@ -144,6 +144,12 @@ class Strategy:
         """Convert a stored object to `info`'s version. Must return a new dict if it changes it."""
         return stored
 
+    def decorate(self, info: ServedResource, obj: Obj) -> Obj:
+        """The storage's `Decorator`: how an object is shown to clients (responses, lists, watch
+        events), which is not what updates and patches start from. Must return a new dict if it
+        changes it."""
+        return obj
+
     # -- scale subresource -------------------------------------------------------------------
     def get_scale(self, info: ServedResource, obj: Obj) -> Obj:
         """The `autoscaling/v1` Scale of `obj` (only for kinds with a `scale` subresource)."""

@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 from .govalues import sprint_sharp_v, sprint_v, type_name
-from .listtypes import ATOMIC, FieldPath, ListType, ListTypes
+from .listtypes import ATOMIC, ELEMENT, FieldPath, ListType, ListTypes
 from .openapi import V2_PREFIX, builtin_spec
 
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
@@ -351,19 +351,27 @@ def list_types(root: SmdType) -> ListTypes:
         if path in memo:
             return memo[path]
         t: SmdType | None = root
+        declared = True
         for name in path:
             while t is not None and t.kind == "list":
                 t = t.elem
+            if t is not None and t.kind == "deduced":
+                declared = False  # anything below a deduced value is deduced too
+                continue
             if t is None or t.kind != "map":
                 t = None
                 break
-            t = t.fields.get(name) or t.elem
+            field = t.fields.get(name)
+            declared = field is not None
+            t = field or t.elem
         out: ListType | None = None
         if t is not None:
             if t.kind == "list":
                 out = t.list_type
             elif t.kind == "map" and t.atomic:
                 out = ATOMIC
+            elif t.kind in ("map", "deduced") and not declared and path:
+                out = ELEMENT
         memo[path] = out
         return out
 

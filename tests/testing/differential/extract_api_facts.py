@@ -5,6 +5,11 @@ OpenAPI document does not carry, into `kubeloop/testing/apiserver/data/api-facts
   `[]Container`, `metav1.Time`, `Protocol`) and whether the field is `omitempty`. The emulator's
   typed decoder needs them as kube-apiserver's JSON decoder has them: which zero values the
   encoder drops, and what type a decoding error names.
+- Go struct layouts (`go_structs`), versioned and internal (`k8s.io/kubernetes/pkg/apis/...`):
+  field names, Go types and JSON names in declaration order, with the package each type named in
+  a field comes from. Validation messages print Go values with `%#v`
+  (`apps.DaemonSetUpdateStrategy{Type:"x", RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}`),
+  which needs exactly this.
 - Defaults, per OpenAPI definition and property: kube-apiserver builds its server-side-apply
   schema from the generated OpenAPI definitions, defaults included (`protocol: TCP`, `""` for a
   required string); the document it serves at `/openapi/v2` strips them. Structured-merge-diff uses
@@ -43,6 +48,10 @@ PACKAGES = [
 ]
 
 _STRUCT = re.compile(r"^type (\w+) struct \{\s*$")
+_IMPORT = re.compile(r'^\s*(?:(\w+)\s+)?"([^"]+)"\s*$')
+#: internal packages whose types validation messages print (k8s.io/kubernetes/pkg/apis/<group>)
+INTERNAL = ["apps", "autoscaling", "batch", "coordination", "core", "discovery", "events", "networking", "policy",
+            "rbac", "storage", "scheduling", "node"]
 _FIELD = re.compile(r"^\s+(?:(\w+)\s+)?([\w.*\[\]]+(?:\[[\w.]+\][\w.*\[\]]+)?)\s+`([^`]*)`")
 _JSON_TAG = re.compile(r'json:"([^"]*)"')
 
@@ -93,6 +102,75 @@ def parse_package(directory: Path) -> dict[str, list[tuple[str, str, bool, bool]
     return structs
 
 
+def parse_layouts(directory: Path, pkg: str) -> dict[str, list[list[str]]]:
+    """Struct name -> [[Go field name, Go type (package-qualified by path), JSON name, ("embedded")]]
+    in declaration order."""
+    out: dict[str, list[list[str]]] = {}
+    for path in sorted(directory.glob("*.go")):
+        if path.name.endswith("_test.go") or path.name.startswith("zz_generated") or "generated.pb" in path.name:
+            continue
+        text = path.read_text().splitlines()
+        imports: dict[str, str] = {}
+        in_import = False
+        for line in text:
+            if line.startswith("import ("):
+                in_import = True
+                continue
+            if in_import:
+                if line.startswith(")"):
+                    in_import = False
+                    continue
+                m = _IMPORT.match(line)
+                if m:
+                    alias, ipath = m.groups()
+                    imports[alias or ipath.rsplit("/", 1)[-1]] = ipath
+        current: str | None = None
+        depth = 0
+        for line in text:
+            if current is None:
+                m = _STRUCT.match(line)
+                if m:
+                    current, depth = m.group(1), 1
+                    out[current] = []
+                continue
+            if line.strip().startswith("//"):
+                continue
+            depth += line.count("{") - line.count("}")
+            if depth <= 0:
+                current = None
+                continue
+            if depth != 1:
+                continue
+            m = re.match(r"^\s+(\w+)\s+([\w.*\[\]]+(?:\[[\w.]+\][\w.*\[\]]+)?)(?:\s+`([^`]*)`)?", line)
+            em = re.match(r"^\s+(\*?[\w.]+)(?:\s+`([^`]*)`)?\s*$", line)
+            embedded = False
+            if m and m.group(2) not in ("struct",):
+                go_name, go_type, tags = m.group(1), m.group(2), m.group(3) or ""
+            elif em:
+                go_type, tags = em.group(1), em.group(2) or ""
+                go_name = go_type.lstrip("*").rsplit(".", 1)[-1]
+                embedded = True
+            else:
+                continue
+            tag = _JSON_TAG.search(tags)
+            json_name = tag.group(1).split(",")[0] if tag else go_name
+            out[current].append([go_name, _qualify(go_type, pkg, imports), json_name, *(["embedded"] if embedded else [])])
+    return out
+
+
+def _qualify(go_type: str, pkg: str, imports: dict[str, str]) -> str:
+    """A Go type expression with every named type written `<package path>.<Name>`."""
+    def one(t: str) -> str:
+        if t in ("string", "bool", "int", "int32", "int64", "uint8", "byte", "float32", "float64", "uint64",
+                 "uint32", "uint16", "int16", "int8", "interface{}"):
+            return t
+        if "." in t:
+            alias, _, name = t.partition(".")
+            return f"{imports.get(alias, alias)}.{name}"
+        return f"{pkg}.{t}"
+    return re.sub(r"[\w.]+(?:\{\})?", lambda m: m.group(0) if m.group(0) == "map" else one(m.group(0)), go_type)
+
+
 def main(vendor: str) -> None:
     root = Path(vendor)
     parsed = {pkg: parse_package(root / pkg) for pkg in PACKAGES}
@@ -120,10 +198,14 @@ def main(vendor: str) -> None:
             if fields:
                 facts[openapi_name(pkg, name)] = fields
     defaults = extract_defaults(root / "k8s.io/kubernetes/pkg/generated/openapi/zz_generated.openapi.go")
+    layouts: dict[str, list[list[str]]] = {}
+    for pkg in [*PACKAGES, *(f"k8s.io/kubernetes/pkg/apis/{g}" for g in INTERNAL)]:
+        for name, fields in parse_layouts(root / pkg, pkg).items():
+            layouts[f"{pkg}.{name}"] = fields
     body = {"source": "Kubernetes 1.24 (openshift/kubernetes 3882f8f20de9, vendored in openshift/microshift 68d67ff7)",
-            "go_fields": facts, "defaults": defaults}
+            "go_fields": facts, "defaults": defaults, "go_structs": layouts}
     OUT.write_bytes(gzip.compress(json.dumps(body, sort_keys=True, separators=(",", ":")).encode(), mtime=0))
-    print(f"{OUT}: {len(facts)} structs, {len(defaults)} definitions with defaults")
+    print(f"{OUT}: {len(facts)} structs, {len(defaults)} definitions with defaults, {len(layouts)} layouts")
 
 
 _FUNC = re.compile(r'^func schema_(\w+)\(ref common\.ReferenceCallback\)')

@@ -14,6 +14,7 @@ from ..govalues import TYPED, equal
 from ..resources import ServedResource, Strategy
 from ..shapes import Cause, Obj, copy_json
 from . import meta as m
+from .generated import fill_internal, storage_round_trip
 from .schema import Struct, decode_object
 
 
@@ -115,6 +116,7 @@ class KindStrategy(Strategy):
             decode_object(schema, obj, info.kind, info.version)
         obj.setdefault("metadata", {})
         self.default(info, obj)
+        fill_internal(info.group, info.version, info.kind, obj)
 
     def prepare_for_create(self, info: ServedResource, obj: Obj) -> None:
         meta = obj["metadata"]  # deletionTimestamp & co. are already cleared by the registry (BeforeCreate)
@@ -136,6 +138,7 @@ class KindStrategy(Strategy):
             m.raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
                                                             m.validate_path_segment_name, kube=False), self.error_group)
         apiwarnings.add(*self.warnings_on_create(info, obj))  # rest.BeforeCreate, once validation passed
+        self.canonicalize(info, obj)
 
     def prepare_for_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         m.carry_system_fields(new, old)
@@ -151,15 +154,15 @@ class KindStrategy(Strategy):
                 nm["generation"] = int(om.get("generation") or 0) + 1
 
     def validate_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
-        causes: list[Cause] = []
-        if self.validates_meta:
-            # rest.BeforeUpdate's validateCommonFields (generic ObjectMeta rules, then the generic update
-            # rules), then the kind's own, which repeat them: an invalid label is reported 3-4 times
-            nm, om = new.get("metadata") or {}, old.get("metadata") or {}
-            causes += m.validate_object_meta(nm, info.namespaced, m.validate_path_segment_name, kube=False)
-            causes += m.validate_object_meta_update(nm, om, kube=False)
+        # rest.BeforeUpdate's validateCommonFields (generic ObjectMeta rules, then the generic update
+        # rules), for every kind, then the kind's own, which mostly repeat them: an invalid label is
+        # reported 3-4 times
+        nm, om = new.get("metadata") or {}, old.get("metadata") or {}
+        causes = m.validate_object_meta(nm, info.namespaced, m.validate_path_segment_name, kube=False)
+        causes += m.validate_object_meta_update(nm, om, kube=False)
         m.raise_invalid(info, new, causes + self.validate_update_causes(info, new, old), self.error_group)
         apiwarnings.add(*self.warnings_on_update(info, new, old))  # rest.BeforeUpdate, once validation passed
+        self.canonicalize(info, new)
 
     def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         m.carry_system_fields(new, old)
@@ -185,6 +188,14 @@ class KindStrategy(Strategy):
             # twice, as on the real server: rest.BeforeUpdate's check and the kind's ValidateStatusUpdate
             causes += 2 * m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         m.raise_invalid(info, new, causes + self.validate_status(info, new), self.error_group)
+        self.canonicalize(info, new)
+
+    def canonicalize(self, info: ServedResource, obj: Obj) -> None:
+        """What the object looks like once stored and read back (`generated.storage_round_trip`),
+        the last step of every write."""
+        schema = self.typed(info)
+        if schema is not None:
+            storage_round_trip(schema, obj)
 
     def validate_status(self, info: ServedResource, obj: Obj) -> list[Cause]:
         return []

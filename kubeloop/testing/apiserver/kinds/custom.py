@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 from ..errors import bad_request, invalid
-from ..govalues import GO, equal, normalize
+from ..govalues import GO, equal, normalize, sprint_v
 from ..resources import ServedResource, Strategy
 from ..shapes import Cause, Obj, copy_json
 from . import meta as m
@@ -133,7 +133,7 @@ class CustomResourceStrategy(Strategy):
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
-                causes.append(m.invalid_cause_raw(path, "0", f"{path} accessor error: {m.go_print(value)} is of the "
+                causes.append(m.invalid_cause_raw(path, "0", f"{path} accessor error: {sprint_v(value)} is of the "
                                                   f"type {_UNSTRUCTURED_TYPES[m.json_kind(value)]}, expected int64"))
             elif value < 0:
                 causes.append(m.invalid_cause(path, value, "should be a non-negative integer"))
@@ -142,7 +142,7 @@ class CustomResourceStrategy(Strategy):
         sel_path = self.scale.get("labelSelectorPath") or ""
         sel = _get_path(obj, sel_path) if sel_path else None
         if sel is not None and not isinstance(sel, str):
-            causes.append(m.invalid_cause_raw(sel_path, '""', f"{sel_path} accessor error: {m.go_print(sel)} is of "
+            causes.append(m.invalid_cause_raw(sel_path, '""', f"{sel_path} accessor error: {sprint_v(sel)} is of "
                                               f"the type {_UNSTRUCTURED_TYPES[m.json_kind(sel)]}, expected string"))
         return causes
 

@@ -97,6 +97,91 @@ def struct_for(definition: str) -> Struct:
     return shell
 
 
+#: the value Go's zero of a scalar encodes to, by OpenAPI type
+_ZERO: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False}
+_INTSTR_DEF = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+
+
+def _internal_values(definition: str) -> dict[str, Any]:
+    """The pointer fields of a versioned struct whose internal counterpart holds a value, with the
+    zero it encodes to (`RollingUpdateDaemonSet.maxSurge`: `*intstr.IntOrString` in apps/v1,
+    `intstr.IntOrString` in the internal `apps`). The server decodes into the internal type after
+    defaulting and encodes back from it, so such a field is written whenever its struct is."""
+    spec = builtin_spec()
+    if not definition.startswith("io.k8s.api."):
+        return {}
+    group_version, _, name = definition[len("io.k8s.api."):].rpartition(".")
+    group = group_version.split(".", 1)[0]
+    versioned = spec.go_structs.get(f"k8s.io/api/{group_version.replace('.', '/')}.{name}")
+    internal = spec.go_structs.get(f"k8s.io/kubernetes/pkg/apis/{group}.{name}")
+    if not versioned or not internal:
+        return {}
+    kept = {go_name for go_name, go, *_ in internal if not go.startswith(("*", "[]", "map["))}
+    props = spec.definitions[definition].get("properties") or {}
+    out: dict[str, Any] = {}
+    for go_name, go, json_name, *_ in versioned:
+        prop = props.get(json_name) or {}
+        zero = 0 if prop.get("$ref") == V2_PREFIX + _INTSTR_DEF else _ZERO.get(prop.get("type", ""))
+        if go.startswith("*") and go_name in kept and zero is not None:
+            out[json_name] = zero
+    return out
+
+
+#: a path into an object (`"*"` stands for every item of a list or map) and the fields its struct
+#: gets from the internal type's zero values
+InternalFill = tuple[tuple[str, ...], dict[str, Any]]
+
+
+@cache
+def internal_fills(group: str, version: str, kind: str) -> tuple[InternalFill, ...]:
+    """Every struct of a kind that `_internal_values` fills, by path."""
+    spec = builtin_spec()
+    root = spec.definition_for(group, version, kind)
+    out: list[InternalFill] = []
+
+    def walk(definition: str, path: tuple[str, ...], seen: frozenset[str]) -> None:
+        values = _internal_values(definition)
+        if values:
+            out.append((path, values))
+        for name, prop in (spec.definitions[definition].get("properties") or {}).items():
+            step = [name]
+            while True:
+                sub = prop.get("items") if prop.get("type") == "array" else (
+                    prop.get("additionalProperties") if prop.get("type") == "object" else None)
+                if not isinstance(sub, dict):
+                    break
+                step.append("*")
+                prop = sub
+            ref = prop.get("$ref")
+            if isinstance(ref, str) and ref.startswith(V2_PREFIX):
+                target = ref[len(V2_PREFIX):]
+                if target in spec.definitions and target not in seen and target.startswith("io.k8s.api."):
+                    walk(target, (*path, *step), seen | {target})
+
+    if root:
+        walk(root, (), frozenset({root}))
+    return tuple(out)
+
+
+def fill_internal(group: str, version: str, kind: str, obj: Any) -> None:
+    """Write the internal type's zero values into a decoded, defaulted object (`internal_fills`)."""
+    for path, values in internal_fills(group, version, kind):
+        for target in _reach(obj, path):
+            for name, zero in values.items():
+                if target.get(name) is None:
+                    target[name] = zero
+
+
+def _reach(value: Any, path: tuple[str, ...]) -> list[dict[str, Any]]:
+    if not path:
+        return [value] if isinstance(value, dict) else []
+    head, rest = path[0], path[1:]
+    if head == "*":
+        items = value if isinstance(value, list) else list(value.values()) if isinstance(value, dict) else []
+        return [x for item in items for x in _reach(item, rest)]
+    return _reach(value.get(head), rest) if isinstance(value, dict) else []
+
+
 @cache
 def zero_struct(definition: str) -> dict[str, Any]:
     """What Go encodes for a zero value of the struct (its always-written fields). Go has no
@@ -145,6 +230,27 @@ def _node(prop: dict[str, Any], go: str, omitempty: bool, package: str) -> Node:
     if pointer or omitempty:
         return Node(kind, omitempty=omitempty and not pointer, go=shown)
     return Node(kind, go=shown, fill=zero)
+
+
+def storage_round_trip(node: Node, value: Any) -> None:
+    """What storing a built-in object does to it: etcd holds it as protobuf, where an empty list or
+    map is no different from none, so a field Go writes even when empty (`rules` of a Role, no
+    `omitempty`) reads back as null."""
+    if isinstance(node, Struct) and isinstance(value, dict):
+        for name, sub in node.fields.items():
+            v = value.get(name)
+            if v is None:
+                continue
+            if isinstance(sub, Collection):
+                if v == [] or v == {}:
+                    value[name] = None
+                    continue
+                items = v if isinstance(v, list) else list(v.values()) if isinstance(v, dict) else []
+                if isinstance(sub.elem, Struct | Collection):
+                    for item in items:
+                        storage_round_trip(sub.elem, item)
+            elif isinstance(sub, Struct):
+                storage_round_trip(sub, v)
 
 
 def kind_struct(group: str, version: str, kind: str) -> Struct | None:
