@@ -7,6 +7,7 @@ import hashlib
 
 from ..resources import DEFAULT_VERBS, ServedResource, Strategy
 from .apps import DaemonSetStrategy, DeploymentStrategy, ReplicaSetStrategy, StatefulSetStrategy
+from .autoscaling import HorizontalPodAutoscalerStrategy
 from .batch import CronJobStrategy, JobStrategy
 from .coordination import LeaseStrategy
 from .core import (
@@ -19,11 +20,15 @@ from .core import (
     PodTemplateStrategy,
     SecretStrategy,
     ServiceAccountStrategy,
-    ServiceStrategy,
 )
 from .crd import CustomResourceDefinitionStrategy
+from .discovery import EndpointSliceStrategy
 from .events import CoreEventStrategy, NewEventStrategy
-from .extra import GenericStrategy, IngressStrategy, rbac
+from .extra import GenericStrategy
+from .networking import IngressStrategy, NetworkPolicyStrategy
+from .policy import PodDisruptionBudgetStrategy
+from .rbac import RoleBindingStrategy, RoleStrategy
+from .service import ServiceStrategy
 
 NO_DELETECOLLECTION = tuple(v for v in DEFAULT_VERBS if v != "deletecollection")
 
@@ -96,23 +101,22 @@ def _generic_resources() -> list[ServedResource]:
               sub=("status",)),
         _info("", "v1", "limitranges", "LimitRange", True, GenericStrategy(), short=("limits",),
               create_on_update=True),
-        _info(rbac_group, "v1", "roles", "Role", True, rbac()),
-        _info(rbac_group, "v1", "rolebindings", "RoleBinding", True, rbac()),
-        _info(rbac_group, "v1", "clusterroles", "ClusterRole", False, rbac()),
-        _info(rbac_group, "v1", "clusterrolebindings", "ClusterRoleBinding", False, rbac()),
+        _info(rbac_group, "v1", "roles", "Role", True, RoleStrategy()),
+        _info(rbac_group, "v1", "rolebindings", "RoleBinding", True, RoleBindingStrategy()),
+        _info(rbac_group, "v1", "clusterroles", "ClusterRole", False, RoleStrategy()),
+        _info(rbac_group, "v1", "clusterrolebindings", "ClusterRoleBinding", False, RoleBindingStrategy()),
         _info("networking.k8s.io", "v1", "ingresses", "Ingress", True, IngressStrategy(), short=("ing",),
               sub=("status",)),
-        _info("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, GenericStrategy(generation=True),
+        _info("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, NetworkPolicyStrategy(),
               short=("netpol",)),
         _info("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True,
-              GenericStrategy(generation=True, status={"disruptionsAllowed": 0, "currentHealthy": 0,
-                                                       "desiredHealthy": 0, "expectedPods": 0}),
+              PodDisruptionBudgetStrategy(),
               short=("pdb",), sub=("status",)),
         _info("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
-              GenericStrategy(status={"currentReplicas": 0, "desiredReplicas": 0}), short=("hpa",),
+              HorizontalPodAutoscalerStrategy(), short=("hpa",),
               categories=("all",), sub=("status",), hash_gvk=("autoscaling", "v1", "HorizontalPodAutoscaler")),
         _info("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, GenericStrategy(), short=("sc",)),
-        _info("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, GenericStrategy()),
+        _info("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, EndpointSliceStrategy()),
     ]
 
 

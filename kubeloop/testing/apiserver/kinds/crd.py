@@ -36,7 +36,9 @@ def storage_version(crd: Obj) -> str:
 
 def set_condition(status: Obj, ctype: str, cstatus: str, reason: str, message: str) -> None:
     """Set a condition, keeping `lastTransitionTime` when the status did not change."""
-    conds = status.setdefault("conditions", [])
+    if status.get("conditions") is None:
+        status["conditions"] = []
+    conds = status["conditions"]
     for c in conds:
         if c.get("type") == ctype:
             if c.get("status") != cstatus:
@@ -183,7 +185,7 @@ class CustomResourceDefinitionStrategy(KindStrategy):
 
     def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         sv = storage_version(obj)
-        return {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": [sv] if sv else []}
+        return {"conditions": None, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": [sv] if sv else []}
 
     def spec_of(self, info: ServedResource, obj: Obj) -> Obj:
         return obj.get("spec") or {}
