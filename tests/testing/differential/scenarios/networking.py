@@ -118,3 +118,42 @@ async def scenario_autoscalers(run: Run) -> None:
     await run.req("status write", "PATCH", f"{base}/h1/status", {"status": {
         "currentReplicas": 2, "desiredReplicas": 3}}, ctype=MERGE)
     await run.req("read hpa", "GET", f"{base}/h2")
+
+
+async def scenario_networking_more(run: Run) -> None:
+    ns = await namespace(run, "netm")
+    ing = f"/apis/networking.k8s.io/v1/namespaces/{ns}/ingresses"
+    backend = {"service": {"name": "web", "port": {"number": 80}}}
+
+    def rule(host: str, path: str = "/", path_type: str = "Prefix") -> dict[str, object]:
+        return {"host": host, "http": {"paths": [{"path": path, "pathType": path_type, "backend": backend}]}}
+
+    await run.req("wildcard host", "POST", ing, {"metadata": {"name": "w1"}, "spec": {"rules": [rule("*.example.com")]}})
+    await run.req("bad wildcard host", "POST", ing, {"metadata": {"name": "w2"}, "spec": {"rules": [rule("a.*.com")]}})
+    await run.req("host is an IP", "POST", ing, {"metadata": {"name": "w3"}, "spec": {"rules": [rule("10.0.0.1")]}})
+    await run.req("path with a double slash", "POST", ing,
+                  {"metadata": {"name": "w4"}, "spec": {"rules": [rule("a.example.com", "/a//b")]}})
+    await run.req("tls host invalid", "POST", ing, {"metadata": {"name": "w5"}, "spec": {
+        "defaultBackend": backend, "tls": [{"hosts": ["Bad_Host"], "secretName": "x"}]}})
+    await run.req("class annotation and field both", "POST", ing, {"metadata": {
+        "name": "w6", "annotations": {"kubernetes.io/ingress.class": "nginx"}}, "spec": {
+        "ingressClassName": "nginx", "defaultBackend": backend}})
+    await run.req("resource backend", "POST", ing, {"metadata": {"name": "w7"}, "spec": {"defaultBackend": {
+        "resource": {"apiGroup": "example.com", "kind": "Bucket", "name": "b"}}}})
+    await run.req("backend without port", "POST", ing, {"metadata": {"name": "w8"}, "spec": {"defaultBackend": {
+        "service": {"name": "web"}}}})
+    await run.req("ImplementationSpecific relative path", "POST", ing,
+                  {"metadata": {"name": "w9"}, "spec": {"rules": [rule("a.example.com", "x", "ImplementationSpecific")]}})
+    await run.req("change a rule bumps generation", "PATCH", f"{ing}/w1", {"spec": {"defaultBackend": backend}},
+                  ctype=MERGE)
+    np = f"/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies"
+    await run.req("egress policy (types defaulted)", "POST", np, {"metadata": {"name": "e1"}, "spec": {
+        "podSelector": {}, "egress": [{"to": [{"namespaceSelector": {}}], "ports": [{"port": 53, "protocol": "UDP"}]}]}})
+    await run.req("peer without anything", "POST", np, {"metadata": {"name": "e2"}, "spec": {
+        "podSelector": {}, "ingress": [{"from": [{}]}]}})
+    await run.req("three policy types", "POST", np, {"metadata": {"name": "e3"}, "spec": {
+        "podSelector": {}, "policyTypes": ["Ingress", "Egress", "Ingress"]}})
+    await run.req("endPort without port", "POST", np, {"metadata": {"name": "e4"}, "spec": {
+        "podSelector": {}, "ingress": [{"ports": [{"endPort": 90}]}]}})
+    await run.req("except not a cidr", "POST", np, {"metadata": {"name": "e5"}, "spec": {
+        "podSelector": {}, "ingress": [{"from": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": ["x"]}}]}]}})

@@ -88,3 +88,41 @@ async def scenario_services_types(run: Run) -> None:
                             "allocateLoadBalancerNodePorts": None,
                             "ports": [{"port": 80, "nodePort": None}]}}, ctype=SMP)
     await run.req("list services", "GET", base)
+
+
+async def scenario_services_validation(run: Run) -> None:
+    ns = await namespace(run, "svcv")
+    base = f"/api/v1/namespaces/{ns}/services"
+    await run.req("two ports without names", "POST", base,
+                  {"metadata": {"name": "a"}, "spec": {"ports": [{"port": 80}, {"port": 81}]}})
+    await run.req("bad targetPort name", "POST", base,
+                  {"metadata": {"name": "b"}, "spec": {"ports": [{"port": 80, "targetPort": "Not_A_Name"}]}})
+    await run.req("externalIPs invalid and loopback", "POST", base,
+                  {"metadata": {"name": "c"}, "spec": {"ports": [{"port": 80}],
+                                                        "externalIPs": ["nope", "127.0.0.1"]}})
+    await run.req("sessionAffinity ClientIP timeout too big", "POST", base,
+                  {"metadata": {"name": "d"}, "spec": {"ports": [{"port": 80}], "sessionAffinity": "ClientIP",
+                                                        "sessionAffinityConfig": {"clientIP": {
+                                                            "timeoutSeconds": 100000}}}})
+    await run.req("LoadBalancer on the kubelet port", "POST", base,
+                  {"metadata": {"name": "e"}, "spec": {"type": "LoadBalancer", "ports": [{"port": 10250}]}})
+    await run.req("allocateLoadBalancerNodePorts on ClusterIP", "POST", base,
+                  {"metadata": {"name": "f"}, "spec": {"ports": [{"port": 80}], "allocateLoadBalancerNodePorts": False}})
+    await run.req("healthCheckNodePort on ClusterIP", "POST", base,
+                  {"metadata": {"name": "g"}, "spec": {"ports": [{"port": 80}], "healthCheckNodePort": 30500}})
+    await run.req("loadBalancerSourceRanges on ClusterIP", "POST", base,
+                  {"metadata": {"name": "h"}, "spec": {"ports": [{"port": 80}],
+                                                        "loadBalancerSourceRanges": ["10.0.0.0/8"]}})
+    await run.req("IPv6 family not configured", "POST", base,
+                  {"metadata": {"name": "i"}, "spec": {"ports": [{"port": 80}], "ipFamilies": ["IPv6"]}})
+    await run.req("ExternalName with a bad name", "POST", base,
+                  {"metadata": {"name": "j"}, "spec": {"type": "ExternalName", "externalName": "Not_Valid"}})
+    await run.req("LoadBalancer without node ports", "POST", base,
+                  {"metadata": {"name": "k"}, "spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": False,
+                                                        "ports": [{"port": 80}]}})
+    await run.req("port protocol bad", "POST", base,
+                  {"metadata": {"name": "l"}, "spec": {"ports": [{"port": 80, "protocol": "ICMP"}]}})
+    await run.req("name not a DNS-1035 label", "POST", base,
+                  {"metadata": {"name": "1abc"}, "spec": {"ports": [{"port": 80}]}})
+    await run.req("status ingress hostname an IP", "PATCH", f"{base}/k/status", {"status": {"loadBalancer": {
+        "ingress": [{"hostname": "10.0.0.1"}]}}}, ctype=MERGE)

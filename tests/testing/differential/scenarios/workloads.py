@@ -151,3 +151,96 @@ async def scenario_cronjobs_and_jobs(run: Run) -> None:
         "containers": [{"name": "c", "image": "busybox:2"}]}}}}, ctype=SMP, soft=("message",))
     await run.req("change job parallelism", "PATCH", f"{jobs}/j1", {"spec": {"parallelism": 3}}, ctype=MERGE)
     await run.req("delete job (orphans by default)", "DELETE", f"{jobs}/j1")
+
+
+async def scenario_deployments(run: Run) -> None:
+    ns = await namespace(run, "dep")
+    base = f"/apis/apps/v1/namespaces/{ns}/deployments"
+
+    def dep(name: str, **spec: object) -> dict[str, object]:
+        return {"metadata": {"name": name}, "spec": {"selector": {"matchLabels": {"app": "d"}},
+                                                      "template": template({"app": "d"}), **spec}}
+
+    await run.req("create deployment (defaults)", "POST", base, dep("d1"))
+    await run.req("create bad strategy type", "POST", base, dep("d2", strategy={"type": "Sideways"}))
+    await run.req("create Recreate with rollingUpdate", "POST", base,
+                  dep("d3", strategy={"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}))
+    await run.req("create maxUnavailable and maxSurge 0", "POST", base,
+                  dep("d4", strategy={"rollingUpdate": {"maxUnavailable": 0, "maxSurge": "0%"}}))
+    await run.req("create maxUnavailable over 100%", "POST", base,
+                  dep("d5", strategy={"rollingUpdate": {"maxUnavailable": "120%"}}))
+    await run.req("create maxSurge not a percent", "POST", base, dep("d6", strategy={"rollingUpdate": {"maxSurge": "x"}}))
+    await run.req("create empty selector", "POST", base,
+                  {"metadata": {"name": "d7"}, "spec": {"selector": {}, "template": template({"app": "d"})}})
+    await run.req("create bad selector operator", "POST", base,
+                  {"metadata": {"name": "d8"}, "spec": {"selector": {"matchExpressions": [
+                      {"key": "app", "operator": "Like", "values": ["d"]}]}, "template": template({"app": "d"})}})
+    await run.req("create progressDeadline below minReady", "POST", base,
+                  dep("d9", minReadySeconds=30, progressDeadlineSeconds=10))
+    await run.req("create invalid template label", "POST", base,
+                  {"metadata": {"name": "d10"}, "spec": {"selector": {"matchLabels": {"app": "d"}},
+                                                          "template": template({"app": "d", "b@d": "x"})}})
+    await run.req("create container without image", "POST", base,
+                  {"metadata": {"name": "d11"}, "spec": {"selector": {"matchLabels": {"app": "d"}}, "template": {
+                      "metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c"}]}}}})
+    await run.req("create restartPolicy OnFailure", "POST", base,
+                  dep("d12", template=template({"app": "d"}, restartPolicy="OnFailure")))
+    await run.req("annotation change keeps the generation", "PATCH", f"{base}/d1",
+                  {"metadata": {"annotations": {"note": "x"}}}, ctype=MERGE)
+    await run.req("paused", "PATCH", f"{base}/d1", {"spec": {"paused": True}}, ctype=MERGE)
+    await run.req("selector change (immutable)", "PATCH", f"{base}/d1",
+                  {"spec": {"selector": {"matchLabels": {"app": "e"}}, "template": {"metadata": {"labels": {
+                      "app": "e"}}}}}, ctype=MERGE)
+    await run.req("status available above ready", "PATCH", f"{base}/d1/status",
+                  {"status": {"replicas": 2, "readyReplicas": 1, "availableReplicas": 2}}, ctype=MERGE)
+    await run.req("scale through /scale", "PATCH", f"{base}/d1/scale", {"spec": {"replicas": 4}}, ctype=MERGE)
+    await run.req("get deployment", "GET", f"{base}/d1")
+
+
+async def scenario_replicasets(run: Run) -> None:
+    ns = await namespace(run, "rs")
+    base = f"/apis/apps/v1/namespaces/{ns}/replicasets"
+    await run.req("create replicaset (defaults)", "POST", base,
+                  {"metadata": {"name": "r1"}, "spec": {"selector": {"matchLabels": {"app": "r"}},
+                                                         "template": template({"app": "r"})}})
+    await run.req("create without selector", "POST", base,
+                  {"metadata": {"name": "r2"}, "spec": {"template": template({"app": "r"})}})
+    await run.req("create selector not matching", "POST", base,
+                  {"metadata": {"name": "r3"}, "spec": {"selector": {"matchLabels": {"app": "x"}},
+                                                         "template": template({"app": "r"})}})
+    await run.req("create negative minReadySeconds", "POST", base,
+                  {"metadata": {"name": "r4"}, "spec": {"minReadySeconds": -1, "selector": {"matchLabels": {"app": "r"}},
+                                                         "template": template({"app": "r"})}})
+    await run.req("change template (allowed)", "PATCH", f"{base}/r1", {"spec": {"template": {"metadata": {
+        "labels": {"extra": "1"}}}}}, ctype=SMP)
+    await run.req("status fullyLabeled above replicas", "PATCH", f"{base}/r1/status",
+                  {"status": {"replicas": 1, "fullyLabeledReplicas": 2}}, ctype=MERGE)
+    await run.req("status write", "PATCH", f"{base}/r1/status",
+                  {"status": {"replicas": 1, "fullyLabeledReplicas": 1, "readyReplicas": 1}}, ctype=MERGE)
+    await run.req("read scale", "GET", f"{base}/r1/scale")
+    await run.req("delete replicaset", "DELETE", f"{base}/r1")
+
+
+async def scenario_jobs_more(run: Run) -> None:
+    ns = await namespace(run, "job")
+    base = f"/apis/batch/v1/namespaces/{ns}/jobs"
+    spec = {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}
+    await run.req("create suspended job", "POST", base, {"metadata": {"name": "j1"}, "spec": {"suspend": True, **spec}})
+    await run.req("suspended: node selector may change", "PATCH", f"{base}/j1", {"spec": {"template": {"spec": {
+        "nodeSelector": {"zone": "a"}}}}}, ctype=SMP)
+    await run.req("create indexed job", "POST", base,
+                  {"metadata": {"name": "j2"}, "spec": {"completionMode": "Indexed", "completions": 3, **spec}})
+    await run.req("change completions (immutable)", "PATCH", f"{base}/j2", {"spec": {"completions": 4}}, ctype=MERGE)
+    await run.req("change completionMode (immutable)", "PATCH", f"{base}/j2",
+                  {"spec": {"completionMode": "NonIndexed"}}, ctype=MERGE)
+    await run.req("create manual selector not matching", "POST", base, {"metadata": {"name": "j3"}, "spec": {
+        "manualSelector": True, "selector": {"matchLabels": {"a": "b"}},
+        "template": {"metadata": {"labels": {"a": "c"}}, **spec["template"]}}})
+    await run.req("create negative backoffLimit", "POST", base,
+                  {"metadata": {"name": "j4"}, "spec": {"backoffLimit": -1, **spec}})
+    await run.req("create bad completionMode", "POST", base,
+                  {"metadata": {"name": "j5"}, "spec": {"completionMode": "Sometimes", **spec}})
+    await run.req("status negative", "PATCH", f"{base}/j2/status", {"status": {"active": -1}}, ctype=MERGE)
+    await run.req("delete in the foreground (no warning)", "DELETE", f"{base}/j2",
+                  {"propagationPolicy": "Foreground"})
+    await run.req("delete orphaning explicitly (no warning)", "DELETE", f"{base}/j1", {"propagationPolicy": "Orphan"})
