@@ -115,10 +115,7 @@ class _Scanner:
                 return
             if c == ord("}"):
                 self.stack.pop()
-                self.step = self.end_value
-                if not self.stack:
-                    self.done = True
-                    self.step = self.end_top
+                self._value_ended()
                 return
             self.error(c, "after object key:value pair")
         else:
@@ -127,12 +124,16 @@ class _Scanner:
                 return
             if c == ord("]"):
                 self.stack.pop()
-                self.step = self.end_value
-                if not self.stack:
-                    self.done = True
-                    self.step = self.end_top
+                self._value_ended()
                 return
             self.error(c, "after array element")
+
+    def _value_ended(self) -> None:
+        """A value is complete: the next byte ends its container, or the input."""
+        self.step = self.end_value
+        if not self.stack:
+            self.done = True
+            self.step = self.end_top
 
     def end_top(self, c: int) -> None:
         if c not in _SPACE:
@@ -141,10 +142,7 @@ class _Scanner:
     # -- strings ---------------------------------------------------------------------------------
     def in_string(self, c: int) -> None:
         if c == ord('"'):
-            self.step = self.end_value
-            if not self.stack:
-                self.done = True
-                self.step = self.end_top
+            self._value_ended()
         elif c == ord("\\"):
             self.step = self.in_string_escape
         elif c < 0x20:
@@ -168,10 +166,7 @@ class _Scanner:
 
     # -- numbers and literals ----------------------------------------------------------------------
     def _number_end(self, c: int) -> None:
-        self.step = self.end_value
-        if not self.stack:
-            self.done = True
-            self.step = self.end_top
+        self._value_ended()
         self.step(c)
 
     def neg(self, c: int) -> None:
@@ -230,10 +225,7 @@ class _Scanner:
             if c != ord(word[i]):
                 self.error(c, f"in literal {word} (expecting {_quote_char(ord(word[i]))})")
             if i + 1 == len(word):
-                self.step = self.end_value
-                if not self.stack:
-                    self.done = True
-                    self.step = self.end_top
+                self._value_ended()
             else:
                 self.step = self.literal(word, i + 1)
         return step

@@ -78,24 +78,15 @@ def normalize(value: Any) -> Any:
         if value.is_integer() and -_INT64 <= value < _INT64:
             return int(value)
         return value
-    if isinstance(value, dict):
-        out = None
-        for k, v in value.items():
+    if isinstance(value, dict | list):
+        out: Any = None
+        for k, v in (value.items() if isinstance(value, dict) else enumerate(value)):
             n = normalize(v)
             if n is not v:
                 if out is None:
-                    out = dict(value)
+                    out = dict(value) if isinstance(value, dict) else list(value)
                 out[k] = n
         return value if out is None else out
-    if isinstance(value, list):
-        items = None
-        for i, v in enumerate(value):
-            n = normalize(v)
-            if n is not v:
-                if items is None:
-                    items = list(value)
-                items[i] = n
-        return value if items is None else items
     return value
 
 

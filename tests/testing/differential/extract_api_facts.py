@@ -26,6 +26,7 @@ import gzip
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[3] / "kubeloop" / "testing" / "apiserver" / "data" / "api-facts.json.gz"
@@ -62,31 +63,39 @@ def openapi_name(pkg: str, name: str) -> str:
     return ".".join([*reversed(domain.split(".")), *rest.split("/"), name])
 
 
+def _sources(directory: Path) -> list[Path]:
+    return [p for p in sorted(directory.glob("*.go")) if not (
+        p.name.endswith("_test.go") or p.name.startswith("zz_generated") or "generated.pb" in p.name)]
+
+
+def _struct_fields(lines: list[str]) -> Iterator[tuple[str, str | None]]:
+    """(struct name, None) where a struct begins, then (struct name, line) for each line at the top
+    level of its body (comments skipped)."""
+    current: str | None = None
+    depth = 0
+    for line in lines:
+        if current is None:
+            m = _STRUCT.match(line)
+            if m:
+                current, depth = m.group(1), 1
+                yield current, None
+            continue
+        if line.strip().startswith("//"):
+            continue
+        depth += line.count("{") - line.count("}")
+        if depth <= 0:
+            current = None
+        elif depth == 1:
+            yield current, line
+
+
 def parse_package(directory: Path) -> dict[str, list[tuple[str, str, bool, bool]]]:
     """Struct name -> [(json name, Go type, omitempty, inline)] for every struct in the package."""
     structs: dict[str, list[tuple[str, str, bool, bool]]] = {}
-    for path in sorted(directory.glob("*.go")):
-        if path.name.endswith("_test.go") or path.name.startswith("zz_generated") or "generated.pb" in path.name:
-            continue
-        current: str | None = None
-        depth = 0
-        for line in path.read_text().splitlines():
-            if current is None:
-                m = _STRUCT.match(line)
-                if m:
-                    current, depth = m.group(1), 1
-                    structs[current] = []
-                continue
-            stripped = line.strip()
-            if stripped.startswith("//"):
-                continue
-            depth += line.count("{") - line.count("}")
-            if depth <= 0:
-                current = None
-                continue
-            if depth != 1:
-                continue
-            m = _FIELD.match(line)
+    for path in _sources(directory):
+        for current, line in _struct_fields(path.read_text().splitlines()):
+            fields = structs.setdefault(current, [])
+            m = _FIELD.match(line) if line is not None else None
             if not m:
                 continue
             go_name, go_type, tags = m.groups()
@@ -98,7 +107,7 @@ def parse_package(directory: Path) -> dict[str, list[tuple[str, str, bool, bool]
             if json_name == "-":
                 continue
             inline = "inline" in opts or (go_name is None and not json_name)
-            structs[current].append((json_name, go_type, "omitempty" in opts, inline))
+            fields.append((json_name, go_type, "omitempty" in opts, inline))
     return structs
 
 
@@ -106,9 +115,7 @@ def parse_layouts(directory: Path, pkg: str) -> dict[str, list[list[str]]]:
     """Struct name -> [[Go field name, Go type (package-qualified by path), JSON name, ("embedded")]]
     in declaration order."""
     out: dict[str, list[list[str]]] = {}
-    for path in sorted(directory.glob("*.go")):
-        if path.name.endswith("_test.go") or path.name.startswith("zz_generated") or "generated.pb" in path.name:
-            continue
+    for path in _sources(directory):
         text = path.read_text().splitlines()
         imports: dict[str, str] = {}
         in_import = False
@@ -124,22 +131,9 @@ def parse_layouts(directory: Path, pkg: str) -> dict[str, list[list[str]]]:
                 if m:
                     alias, ipath = m.groups()
                     imports[alias or ipath.rsplit("/", 1)[-1]] = ipath
-        current: str | None = None
-        depth = 0
-        for line in text:
-            if current is None:
-                m = _STRUCT.match(line)
-                if m:
-                    current, depth = m.group(1), 1
-                    out[current] = []
-                continue
-            if line.strip().startswith("//"):
-                continue
-            depth += line.count("{") - line.count("}")
-            if depth <= 0:
-                current = None
-                continue
-            if depth != 1:
+        for current, line in _struct_fields(text):
+            fields = out.setdefault(current, [])
+            if line is None:
                 continue
             m = re.match(r"^\s+(\w+)\s+([\w.*\[\]]+(?:\[[\w.]+\][\w.*\[\]]+)?)(?:\s+`([^`]*)`)?", line)
             em = re.match(r"^\s+(\*?[\w.]+)(?:\s+`([^`]*)`)?\s*$", line)
@@ -154,7 +148,7 @@ def parse_layouts(directory: Path, pkg: str) -> dict[str, list[list[str]]]:
                 continue
             tag = _JSON_TAG.search(tags)
             json_name = tag.group(1).split(",")[0] if tag else go_name
-            out[current].append([go_name, _qualify(go_type, pkg, imports), json_name, *(["embedded"] if embedded else [])])
+            fields.append([go_name, _qualify(go_type, pkg, imports), json_name, *(["embedded"] if embedded else [])])
     return out
 
 

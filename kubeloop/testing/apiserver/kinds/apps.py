@@ -86,18 +86,23 @@ def selector_empty(selector: Any) -> bool:
     return not isinstance(selector, dict) or (not selector.get("matchLabels") and not selector.get("matchExpressions"))
 
 
+def required_selector(spec: Obj, kind_word: str) -> list[Cause]:
+    """A selector that is there, valid, and not empty."""
+    selector = spec.get("selector")
+    if selector is None:
+        return [m.required_cause("spec.selector")]
+    causes = m.validate_label_selector(selector, "spec.selector")
+    if selector_empty(selector):
+        causes.append(m.invalid_typed("spec.selector", LABEL_SELECTOR_GO, selector,
+                                      f"empty selector is invalid for {kind_word}"))
+    return causes
+
+
 def validate_replicated_spec(spec: Obj, kind_word: str) -> list[Cause]:
     """The selector and template rules `ValidateDeploymentSpec` and `ValidateReplicaSetSpec` share
     (both say "deployment" for an empty selector)."""
-    causes: list[Cause] = []
+    causes = required_selector(spec, kind_word)
     selector = spec.get("selector")
-    if selector is None:
-        causes.append(m.required_cause("spec.selector"))
-    else:
-        causes += m.validate_label_selector(selector, "spec.selector")
-        if selector_empty(selector):
-            causes.append(m.invalid_typed("spec.selector", LABEL_SELECTOR_GO, selector,
-                                          f"empty selector is invalid for {kind_word}"))
     if not m.label_selector_parses(selector):
         causes.append(m.invalid_typed("spec.selector", LABEL_SELECTOR_GO, selector, "invalid label selector"))
         return causes
@@ -107,13 +112,19 @@ def validate_replicated_spec(spec: Obj, kind_word: str) -> list[Cause]:
     if selector is None or (not selector_empty(selector) and not selector_matches(selector, labels)):
         causes.append(selector_mismatch(spec))
     causes += podspec.validate_pod_template(template, "spec.template")
+    return causes + restarting_always(template, "ReplicaSet")
+
+
+def restarting_always(template: Obj, kind: str) -> list[Cause]:
+    """A controller's pods restart always and run without a deadline."""
     tspec = template.get("spec") or {}
+    causes: list[Cause] = []
     if tspec.get("restartPolicy") != "Always":
         causes.append(m.not_supported_cause("spec.template.spec.restartPolicy", tspec.get("restartPolicy") or "",
                                             ("Always",)))
     if tspec.get("activeDeadlineSeconds") is not None:
         causes.append(m.forbidden_cause("spec.template.spec.activeDeadlineSeconds",
-                                        "activeDeadlineSeconds in ReplicaSet is not Supported"))
+                                        f"activeDeadlineSeconds in {kind} is not Supported"))
     return causes
 
 
@@ -409,14 +420,8 @@ class StatefulSetStrategy(ScalableStrategy):
         causes += _validate_retention_policy(spec.get("persistentVolumeClaimRetentionPolicy"))
         causes += _non_negative(spec.get("replicas"), "spec.replicas")
         causes += _non_negative(spec.get("minReadySeconds"), "spec.minReadySeconds")
+        causes += required_selector(spec, "statefulset")
         selector = spec.get("selector")
-        if selector is None:
-            causes.append(m.required_cause("spec.selector"))
-        else:
-            causes += m.validate_label_selector(selector, "spec.selector")
-            if selector_empty(selector):
-                causes.append(m.invalid_typed("spec.selector", LABEL_SELECTOR_GO, selector,
-                                              "empty selector is invalid for statefulset"))
         template = spec.get("template") or {}
         tmeta = template.get("metadata") or {}
         labels = tmeta.get("labels") or {}
@@ -428,14 +433,7 @@ class StatefulSetStrategy(ScalableStrategy):
                 causes.append(selector_mismatch(spec))
             causes += m.validate_labels(labels, "spec.template.labels")
             causes += m.validate_annotations(tmeta.get("annotations"), "spec.template.annotations")
-        tspec = template.get("spec") or {}
-        if tspec.get("restartPolicy") != "Always":
-            causes.append(m.not_supported_cause("spec.template.spec.restartPolicy", tspec.get("restartPolicy") or "",
-                                                ("Always",)))
-        if tspec.get("activeDeadlineSeconds") is not None:
-            causes.append(m.forbidden_cause("spec.template.spec.activeDeadlineSeconds",
-                                            "activeDeadlineSeconds in StatefulSet is not Supported"))
-        return causes
+        return causes + restarting_always(template, "StatefulSet")
 
     def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         """`ValidateStatefulSet` then `ValidateStatefulSetUpdate`."""
@@ -597,13 +595,7 @@ class DaemonSetStrategy(WorkloadStrategy):
             causes.append(m.invalid_typed("spec.selector", LABEL_SELECTOR_GO, selector,
                                           "empty selector is invalid for daemonset"))
         causes += podspec.validate_pod_template(template, "spec.template")
-        tspec = template.get("spec") or {}
-        if tspec.get("restartPolicy") != "Always":
-            causes.append(m.not_supported_cause("spec.template.spec.restartPolicy", tspec.get("restartPolicy") or "",
-                                                ("Always",)))
-        if tspec.get("activeDeadlineSeconds") is not None:
-            causes.append(m.forbidden_cause("spec.template.spec.activeDeadlineSeconds",
-                                            "activeDeadlineSeconds in DaemonSet is not Supported"))
+        causes += restarting_always(template, "DaemonSet")
         causes += _non_negative(spec.get("minReadySeconds"), "spec.minReadySeconds")
         causes += _validate_daemon_set_update_strategy(spec.get("updateStrategy") or {})
         return causes + _non_negative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit")

@@ -211,13 +211,9 @@ def _external_source(source: Obj, fld: str) -> list[Cause]:
     causes = _validate_identifier(source.get("metric"), f"{fld}.metric")
     target = _target(source)
     causes += _validate_target(target, f"{fld}.target")
-    if target.get("value") is None and target.get("averageValue") is None:
-        causes.append(m.required_cause(f"{fld}.target.averageValue",
-                                       "must set either a target value for metric or a per-pod target"))
-    if target.get("value") is not None and target.get("averageValue") is not None:
-        causes.append(m.forbidden_cause(f"{fld}.target.value",
-                                        "may not set both a target value for metric and a per-pod target"))
-    return causes
+    return causes + _one_of(target, ("value", "averageValue"), f"{fld}.target.averageValue",
+                            "must set either a target value for metric or a per-pod target", f"{fld}.target.value",
+                            "may not set both a target value for metric and a per-pod target")
 
 
 def _pods_source(source: Obj, fld: str) -> list[Cause]:
@@ -229,32 +225,36 @@ def _pods_source(source: Obj, fld: str) -> list[Cause]:
     return causes
 
 
+def _one_of(target: Obj, keys: tuple[str, str], missing_at: str, missing: str, both_at: str,
+            both: str) -> list[Cause]:
+    """Exactly one of two target fields: Required where neither is set, Forbidden where both are."""
+    present = [target.get(k) is not None for k in keys]
+    if not any(present):
+        return [m.required_cause(missing_at, missing)]
+    return [m.forbidden_cause(both_at, both)] if all(present) else []
+
+
 def _utilization_or_value(target: Obj, fld: str) -> list[Cause]:
-    causes: list[Cause] = []
-    if target.get("averageUtilization") is None and target.get("averageValue") is None:
-        causes.append(m.required_cause(f"{fld}.target.averageUtilization",
-                                       "must set either a target raw value or a target utilization"))
-    if target.get("averageUtilization") is not None and target.get("averageValue") is not None:
-        causes.append(m.forbidden_cause(f"{fld}.target.averageValue",
-                                        "may not set both a target raw value and a target utilization"))
-    return causes
+    return _one_of(target, ("averageUtilization", "averageValue"), f"{fld}.target.averageUtilization",
+                   "must set either a target raw value or a target utilization", f"{fld}.target.averageValue",
+                   "may not set both a target raw value and a target utilization")
 
 
-def _resource_source(source: Obj, fld: str) -> list[Cause]:
+def _resource_source(source: Obj, fld: str, container: bool = False) -> list[Cause]:
+    """`validateResourceSource`, or with `container` `validateContainerResourceSource`."""
     causes = [] if source.get("name") else [m.required_cause(f"{fld}.name", "must specify a resource name")]
+    if container:
+        name = source.get("container") or ""
+        if not name:
+            causes.append(m.required_cause(f"{fld}.container", "must specify a container"))
+        else:
+            causes += [m.invalid_cause(f"{fld}.container", name, msg) for msg in is_dns1123_label(name)]
     target = _target(source)
     return causes + _validate_target(target, f"{fld}.target") + _utilization_or_value(target, fld)
 
 
 def _container_resource_source(source: Obj, fld: str) -> list[Cause]:
-    causes = [] if source.get("name") else [m.required_cause(f"{fld}.name", "must specify a resource name")]
-    container = source.get("container") or ""
-    if not container:
-        causes.append(m.required_cause(f"{fld}.container", "must specify a container"))
-    else:
-        causes += [m.invalid_cause(f"{fld}.container", container, msg) for msg in is_dns1123_label(container)]
-    target = _target(source)
-    return causes + _validate_target(target, f"{fld}.target") + _utilization_or_value(target, fld)
+    return _resource_source(source, fld, container=True)
 
 
 _SOURCE_VALIDATORS = {"object": _object_source, "external": _external_source, "pods": _pods_source,
