@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-bare test-peers test-soak lint venv clean bench
+.PHONY: demo test test-bare test-watchlist test-peers test-soak lint venv clean bench
 
 $(BIN)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -33,6 +33,12 @@ test: lint
 # cluster mode (apiserver + the controller-manager's behaviour): it must pass in both.
 test-bare: venv
 	KUBELOOP_TEST_EMULATOR=bare $(PYTEST)
+
+# The emulator is Kubernetes 1.24 unless told otherwise; the watch and cache tests again with the
+# streaming lists of later versions switched on (the WatchList feature gate), so the runtime is
+# tested on both paths: the LIST a 1.24 cluster needs, and the streaming list.
+test-watchlist: venv
+	KUBELOOP_TEST_FEATURE_GATES=WatchList=true $(PYTEST) tests/watch tests/cache tests/testing/test_apiserver_watch.py
 
 # The peer benchmark smoke test (kubeloop vs kopf vs bare; installs kopf from PyPI on first run).
 # `-m peers` on the command line overrides the default `-m 'not peers'` from pyproject's addopts.

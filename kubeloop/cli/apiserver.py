@@ -31,19 +31,29 @@ import click
 @click.option("--rbac/--no-rbac", default=True, show_default=True,
               help="Authorize every caller but the admin (system:masters) with RBAC, as kube-apiserver does; "
                    "--no-rbac allows every authenticated caller everything.")
+@click.option("--feature-gates", "feature_gates", default="", metavar="NAME=BOOL,...",
+              help="Switch on features of Kubernetes versions after the emulated 1.24, e.g. WatchList=true "
+                   "(streaming lists). Default: none, as a 1.24 cluster.")
 def apiserver(host: str, port: int, token: str | None, kubeconfig_out: str | None, tls: bool, bare: bool, gc: bool,
-              history_size: int, bookmark_interval: float, namespace_delete_delay: float, rbac: bool) -> None:
+              history_size: int, bookmark_interval: float, namespace_delete_delay: float, rbac: bool,
+              feature_gates: str) -> None:
     """Run the Kubernetes API server emulator; prints its URL when ready."""
     from kubeloop.testing import INSTALL_HINT, missing_dependencies
 
     if missing := missing_dependencies():
         raise click.ClickException(f"the API server emulator needs {', '.join(missing)}: {INSTALL_HINT}")
+    from kubeloop.testing.apiserver.features import FeatureGateError, FeatureGates
     from kubeloop.testing.apiserver.server import APIServer
+
+    try:
+        gates = FeatureGates.of(feature_gates)
+    except FeatureGateError as e:
+        raise click.BadParameter(str(e), param_hint="--feature-gates") from None
 
     async def run() -> None:
         server = APIServer(host=host, port=port, token=token, tls=tls, kubeconfig_path=kubeconfig_out, bare=bare, gc=gc,
                            history_size=history_size, bookmark_interval=bookmark_interval,
-                           namespace_delete_delay=namespace_delete_delay, rbac=rbac)
+                           namespace_delete_delay=namespace_delete_delay, rbac=rbac, feature_gates=gates)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -455,10 +455,11 @@ def needs_from_audit(entries: Iterable[Any], user: str | None = None, home: str 
     when it is ``home`` (the operator's own, ``--namespace``), and are cluster-wide in any other: the
     tests' namespaces are throwaway names, so a rule there must hold wherever the objects will be.
     Two verbs bring another, for what kube-apiserver authorizes beyond the request's own verb:
-    - ``watch`` brings ``list``: an informer's first list is a streaming list (a WATCH with
-      sendInitialEvents) where the server serves those, as the emulator does, and a LIST then a
-      WATCH on a server that does not (kube-apiserver before 1.27, or with the WatchList feature
-      off), so the observation of one needs the rules of the other;
+    - ``watch`` brings ``list``: an informer's first list is a LIST then a WATCH on a server
+      without streaming lists (kube-apiserver before 1.27, the emulator by default, as 1.24), and
+      a streaming list (a WATCH with sendInitialEvents) where the server serves those (the
+      emulator with the WatchList feature gate), so the observation of one needs the rules of the
+      other;
     - ``patch`` of an object (not a subresource) brings ``create``: a server-side apply creates
       the object when it does not exist, and kube-apiserver then also authorizes ``create``
       (``withAuthorization`` in its patch handler); the audit does not say whether a patch created.

@@ -3,7 +3,9 @@
 - `apiserver`: a fresh in-process emulator per test, as a `TestCluster`; with the environment
   variable `KUBELOOP_TEST_KUBECONFIG` set, the real cluster that kubeconfig names instead. The
   emulator runs in cluster mode (kube-controller-manager's controllers too, as a real cluster);
-  `KUBELOOP_TEST_EMULATOR=bare` serves the API server alone instead (as envtest).
+  `KUBELOOP_TEST_EMULATOR=bare` serves the API server alone instead (as envtest). The emulator is
+  Kubernetes 1.24; `KUBELOOP_TEST_FEATURE_GATES=WatchList=true` switches on features of later
+  versions for the whole run (`emulator_feature_gates()` gives them to a test's own servers).
 - `client`: a `kubeloop.Client` connected to the `apiserver` fixture's cluster, closed after the
   test; tuned for tests: no client-side rate limit, quick retries (`TEST_RETRY`), 10 s timeout.
   For other settings, override it with `async with apiserver.client(**options) as c: yield c`.
@@ -49,6 +51,8 @@ ENV = "KUBELOOP_TEST_KUBECONFIG"
 TEST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
 #: `bare` runs the fixtures' emulator without kube-controller-manager's controllers; `cluster` (default) with
 MODE_ENV = "KUBELOOP_TEST_EMULATOR"
+#: feature gates of later Kubernetes versions for the fixtures' emulator (`WatchList=true`); none by default
+GATES_ENV = "KUBELOOP_TEST_FEATURE_GATES"
 MODES = ("cluster", "bare")
 MISSING = f"kubeloop's pytest fixtures need pytest-asyncio and the emulator's dependencies: {INSTALL_HINT}"
 
@@ -81,6 +85,19 @@ def emulator_bare() -> bool:
     if mode not in MODES:
         raise pytest.UsageError(f"{MODE_ENV}={mode!r}: expected one of {', '.join(MODES)}")
     return mode == "bare"
+
+
+def emulator_feature_gates() -> str:
+    """The feature gates `KUBELOOP_TEST_FEATURE_GATES` asks for (kube's `NAME=true,...` syntax; "" for none)."""
+    text = os.environ.get(GATES_ENV, "")
+    if text:
+        from .apiserver.features import FeatureGateError, FeatureGates
+
+        try:
+            FeatureGates.of(text)
+        except FeatureGateError as e:
+            raise pytest.UsageError(f"{GATES_ENV}={text!r}: {e}") from None
+    return text
 
 
 #: the emulator settings the fixtures use: short delays, so controllers react within a test's patience
@@ -136,7 +153,7 @@ async def apiserver() -> AsyncIterator[TestCluster]:
         pytest.fail(MISSING, pytrace=False)
     from .apiserver.server import APIServer  # the emulator is imported only when a test uses it
 
-    async with APIServer(bare=emulator_bare(), **FIXTURE_SETTINGS) as server:
+    async with APIServer(bare=emulator_bare(), feature_gates=emulator_feature_gates(), **FIXTURE_SETTINGS) as server:
         yield TestCluster.from_server(server)
 
 

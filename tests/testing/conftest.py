@@ -80,3 +80,11 @@ async def cluster_http() -> AsyncIterator[Http]:
     async with APIServer(namespace_delete_delay=0.05, crd_cleanup_delay=0.05, future_rv_wait=0.3,
                          bookmark_interval=0.2) as api, aiohttp.ClientSession() as s:
         yield Http(s, api.url)
+
+
+@pytest_asyncio.fixture
+async def watchlist_http() -> AsyncIterator[Http]:
+    """HTTP to a bare emulator with the WatchList feature gate on (streaming lists, after 1.24)."""
+    async with APIServer(bare=True, future_rv_wait=0.3, bookmark_interval=0.2,
+                         feature_gates={"WatchList": True}) as api, aiohttp.ClientSession() as s:
+        yield Http(s, api.url)

@@ -120,15 +120,6 @@ async def test_create_with_resource_version_is_refused_like_etcd(http: Http) -> 
     assert code == 500 and st["message"] == "resourceVersion should not be set on objects to be created"
 
 
-async def test_openapi_v3_tells_kubectl_the_server_validates_fields(http: Http) -> None:
-    code, index = await http.get("/openapi/v3")
-    assert code == 200 and "apis/apps/v1" in index["paths"]
-    code, doc = await http.get(index["paths"]["apis/apps/v1"]["serverRelativeURL"].split("?")[0])
-    path = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]
-    assert path["patch"]["x-kubernetes-group-version-kind"] == {"group": "apps", "version": "v1", "kind": "Deployment"}
-    assert any(p["name"] == "fieldValidation" for p in path["parameters"])
-
-
 async def test_namespace_finalize_subresource_completes_deletion() -> None:
     import aiohttp
 

@@ -84,7 +84,8 @@ async def test_idle_watch_gets_periodic_bookmarks_between_changes_and_ends_on_ti
     assert 0.9 <= took < 3
 
 
-async def test_send_initial_events_streaming_list(http: Http) -> None:
+async def test_send_initial_events_streaming_list(watchlist_http: Http) -> None:
+    http = watchlist_http
     await http.post(BASE, cm("a"))
     await http.post(BASE, cm("b"))
     task = asyncio.create_task(http.watch(BASE, 4, sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
@@ -97,12 +98,38 @@ async def test_send_initial_events_streaming_list(http: Http) -> None:
     assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     code, _ = await http.get(BASE, watch="true", sendInitialEvents="true")
     assert code == 422
+    code, st = await http.get(BASE, sendInitialEvents="true", resourceVersionMatch="NotOlderThan", resourceVersion="1")
+    assert code == 422 and st["details"]["causes"][0]["field"] == "sendInitialEvents"  # forbidden for a list
 
 
-async def test_initial_events_are_streamed_and_precede_live_changes(http: Http) -> None:
+async def test_send_initial_events_is_not_1_24(http: Http) -> None:
+    """What kube-apiserver 1.24 answered (checked on the real server): the parameter is unknown, so
+    `resourceVersionMatch` on a watch is invalid, and without it the watch is an ordinary one."""
+    await http.post(BASE, cm("a"))
+    code, st = await http.get(BASE, watch="true", sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
+                              allowWatchBookmarks="true")
+    assert code == 422 and st["message"] == (
+        'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden '
+        "for watch, resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is "
+        "provided]")
+    assert [c["message"] for c in st["details"]["causes"]] == [
+        "Forbidden: resourceVersionMatch is forbidden for watch",
+        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"]
+    code, st = await http.get(BASE, watch="true", sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
+                              resourceVersion="1", allowWatchBookmarks="true")
+    assert code == 422 and st["message"] == ('ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: '
+                                             "Forbidden: resourceVersionMatch is forbidden for watch")
+    code, lst = await http.get(BASE, sendInitialEvents="true", resourceVersionMatch="NotOlderThan", resourceVersion="1")
+    assert code == 200 and [i["metadata"]["name"] for i in lst["items"]] == ["a"]
+    events = await http.watch(BASE, 1, sendInitialEvents="true", timeoutSeconds="1")
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "a")]  # no bookmark follows
+
+
+async def test_initial_events_are_streamed_and_precede_live_changes(watchlist_http: Http) -> None:
     """A streaming list of several of the server's writes: the watch's namespace and selector
     only, in key order; an object changed while they are being sent appears in them as it was
     when the watch started, and its change follows the initial-events-end bookmark."""
+    http = watchlist_http
     await http.post("/api/v1/namespaces", {"metadata": {"name": "other"}})
     big = "x" * 1500
     for i in range(400):
@@ -155,8 +182,12 @@ async def test_client_hang_up_is_counted_immediately(server: APIServer, http: Ht
     assert server.stats()["open_watches"] == {}
 
 
-async def test_watch_option_validation(http: Http) -> None:
+async def test_watch_option_validation(watchlist_http: Http) -> None:
+    """With streaming lists (the WatchList gate), the rules of the versions that have them."""
+    http = watchlist_http
     code, st = await http.get(BASE, watch="true", sendInitialEvents="true", resourceVersionMatch="NotOlderThan")
     assert code == 422 and [c["field"] for c in st["details"]["causes"]] == ["allowWatchBookmarks"]
     code, st = await http.get(BASE, watch="true", resourceVersion="1", resourceVersionMatch="Exact")
-    assert code == 422 and st["details"]["causes"][0]["field"] == "resourceVersionMatch"
+    assert code == 422 and [c["message"] for c in st["details"]["causes"]] == [
+        "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        'Unsupported value: "Exact": supported values: "NotOlderThan"']

@@ -27,6 +27,7 @@ def create(inf: ServedResource, obj: dict) -> dict:
     meta.setdefault("creationTimestamp", "2024-01-01T00:00:00Z")
     if inf.namespaced:
         meta.setdefault("namespace", "ns")
+    inf.strategy.decode(inf, obj)  # the registry decodes before the strategy's hooks
     inf.strategy.prepare_for_create(inf, obj)
     inf.strategy.validate_create(inf, obj)
     return obj
@@ -34,6 +35,7 @@ def create(inf: ServedResource, obj: dict) -> dict:
 
 def update(inf: ServedResource, new: dict, old: dict, status: bool = False) -> dict:
     new = copy.deepcopy(new)
+    inf.strategy.decode(inf, new)
     if status:
         inf.strategy.prepare_for_status_update(inf, new, old)
         inf.strategy.validate_status_update(inf, new, old)
@@ -199,11 +201,13 @@ def test_namespace_finalize_subresource() -> None:
     new = copy.deepcopy(obj)
     new["spec"]["finalizers"] = []
     new["status"] = {"phase": "Terminating"}
+    ns.strategy.decode(ns, new)
     ns.strategy.prepare_for_subresource_update(ns, "finalize", new, obj)
     assert new["spec"] == {} and new["status"] == {"phase": "Active"}
     st = copy.deepcopy(obj)
     st["status"] = {"phase": "Terminating"}
     st["spec"]["finalizers"] = []
+    ns.strategy.decode(ns, st)
     ns.strategy.prepare_for_subresource_update(ns, "status", st, obj)
     assert st["status"] == {"phase": "Terminating"} and st["spec"] == {"finalizers": ["kubernetes"]}
 

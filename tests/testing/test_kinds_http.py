@@ -126,3 +126,26 @@ async def test_object_meta_rules_are_the_kinds_own(server: APIServer, http: Http
     code, err = await http.req("PUT", "/api/v1/namespaces/default/configmaps/c", obj)
     assert code == 422 and [c["field"] for c in err["details"]["causes"]] == ["metadata.labels"] * 4
     assert err["message"].count("bad key") == 1  # identical causes are shown once, as ToAggregate does
+
+
+async def test_network_policy_status_with_its_feature_gate_off(server: APIServer, http: Http) -> None:
+    """1.24 serves networkpolicies/status with `NetworkPolicyStatus` off (checked on a real 1.24
+    server): a create keeps the status sent, an update replaces a status without conditions and
+    keeps one with them, and a status write keeps the old status or, without conditions, clears it."""
+    def status(kind: str) -> dict:
+        return {"conditions": [{"type": kind, "status": "True", "reason": "R", "message": "m",
+                                "lastTransitionTime": "2023-01-01T00:00:00Z"}]}
+    base = "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies"
+    merge = "application/merge-patch+json"
+    code, made = await http.post(base, {"metadata": {"name": "np"}, "spec": {"podSelector": {}},
+                                        "status": status("Ready")})
+    assert code == 201 and made["status"] == status("Ready"), made
+    code, out = await http.req("PATCH", base + "/np", {"status": status("X")}, ctype=merge)
+    assert code == 200 and out["status"] == status("Ready")
+    code, out = await http.req("PATCH", base + "/np/status", {"status": status("X")}, ctype=merge)
+    assert code == 200 and out["status"] == status("Ready")
+    code, out = await http.req("PATCH", base + "/np/status", [{"op": "remove", "path": "/status/conditions"}],
+                               ctype="application/json-patch+json")
+    assert code == 200 and out["status"] == {}
+    code, out = await http.req("PATCH", base + "/np", {"status": status("Y")}, ctype=merge)
+    assert code == 200 and out["status"] == status("Y")

@@ -132,11 +132,19 @@ def test_json_patch_conformance_sequence() -> None:
     assert out2["data"]["a"] == "11"
 
 
+def test_json_patch_replace_sets_a_missing_object_key() -> None:
+    """evanphx/json-patch v4, which kube-apiserver 1.24 applies JSON patches with: `replace` of a key
+    an object lacks sets it (a list's missing index is still an error)."""
+    out = json_patch(conformance_doc(), [{"op": "replace", "path": "/data/nope", "value": "1"}])
+    assert out["data"] == {"a": "1", "c": "3", "nope": "1"}
+
+
 @pytest.mark.parametrize("ops", [
     [{"op": "test", "path": "/data/a", "value": "nope"}, {"op": "replace", "path": "/data/a", "value": "12"}],
     [{"op": "remove", "path": "/data/nope"}],
     [{"op": "frobnicate", "path": "/data/a"}],
-    [{"op": "replace", "path": "/data/nope", "value": "1"}],
+    [{"op": "replace", "path": "/nope/deeper", "value": "1"}],
+    [{"op": "replace", "path": "/metadata/finalizers/0", "value": "1"}],
     [{"op": "add", "path": "/nope/deeper", "value": "1"}],
     [{"op": "add", "path": "/data"}],  # no value
     [{"op": "move", "from": "/nope", "path": "/x"}],
@@ -369,7 +377,8 @@ def test_builtin_list_types() -> None:
     assert c is not None and (c.type, c.keys, c.merge_key, c.strategy) == ("map", ("name",), "name", "merge")
     p = lt(("spec", "template", "spec", "containers", "ports"))
     assert p is not None and p.keys == ("containerPort", "protocol") and p.merge_key == "containerPort"
-    assert lt(("spec", "template", "spec", "tolerations")) is None
+    tolerations = lt(("spec", "template", "spec", "tolerations"))  # no merge tags: atomic, replaced by SMP
+    assert tolerations is not None and (tolerations.type, tolerations.strategy) == ("atomic", "replace")
     f = lt(("metadata", "finalizers"))
     assert f is not None and f.type == "set"
     svc = builtin_list_types("", "Service")(("spec", "ports"))
@@ -382,13 +391,17 @@ def test_schema_list_types_for_crds() -> None:
     schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
         "items": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["id"],
                   "items": {"type": "object", "properties": {"tags": {
-                      "type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}}}},
+                      "type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                      "id": {"type": "string", "default": "x"}}}},
         "plain": {"type": "array", "items": {"type": "string"}}}}}}
     table = schema_list_types(schema)
-    assert table[("spec", "items")] == ListType("map", ("id",))
-    assert table[("spec", "items", "tags")] == ListType("set")
-    assert ("spec", "plain") not in table
-    assert ("metadata", "finalizers") in table
+    items = table(("spec", "items"))
+    assert items == ListType("map", ("id",))
+    assert items is not None and dict(items.key_defaults or {}) == {"id": "x"}  # the schema's default
+    assert table(("spec", "items", "tags")) == ListType("set")
+    assert table(("spec", "plain")) == ListType("atomic")
+    finalizers = table(("metadata", "finalizers"))
+    assert finalizers is not None and finalizers.type == "set"
     lookup = combine(table, builtin_list_types("", "ConfigMap"))
     assert lookup(("spec", "items")) == ListType("map", ("id",))
 
@@ -439,7 +452,9 @@ def test_smp_fuzz_only_status_errors(doc: dict[str, Any], patch: dict[str, Any])
     try:
         out = strategic_merge_patch(doc, patch, lookup)
     except StatusError as e:
-        assert e.code == 400
+        # a directive's malformed value is a 400; an unknown `$patch` type (mergepatch.ErrBadPatchType) is
+        # no error the handler interprets: a plain 500
+        assert e.code == 400 or (e.code == 500 and e.message.startswith("unknown patch type"))
     else:
         assert isinstance(out, dict)
     assert doc == before

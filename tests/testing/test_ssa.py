@@ -121,11 +121,14 @@ def test_multiple_conflicts_message_groups_by_manager() -> None:
     assert sorted(c["field"] for c in e.value.details["causes"]) == [".data.a", ".data.b"]
 
 
-def test_explicit_null_removes_field_and_is_owned() -> None:
+def test_explicit_null_is_merged_as_null_and_is_owned() -> None:
+    """structured-merge-diff merges a null as a null (the kind's decoding then makes it its zero value,
+    `""` in a ConfigMap's data, as kube-apiserver 1.24 answers) and the applier owns the field."""
     o = ssa(None, cm({"a": "1", "b": "2"}), "alice")
     o2 = ssa(o, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "s"}, "data": {"a": "1", "b": None}},
              "alice")
-    assert o2["data"] == {"a": "1"}
+    assert o2["data"] == {"a": "1", "b": None}
+    assert o2["metadata"]["managedFields"][0]["fieldsV1"]["f:data"] == {"f:a": {}, "f:b": {}}
 
 
 def test_apply_without_kind_is_internal_error() -> None:
@@ -160,7 +163,11 @@ def defaulted(obj: dict[str, Any]) -> dict[str, Any]:
 
 def test_defaults_are_owned_by_the_creator_and_conflict_with_an_applier() -> None:
     created = defaulted(deploy_cfg({"name": "main", "image": "nginx:1.21"}))
-    update_managed_fields(None, created, "kubectl-create", "apps/v1", None, T0, list_types=DEPLOY)
+    from kubeloop.testing.apiserver.kinds.generated import zero_of_kind
+
+    # compared with the zero Deployment, as the server does: its template spec holds `containers: null`
+    update_managed_fields(None, created, "kubectl-create", "apps/v1", None, T0, list_types=DEPLOY,
+                          zero=zero_of_kind("apps", "v1", "Deployment"))
     fv1 = managers(created)["kubectl-create/Update"]
     assert fv1["f:spec"]["f:replicas"] == {}
     assert fv1["f:spec"]["f:template"]["f:spec"]["f:containers"] == {

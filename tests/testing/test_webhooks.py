@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp
 import pytest
 
 from kubeloop import Client
@@ -113,3 +114,20 @@ async def test_the_emulators_controllers_never_convert_without_the_webhook(emula
         async def collected() -> bool:
             return not [i for i in (await client.list("dead.tests.kubeloop.dev/v2/Thing", namespace=namespace)).items]
         await eventually(collected, what="the child collected")
+
+
+async def test_webhook_warnings_reach_the_client_as_the_warning_recorder_writes_them(
+        emulator: APIServer, client: Client, namespace: str) -> None:
+    # kube-apiserver's warning recorder sends each text once and drops one NewWarningHeader refuses
+    # (control characters); quotes are escaped
+    hooks = Webhooks("warn.tests.kubeloop.dev")
+
+    @hooks.validating("v1/configmaps", name="w.warn.tests.kubeloop.dev", namespaces=[namespace])
+    def check(req: AdmissionRequest[dict[str, Any]]) -> None:
+        req.warnings.extend(["same", "same", "tab\there", 'a "quoted" one'])
+
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "warned"}}
+    async with serve(hooks, client), aiohttp.ClientSession() as s, s.post(
+            f"{emulator.url}/api/v1/namespaces/{namespace}/configmaps", json=body) as r:
+        assert r.status == 201, await r.text()
+        assert r.headers.getall("Warning") == ['299 - "same"', '299 - "a \\"quoted\\" one"']

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextvars
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ import orjson
 
 from kubeloop.meta import LabelSelector
 
-from . import errors
+from . import apiwarnings, errors
 from .catalog import Catalog
 from .errors import StatusError
 from .patch import json_patch
@@ -47,15 +46,12 @@ from .shapes import Obj, copy_json
 from .storage import VersionedStore
 from .webhookcall import CallError, WebhookCaller
 
-__all__ = ["WARNINGS", "Admission", "AdmissionCall", "Caller"]
+__all__ = ["Admission", "AdmissionCall", "Caller"]
 
 MUTATING = "admissionregistration.k8s.io/mutatingwebhookconfigurations"
 VALIDATING = "admissionregistration.k8s.io/validatingwebhookconfigurations"
 NAMESPACES = "/namespaces"
 DEFAULT_TIMEOUT = 10
-#: the warnings webhooks returned for the request being served (the HTTP layer sends them as headers)
-WARNINGS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("kubeloop_emulator_warnings",
-                                                                           default=None)
 
 #: converts an object between two served versions of one resource (the registry's conversion)
 Convert = Callable[[Obj, ServedResource, ServedResource], Awaitable[Obj]]
@@ -273,9 +269,7 @@ class Admission:
             text = f'failed calling webhook "{hook.name}": {e}'
             raise StatusError(500, "InternalError", f"Internal error occurred: {text}",
                               {"causes": [{"message": text}]}) from None
-        warnings = WARNINGS.get()
-        if warnings is not None:
-            warnings.extend(str(w) for w in response.get("warnings") or [])
+        apiwarnings.add(*(str(w) for w in response.get("warnings") or []))
         if not response.get("allowed"):
             raise _denied(hook.name, response.get("status"))
         return response

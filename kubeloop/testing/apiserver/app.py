@@ -22,9 +22,9 @@ from aiohttp import web
 
 from kubeloop.meta import FieldSelector, LabelSelector
 
-from . import errors, tables
+from . import apiwarnings, errors, listoptions, tables
 from .actions import Call, actions
-from .admission import WARNINGS, Caller
+from .admission import Caller
 from .authn import ADMIN as ADMIN_CALLER
 from .authn import CURRENT_USER
 from .catalog import Catalog
@@ -46,6 +46,7 @@ from .negotiation import (
     render_list,
     to_yaml,
 )
+from .openapi import Documents
 from .rbac import Access
 from .registry import Registry, parse_resource_version
 from .resources import ServedResource
@@ -56,6 +57,7 @@ from .watch import WatchQueue, bookmark_line, error_line, event_line
 log = logging.getLogger(__name__)
 
 ADMIN = "/_kubeloop/"
+CRD_STORAGE = "apiextensions.k8s.io/customresourcedefinitions"
 _PLAIN_404 = "404 page not found\n"
 
 
@@ -123,10 +125,12 @@ class APIApp:
         self.watchers: set[WatchQueue] = set()
         self.stopping = False
         self.actions = actions()
+        self.openapi = Documents()
 
     def make_app(self) -> web.Application:
         app = web.Application(client_max_size=self.registry.settings.max_body_bytes)
         app.router.add_route("*", "/{tail:.*}", self.handle)
+        app.on_response_prepare.append(_warning_headers)
         return app
 
     def close_watches(self, resource: str | None = None) -> int:
@@ -141,16 +145,9 @@ class APIApp:
 
     # ---- entry -----------------------------------------------------------------------------
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        warnings: list[str] = []
-        token = WARNINGS.set(warnings)
-        try:
-            resp = await self._handle(request)
-        finally:
-            WARNINGS.reset(token)
-        if warnings and not resp.prepared:
-            for text in dict.fromkeys(warnings):  # the real server sends each distinct warning once
-                resp.headers.add("Warning", warning_header(text))
-        return resp
+        with apiwarnings.collect() as warnings:  # what strategies warn about, sent as Warning headers
+            request[WARNINGS] = warnings
+            return await self._handle(request)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         path = request.path
@@ -262,8 +259,8 @@ class APIApp:
             raise errors.method_not_allowed()
         if not parts:
             return web.json_response({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/version"]})
-        if parts[:2] == ["openapi", "v3"]:
-            return self._openapi_v3(parts[2:])
+        if parts[0] == "openapi":
+            return self._openapi(request, parts[1:])
         if parts[0] == "version" and len(parts) == 1:
             return web.json_response(cat.version_info())
         if parts[0] == "api":
@@ -300,34 +297,22 @@ class APIApp:
         target = self._target(group, version, rest)
         return await self.resource(request, target)
 
-    def _openapi_v3(self, gv_path: list[str]) -> web.Response:
-        """OpenAPI v3 documents without schemas: enough for kubectl, which then skips client-side
-        validation of the kinds (the server validates anyway)."""
-        gvs = sorted({(i.group, i.version) for i in self.catalog.all()})
-        paths = {("api/" if not g else f"apis/{g}/") + v: {"serverRelativeURL": "/openapi/v3/" + (
-            "api/" if not g else f"apis/{g}/") + v + "?hash=0"} for g, v in gvs}
-        if not gv_path:
-            return web.json_response({"paths": paths})
-        want = "/".join(gv_path)
-        if want not in paths:
-            raise PlainNotFound()
-        schemas: dict[str, Any] = {}
-        api_paths: dict[str, Any] = {}
-        param = [{"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}}]
-        for info in self.catalog.all():
-            prefix = ("/api/" if not info.group else f"/apis/{info.group}/") + info.version
-            if prefix[1:] != want:
-                continue
-            gvk = {"group": info.group, "version": info.version, "kind": info.kind}
-            schemas[f"{info.group or 'core'}.{info.version}.{info.kind}"] = {
-                "type": "object", "x-kubernetes-preserve-unknown-fields": True,
-                "x-kubernetes-group-version-kind": [gvk]}
-            # the server validates fields itself (fieldValidation), so kubectl skips client-side validation
-            path = prefix + ("/namespaces/{namespace}/" if info.namespaced else "/") + info.resource + "/{name}"
-            api_paths[path] = {"parameters": param, "patch": {"parameters": param, "responses": {},
-                                                              "x-kubernetes-group-version-kind": gvk}}
-        return web.json_response({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.24.0"},
-                                  "paths": api_paths, "components": {"schemas": schemas}})
+    def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
+        """`/openapi/v2` (JSON or gnostic protobuf) and `/openapi/v3[/<group-version>]` (openapi.py)."""
+        from .openapi import serve
+
+        crds = self.registry.store.bucket(CRD_STORAGE).objects
+        served = [crds[("", n)].obj for n in self.catalog.served_crd_names() if ("", n) in crds]
+        code, headers, body = serve(self.openapi, served, parts, request.headers.get("Accept", ""), request.query,
+                                    request.headers.get("If-None-Match", ""))
+        return web.Response(status=code, body=body, headers=headers)
+
+    def _deprecation(self, info: ServedResource) -> str | None:
+        """The warning every request to a deprecated API version gets (apiwarnings.py)."""
+        if not info.custom:
+            return apiwarnings.deprecated_api(info.group, info.version, info.resource)
+        crd = self.registry.store.bucket(CRD_STORAGE).objects.get(("", info.crd_name))
+        return apiwarnings.deprecated_api(info.group, info.version, info.resource, crd.obj if crd else None)
 
     def _custom_group(self, group: str) -> bool:
         return any(i.custom for i in self.catalog.all() if i.group == group)
@@ -370,6 +355,7 @@ class APIApp:
         method = request.method
         q = request.query
         info = t.info
+        apiwarnings.add(self._deprecation(info) or "")
         if t.watch_path:
             if method != "GET":
                 raise errors.method_not_allowed()
@@ -601,22 +587,9 @@ class APIApp:
                 return bool(obj["metadata"]["name"] == name and (inner is None or inner(obj)))
             match = match_name
         rv = parse_resource_version(q.get("resourceVersion", ""))
-        send_initial = _truthy(q.get("sendInitialEvents"))
-        causes = []
-        rv_match = q.get("resourceVersionMatch", "")
-        if "sendInitialEvents" in q:
-            if rv_match != "NotOlderThan":
-                causes.append(("resourceVersionMatch",
-                               "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
-            if not _truthy(q.get("allowWatchBookmarks")):
-                causes.append(("allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true"))
-        elif rv_match:
-            causes.append(("resourceVersionMatch", "resourceVersionMatch is forbidden for watch"))
-        if causes:
-            text = "; ".join(f"{f}: Forbidden: {m}" for f, m in causes)
-            raise StatusError(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {text}',
-                              {"group": "meta.k8s.io", "kind": "ListOptions",
-                               "causes": [errors.cause("FieldValueForbidden", f"Forbidden: {m}", f) for f, m in causes]})
+        gates = reg.settings.features
+        listoptions.validate(q, watch=True, gates=gates)
+        send_initial = listoptions.send_initial_events(q, gates)  # None: not asked, or not in this version
         if send_initial and rv:
             await self._wait_for_rv(rv)
         timeout_text = q.get("timeoutSeconds", "")
@@ -641,7 +614,7 @@ class APIApp:
         replay: list[Any] | None = []
         if expired:
             replay = None
-        elif send_initial or ("sendInitialEvents" not in q and not rv):
+        elif send_initial or (send_initial is None and not rv):
             objs, keys = bucket.objects, bucket.sorted_keys()
             lo, hi = key_range(keys, watcher.namespace)
             watcher.start_initial([objs[keys[i]] for i in range(lo, hi)])
@@ -774,10 +747,12 @@ def _stored_renderer(info: ServedResource) -> Callable[[Stored], bytes]:
     return render
 
 
-def warning_header(text: str) -> str:
-    """A `Warning` header as kube-apiserver writes one: `299 - "<text>"` (quotes and backslashes escaped)."""
-    escaped = "".join(c if c.isprintable() else " " for c in text).replace("\\", "\\\\").replace('"', '\\"')
-    return f'299 - "{escaped}"'
+WARNINGS = web.RequestKey("warnings", list)
+
+
+async def _warning_headers(request: web.Request, response: web.StreamResponse) -> None:
+    for text in request.get(WARNINGS) or ():
+        response.headers.add("Warning", apiwarnings.header_value(text))
 
 
 def _as_list(v: Any) -> list[str]:

@@ -123,6 +123,10 @@ class Catalog:
         for info in self._crds.pop(name, []):
             self.remove(info)
 
+    def served_crd_names(self) -> list[str]:
+        """The names of the CRDs whose versions are served (what the OpenAPI documents include)."""
+        return sorted(self._crds)
+
     def names_conflict(self, crd: Obj) -> str | None:
         """What kube-apiserver's naming controller would refuse: a plural, singular, kind, listKind or
         short name of `crd` already used by another resource of the same group (None: no conflict)."""

@@ -417,6 +417,8 @@ class Controllers:
         if meta.get("deletionTimestamp"):
             if CRD_FINALIZER in (meta.get("finalizers") or []) and name not in self._scheduled_crd:
                 self._scheduled_crd.add(name)
+                # the finalizer controller deletes the instances at once; the CRD goes after the delay
+                self._later(0, lambda: self._delete_instances(name) is not None)
                 self._later(self.settings.crd_cleanup_delay, lambda: self._cleanup_crd(name))
             return
         conflict = self.registry.catalog.names_conflict(obj)
@@ -469,9 +471,26 @@ class Controllers:
                 if v not in stored:
                     stored.append(v)
             status["storedVersions"] = stored
+        crd_info = self._info_for(CRD_BUCKET)
+
+        def write_status(obj: dict[str, Any]) -> None:
+            # the naming and establishing controllers write status as `kube-apiserver` (an Update of `status`)
+            before = _copy(obj)
+            mutate(obj)
+            if crd_info is not None:
+                record_update(crd_info, obj, before, "kube-apiserver", "status")
         if not _established(st.obj) and not (conflict is not None and _conditions(st.obj).get("NamesAccepted") == "False"):
-            self._write(CRD_BUCKET, st, mutate)
+            self._write(CRD_BUCKET, st, write_status)
         return True
+
+    def _delete_instances(self, name: str) -> list[ServedResource]:
+        """Delete every instance of a CRD (those with finalizers are only marked); its resources."""
+        infos = [i for i in self.registry.catalog.all() if i.crd_name == name]
+        for info in infos:
+            b = self.store.bucket(info.storage_key)
+            for key in list(b.sorted_keys()):
+                self._delete((info.storage_key, key))
+        return infos
 
     def _cleanup_crd(self, name: str) -> bool:
         bucket = self.store.bucket(CRD_BUCKET)
@@ -479,13 +498,7 @@ class Controllers:
         if st is None:
             self._scheduled_crd.discard(name)
             return True
-        infos = [i for i in self.registry.catalog.all() if i.crd_name == name]
-        left = 0
-        for info in infos:
-            b = self.store.bucket(info.storage_key)
-            for key in list(b.sorted_keys()):
-                left += 1
-                self._delete((info.storage_key, key))
+        infos = self._delete_instances(name)
         if any(self.store.bucket(i.storage_key).objects for i in infos):
             return False
         self.registry.catalog.remove_crd(_copy(st.obj))

@@ -18,7 +18,8 @@ from typing import Any
 
 import orjson
 
-from .listtypes import FieldPath, ListType, ListTypes
+from .govalues import SMD, equal
+from .listtypes import ELEMENT, FieldPath, ListType, ListTypes
 
 Path = tuple[str, ...]
 FieldSet = set[Path]
@@ -27,8 +28,6 @@ TOP_SKIP = frozenset({"apiVersion", "kind"})
 META_SKIP = frozenset({"name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
                        "generation", "managedFields", "resourceVersion"})
 _NO_SKIP: frozenset[str] = frozenset()
-# top-level structs present in every (zero-valued) object: never members of an Update field set
-_TOP_STRUCTS = frozenset({("f:metadata",), ("f:spec",), ("f:status",)})
 _META_PATH: Path = ("f:metadata",)
 
 
@@ -76,7 +75,7 @@ def item_element(item: Any, index: int, lt: ListType) -> str:
 
 
 def _merged(lt: ListType | None) -> bool:
-    return lt is not None and lt.type != "atomic"
+    return lt is not None and lt.type in ("set", "map")
 
 
 def atomic_map(lt: ListTypes, tpath: FieldPath) -> bool:
@@ -105,6 +104,8 @@ def _applied_map(obj: dict[str, Any], path: Path, tpath: FieldPath, lt: ListType
         tp = (*tpath, k)
         if isinstance(v, dict):
             if v and not atomic_map(lt, tp):
+                if lt(tp) is ELEMENT:  # an element of a map, not a declared field: a member too
+                    out.add(p)
                 _applied_map(v, p, tp, lt, out)
             elif p != _META_PATH:
                 out.add(p)
@@ -129,9 +130,11 @@ def _applied_map(obj: dict[str, Any], path: Path, tpath: FieldPath, lt: ListType
 
 
 # ---- every field of a subtree, Update style (maps are members too) -----------------------------
-def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldSet, member: bool) -> None:
+def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldSet, member: bool,
+                added: bool = False) -> None:
+    """`added`: the subtree is new (structured-merge-diff's comparison also names every list it adds)."""
     if isinstance(v, dict):
-        if member and path and path not in _TOP_STRUCTS and path != _META_PATH:
+        if member and path and path != _META_PATH:
             out.add(path)
             if atomic_map(lt, tpath):
                 return
@@ -140,7 +143,7 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
             v = _meta_view(v)
         for k, x in v.items():
             if k not in skip:
-                _all_fields(x, (*path, f"f:{k}"), (*tpath, k), lt, out, True)
+                _all_fields(x, (*path, f"f:{k}"), (*tpath, k), lt, out, True, added)
     elif isinstance(v, list):
         ltype = lt(tpath)
         if not _merged(ltype):
@@ -148,6 +151,8 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
                 out.add(path)
             return
         assert ltype is not None
+        if member and (added or not v):  # an added list is named itself; an empty one is a leaf
+            out.add(path)
         seen: set[str] = set()
         for i, item in enumerate(v):
             pe = item_element(item, i, ltype)
@@ -156,21 +161,46 @@ def _all_fields(v: Any, path: Path, tpath: FieldPath, lt: ListTypes, out: FieldS
             seen.add(pe)
             q = (*path, pe)
             out.add(q)
-            if isinstance(item, dict) and ltype.type == "map":
-                _all_fields(item, q, tpath, lt, out, False)
+            if isinstance(item, dict) and ltype.type == "map" and not ltype.elem_atomic:
+                _all_fields(item, q, tpath, lt, out, False, added)
     elif member:
         out.add(path)
 
 
-def update_fields_v1(obj: dict[str, Any], lt: ListTypes) -> dict[str, Any]:
-    """`encode_fields(object_fields(obj, lt))`, built directly: the fast path of every create."""
-    return _fv1_map(obj, 0, (), lt)
+def has_duplicate_keys(value: Any, lt: ListTypes, tpath: FieldPath = ()) -> bool:
+    """Whether an associative list anywhere in `value` holds two items with the same key (which
+    structured-merge-diff refuses to type, so the field manager gives up on the object)."""
+    if isinstance(value, dict):
+        return any(has_duplicate_keys(v, lt, (*tpath, k)) for k, v in value.items() if isinstance(v, dict | list))
+    if isinstance(value, list):
+        ltype = lt(tpath)
+        if _merged(ltype):
+            assert ltype is not None
+            seen: set[str] = set()
+            for i, item in enumerate(value):
+                pe = item_element(item, i, ltype)
+                if pe in seen:
+                    return True
+                seen.add(pe)
+        return any(has_duplicate_keys(item, lt, tpath) for item in value if isinstance(item, dict | list))
+    return False
 
 
-_TOP_STRUCT_NAMES = frozenset({"metadata", "spec", "status"})
+def update_fields_v1(obj: dict[str, Any], lt: ListTypes, zero: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`encode_fields` of what a create gives its writer, built directly (the fast path of every
+    create): the fields of `obj` that differ from `zero`, the kind's zero value as Go encodes it
+    (structured-merge-diff compares the new object with an empty one of its type, so a struct the
+    zero value already holds is no member, and a null `creationTimestamp` no field). Without a zero
+    value (custom resources), `metadata` is never a member itself, `spec` and `status` are like any
+    other field."""
+    return _fv1_map(obj, 0, (), lt, zero)
 
 
-def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> dict[str, Any]:
+_ABSENT: Any = object()
+
+
+def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes,
+             zero: dict[str, Any] | None) -> dict[str, Any]:
     # level: 0 the object root, 1 the root's metadata, 2 anything else
     skip = TOP_SKIP if level == 0 else META_SKIP if level == 1 else _NO_SKIP
     if level == 1:
@@ -180,12 +210,16 @@ def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> 
         if k in skip:
             continue
         v = d[k]
+        z = zero.get(k, _ABSENT) if zero is not None else _ABSENT
+        if z is not _ABSENT and equal(z, v, SMD):
+            continue  # as the zero value has it: not a change
         if isinstance(v, dict):
-            if level != 0 and atomic_map(lt, (*tpath, k)):
+            if atomic_map(lt, (*tpath, k)):
                 out[f"f:{k}"] = {}
                 continue
-            ch = _fv1_map(v, 1 if level == 0 and k == "metadata" else 2, (*tpath, k), lt)
-            if level == 0 and k in _TOP_STRUCT_NAMES:
+            sub = z if isinstance(z, dict) else None
+            ch = _fv1_map(v, 1 if level == 0 and k == "metadata" else 2, (*tpath, k), lt, sub)
+            if sub is not None or (level == 0 and k == "metadata"):
                 if ch:
                     out[f"f:{k}"] = ch
             else:
@@ -202,13 +236,17 @@ def _fv1_map(d: dict[str, Any], level: int, tpath: FieldPath, lt: ListTypes) -> 
                 pe = item_element(item, i, ltype)
                 if pe in items:
                     continue
-                if isinstance(item, dict) and ltype.type == "map":
-                    ch = _fv1_map(item, 2, tp, lt)
+                if isinstance(item, dict) and ltype.type == "map" and not ltype.elem_atomic:
+                    ch = _fv1_map(item, 2, tp, lt, None)
                     items[pe] = {".": {}, **ch} if ch else {}
                 else:
                     items[pe] = {}
-            if items:
-                out[f"f:{k}"] = {pe: items[pe] for pe in sorted(items)}
+            if not items:
+                out[f"f:{k}"] = {}  # an empty list is a leaf
+            else:
+                # a list the zero value does not hold is itself added (a null one in the zero value is not)
+                member: dict[str, Any] = {".": {}} if z is _ABSENT else {}
+                out[f"f:{k}"] = {**member, **{pe: items[pe] for pe in sorted(items)}}
         else:
             out[f"f:{k}"] = {}
     return out
@@ -222,16 +260,6 @@ def object_fields(obj: dict[str, Any], lt: ListTypes) -> FieldSet:
 
 
 # ---- comparison (typed.Compare) ------------------------------------------------------------------
-def _scalar_equal(a: Any, b: Any) -> bool:
-    if type(a) is type(b):
-        return bool(a == b)
-    if isinstance(a, bool) or isinstance(b, bool):
-        return False
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return bool(a == b)
-    return False
-
-
 def compare(old: dict[str, Any], new: dict[str, Any], lt: ListTypes) -> tuple[FieldSet, FieldSet, FieldSet]:
     """(added, modified, removed) field sets going from `old` to `new`."""
     added: FieldSet = set()
@@ -252,7 +280,7 @@ def _cmp_map(o: dict[str, Any], n: dict[str, Any], path: Path, tpath: FieldPath,
         p = (*path, f"f:{k}")
         tp = (*tpath, k)
         if k not in o:
-            _all_fields(nv, p, tp, lt, a, True)
+            _all_fields(nv, p, tp, lt, a, True, added=True)
             continue
         ov = o[k]
         if ov is nv or (type(ov) is type(nv) and ov == nv):
@@ -260,11 +288,17 @@ def _cmp_map(o: dict[str, Any], n: dict[str, Any], path: Path, tpath: FieldPath,
         _cmp_value(ov, nv, p, tp, lt, a, m, r)
     for k, ov in o.items():
         if k not in n and k not in skip:
-            _all_fields(ov, (*path, f"f:{k}"), (*tpath, k), lt, r, True)
+            _all_fields(ov, (*path, f"f:{k}"), (*tpath, k), lt, r, True, added=True)
 
 
 def _cmp_value(ov: Any, nv: Any, p: Path, tp: FieldPath, lt: ListTypes,
                a: FieldSet, m: FieldSet, r: FieldSet) -> None:
+    # a null holds no fields: null -> a map or list compares as an empty one to it (its own path is
+    # neither added nor modified), and back; an empty one against null is a changed leaf
+    if ov is None and isinstance(nv, dict | list) and nv:
+        ov = {} if isinstance(nv, dict) else []
+    elif nv is None and isinstance(ov, dict | list) and ov:
+        nv = {} if isinstance(ov, dict) else []
     if isinstance(ov, dict) and isinstance(nv, dict):
         if ov != nv:
             if atomic_map(lt, tp):
@@ -282,15 +316,16 @@ def _cmp_value(ov: Any, nv: Any, p: Path, tp: FieldPath, lt: ListTypes,
         assert ltype is not None
         oi = _index_items(ov, ltype)
         ni = _index_items(nv, ltype)
+        atomic_items = ltype.elem_atomic
         for pe, item in ni.items():
             q = (*p, pe)
             if pe not in oi:
                 a.add(q)
-                if isinstance(item, dict) and ltype.type == "map":
-                    _all_fields(item, q, tp, lt, a, False)
+                if isinstance(item, dict) and ltype.type == "map" and not atomic_items:
+                    _all_fields(item, q, tp, lt, a, False, added=True)
                 continue
             old_item = oi[pe]
-            if isinstance(old_item, dict) and isinstance(item, dict):
+            if isinstance(old_item, dict) and isinstance(item, dict) and not atomic_items:
                 if old_item != item:
                     _cmp_map(old_item, item, q, tp, lt, a, m, r)
             elif not _deep_strict_equal(old_item, item):
@@ -299,15 +334,15 @@ def _cmp_value(ov: Any, nv: Any, p: Path, tp: FieldPath, lt: ListTypes,
             if pe not in ni:
                 q = (*p, pe)
                 r.add(q)
-                if isinstance(item, dict) and ltype.type == "map":
-                    _all_fields(item, q, tp, lt, r, False)
+                if isinstance(item, dict) and ltype.type == "map" and not atomic_items:
+                    _all_fields(item, q, tp, lt, r, False, added=True)
         return
     if isinstance(ov, dict | list) or isinstance(nv, dict | list):
         m.add(p)
         _all_fields(ov, p, tp, lt, r, False)
         _all_fields(nv, p, tp, lt, a, False)
         return
-    if not _scalar_equal(ov, nv):
+    if not equal(ov, nv, SMD):
         m.add(p)
 
 
@@ -319,13 +354,8 @@ def _index_items(items: list[Any], lt: ListType) -> dict[str, Any]:
 
 
 def _deep_strict_equal(a: Any, b: Any) -> bool:
-    if isinstance(a, dict):
-        return isinstance(b, dict) and len(a) == len(b) and all(
-            k in b and _deep_strict_equal(v, b[k]) for k, v in a.items())
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(
-            _deep_strict_equal(x, y) for x, y in zip(a, b, strict=True))
-    return _scalar_equal(a, b)
+    """structured-merge-diff's `value.Equals` (govalues.SMD): numbers by value, bool apart."""
+    return equal(a, b, SMD)
 
 
 # ---- fieldsV1 encoding ---------------------------------------------------------------------------

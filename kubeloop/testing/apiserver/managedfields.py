@@ -21,8 +21,7 @@ from typing import Any
 
 import orjson
 
-from kubeloop.meta import without_nulls
-
+from . import smd
 from .errors import StatusError
 from .fieldpath import (
     FieldSet,
@@ -33,6 +32,7 @@ from .fieldpath import (
     decode_fields,
     drop_under,
     encode_fields,
+    has_duplicate_keys,
     item_element,
     object_fields,
     path_string,
@@ -198,13 +198,15 @@ def _set_managed(meta: Obj, entries: list[Obj] | None) -> None:
 # ---- ordinary writes ---------------------------------------------------------------------------------
 def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: str,
                           subresource: str | None, now: str, list_types: Any = None,
-                          reset_fields: Iterable[FieldPath] = ()) -> None:
+                          reset_fields: Iterable[FieldPath] = (), zero: Obj | None = None) -> None:
     """Record in `new.metadata.managedFields` that `manager` wrote `new` over `old` (None: create).
 
     Call it after defaulting and the strategy's prepare step, so defaulted fields belong to the
     creator and fields the strategy reset are not attributed. Mutates `new` only. When `new`
     carries managedFields different from `old`'s (a client editing them; ignored for subresource
     writes), those are the starting point; `[{}]` starts from none. `list_types`: a `ListTypes` lookup, a mapping, or a `ServedResource`.
+    `zero`: the kind's zero value as Go encodes it, what a create is compared with (see
+    `fieldpath.update_fields_v1`).
     """
     meta = _meta(new)
     if meta is None:
@@ -218,10 +220,14 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
         # a client editing managedFields directly (never through a subresource); `[{}]` resets them
         base, from_request = ([] if _is_reset(req_mf) else req_mf), True
     lt = list_types_for(list_types)
+    if has_duplicate_keys(new, lt) or (old is not None and has_duplicate_keys(old, lt)):
+        # structured-merge-diff cannot type the object: `UpdateNoErrors` drops managedFields altogether
+        meta.pop("managedFields", None)
+        return
     resets = tuple(reset_fields)
     if old is None and not from_request and all(len(r) == 1 for r in resets):
         # a create: the writer owns every field (fast path, no set arithmetic)
-        fv1 = update_fields_v1(new, lt)
+        fv1 = update_fields_v1(new, lt, zero)
         for r in resets:
             fv1.pop("f:" + r[0], None)
         if not fv1:
@@ -233,7 +239,7 @@ def update_managed_fields(old: Obj | None, new: Obj, manager: str, api_version: 
             entry["subresource"] = subresource
         meta["managedFields"] = [entry]
         return
-    added, modified, removed = compare(old or {}, new, lt)
+    added, modified, removed = compare(old if old is not None else zero or {}, new, lt)
     if resets:
         added, modified, removed = (drop_under(added, resets), drop_under(modified, resets),
                                     drop_under(removed, resets))
@@ -275,7 +281,12 @@ def record_update(info: ServedResource, new: Obj, old: Obj | None, manager: str,
     """`update_managed_fields` in the registry's terms: version and list types from `info`
     (a `ServedResource`), `now` from the clock unless given."""
     update_managed_fields(old, new, manager, info.api_version, subresource, now or now_rfc3339(),
-                          list_types=info, reset_fields=reset_fields_of(info, subresource))
+                          list_types=info, reset_fields=reset_fields_of(info, subresource),
+                          zero=info.strategy.zero_object(info) if old is None else None)
+
+
+#: how structured-merge-diff prints a named type's reference (`%v` of a `schema.TypeRef`)
+_TYPE_REF = "{<ptr> {<nil> <nil> <nil>} <nil>}"
 
 
 def record_apply(info: ServedResource, live: Obj | None, config: Obj, manager: str, force: bool,
@@ -285,13 +296,30 @@ def record_apply(info: ServedResource, live: Obj | None, config: Obj, manager: s
     kind = config.get("kind")
     if kind and kind != info.kind:
         version = str(config.get("apiVersion") or info.api_version)
-        raise _typed_patch_error(config, version, f"no corresponding type for {_gv(version)}, Kind={kind}")
+        group, _, ver = version.rpartition("/")
+        other = None if info.custom else smd.builtin_type(group, ver, str(kind))
+        if other is None:
+            raise _typed_patch_error(config, version, f"no corresponding type for {_gv(version)}, Kind={kind}")
+        # a kind the type converter knows: it types the configuration, then merging two types fails
+        problems = smd.validate(other, _as_json(config))
+        if problems:
+            raise _typed_patch_error(config, version, smd.format_errors(problems))
+        raise StatusError(500, "", "failed to merge config: expected objects of the same type, but got "
+                          f"{_TYPE_REF} and {_TYPE_REF}")
+    if kind:
+        smd_type = info.strategy.apply_type(info)
+        if smd_type is not None:
+            # the configuration must fit the kind's schema before anything merges (typed.AsTyped)
+            problems = smd.validate(smd_type, _as_json(config))
+            if problems:
+                raise _typed_patch_error(config, str(config.get("apiVersion") or info.api_version),
+                                         smd.format_errors(problems))
     return apply(live, config, manager, info.api_version, subresource, force, now_rfc3339(), list_types=info,
                  reset_fields=reset_fields_of(info, subresource))
 
 
 def record_scale(obj: Obj, field: tuple[str, ...], api_version: str, manager: str | None, changed: bool,
-                 zero: bool = False, now: str | None = None) -> None:
+                 zero: bool = False) -> None:
     """managedFields after a `/scale` write of `field` (e.g. `("spec", "replicas")`), as kube-apiserver
     1.24's ScaleHandler rewrites them (ToSubresource, the Scale's own field manager, ToParent).
 
@@ -325,12 +353,13 @@ def record_scale(obj: Obj, field: tuple[str, ...], api_version: str, manager: st
         if fields != m.fields:
             m.fields, m.changed, touched = fields, True, True
     if me is not None:
+        # ToParent takes each entry's time from the parent's entries, where a new `scale` entry has
+        # none: it is written without a time (and so sorts first), and keeps the one it had
         mine = managers.get(me)
         if mine is None:
-            managers[me] = _Manager(manager or "", "Update", api_version, "scale", now or now_rfc3339(), {path},
-                                    changed=True)
+            managers[me] = _Manager(manager or "", "Update", api_version, "scale", None, {path}, changed=True)
         else:
-            mine.fields, mine.time, mine.changed = {path}, now or now_rfc3339(), True
+            mine.fields, mine.changed = {path}, True
         touched = True
     if not touched:
         return
@@ -504,22 +533,19 @@ def _merge_map(dst: Obj, src: Obj, path: Path, tpath: FieldPath, lt: ListTypes) 
     for k, sv in src.items():
         if top_meta and k == "managedFields":
             continue
-        if sv is None:
-            dst.pop(k, None)
-            continue
         dv = dst.get(k)
         tp = (*tpath, k)
         if isinstance(sv, dict):
             if isinstance(dv, dict) and not atomic_map(lt, tp):
                 _merge_map(dv, sv, (*path, f"f:{k}"), tp, lt)
             else:
-                dst[k] = without_nulls(sv)
+                dst[k] = deep_copy(sv)
         elif isinstance(sv, list):
             ltype = lt(tp)
-            if isinstance(dv, list) and ltype is not None and ltype.type != "atomic":
+            if isinstance(dv, list) and ltype is not None and ltype.type in ("set", "map"):
                 dst[k] = _merge_list(dv, sv, path, tp, lt)
             else:
-                dst[k] = without_nulls(sv)
+                dst[k] = deep_copy(sv)
         else:
             dst[k] = sv
 
@@ -557,7 +583,7 @@ def _merge_list(lhs: list[Any], rhs: list[Any], path: Path, tp: FieldPath, lt: L
         if isinstance(left, dict) and isinstance(r, dict) and ltype.type == "map":
             _merge_map(left, r, path, tp, lt)
             return left
-        return without_nulls(r)
+        return deep_copy(r)
 
     li = ri = 0
     while li < len(lpe) or ri < len(rpe):

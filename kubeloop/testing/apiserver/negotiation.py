@@ -219,7 +219,7 @@ def object_renderer(info: ServedResource, mode: str) -> Callable[[Stored], bytes
 
     def render_converted(st: Stored) -> bytes:
         obj = dict(st.obj)
-        obj = info.strategy.from_storage(info, obj)
+        obj = info.strategy.decorate(info, info.strategy.from_storage(info, obj))
         body = orjson.dumps({k: v for k, v in obj.items() if k not in ("kind", "apiVersion")})
         return prefix + body[1:]
     return render_converted

@@ -18,7 +18,8 @@ from typing import Any
 import orjson
 
 from .errors import StatusError, bad_request
-from .kinds.meta import GO_JSON_TYPES, go_print, json_kind
+from .govalues import sprint_v
+from .kinds.meta import GO_JSON_TYPES, json_kind
 from .listtypes import FieldPath, ListType, ListTypes, list_types_for
 from .shapes import Obj
 
@@ -185,6 +186,11 @@ def _remove(doc: Any, tokens: list[str]) -> Any:
 def _replace(doc: Any, tokens: list[str], value: Any) -> Any:
     if not tokens:
         return value
+    parent = _parent(doc, tokens)
+    if isinstance(parent, dict):
+        # evanphx/json-patch v4 (kube-apiserver 1.24): an object's missing key is not an error, it is set
+        parent[tokens[-1]] = value
+        return doc
     parent, key = _existing(doc, tokens)
     parent[key] = value
     return doc
@@ -235,6 +241,28 @@ def _apply_op(doc: Any, op: Any) -> Any:
 
 
 MAX_JSON_PATCH_OPERATIONS = 10000  # kube-apiserver's limit
+
+
+def decoded_paths(ptype: str, patch: Any) -> frozenset[tuple[str, ...]]:
+    """The objects of a document that applying a JSON patch or merge patch decodes on the way (the
+    root, and every container a path or the patch's own maps go through); evanphx/json-patch keeps
+    the rest as the raw bytes it was given (see `gostruct.go_json`)."""
+    out: set[tuple[str, ...]] = {()}
+    if ptype == "json" and isinstance(patch, list):
+        for op in patch:
+            for key in ("path", "from"):
+                text = op.get(key) if isinstance(op, dict) else None
+                if isinstance(text, str) and text.startswith("/"):
+                    tokens = [t.replace("~1", "/").replace("~0", "~") for t in text[1:].split("/")]
+                    out.update(tuple(tokens[:i]) for i in range(len(tokens)))
+    elif ptype == "merge" and isinstance(patch, dict):
+        def walk(value: Obj, path: tuple[str, ...]) -> None:
+            out.add(path)
+            for k, v in value.items():
+                if isinstance(v, dict):
+                    walk(v, (*path, k))
+        walk(patch, ())
+    return frozenset(out)
 
 
 def json_patch(doc: Any, ops: Any) -> Any:
@@ -309,7 +337,8 @@ def _smp_map(orig: Obj, patch: Obj, path: FieldPath, lt: ListTypes) -> Obj | _De
         if directive == "delete":
             return _DELETED
         if directive != "merge":
-            raise _directive_error(f"unknown patch type: {directive} in map: {_short(patch)}")
+            # mergepatch.ErrBadPatchType is no error the handler interprets: a plain 500
+            raise StatusError(500, "", f"unknown patch type: {directive} in map: {_short(patch)}")
     retain = patch.get(_RETAIN)
     if retain is not None:
         if not isinstance(retain, list):
@@ -486,8 +515,8 @@ def _check_order_covers(patch: list[Any], order: list[Any], mk: str | None) -> N
     items = [x for x in patch if not (isinstance(x, dict) and _PATCH in x)]
     if all(_item_key(x, mk) in named for x in items):
         return
-    raise StatusError(500, "", f"The order in patch list:\n{go_print(items)}\n doesn't match $setElementOrder "
-                               f"list:\n{go_print(order)}\n")
+    raise StatusError(500, "", f"The order in patch list:\n{sprint_v(items)}\n doesn't match $setElementOrder "
+                               f"list:\n{sprint_v(order)}\n")
 
 
 def _reorder(merged: list[Any], patch: list[Any], order: list[Any] | None, mk: str | None,

@@ -3,8 +3,15 @@
 get / list / create / update / patch / delete / deletecollection are written once here; what differs
 per kind is delegated to `info.strategy` (defaults, validation, generation, status subresource) and
 the few kind-specific lifecycles (namespaces, CRDs) are small branches that call `controllers.py`.
-Everything is synchronous: a request runs to completion between two awaits, which is what makes
-the store's resourceVersion order and the watch fan-out gap-free.
+
+A write goes through what kube-apiserver 1.24's handlers and store do: the body decoded as the
+kind's Go struct with its defaults (`Strategy.decode`), ownerReferences deduplicated, the field
+manager's managedFields, mutating admission (the in-process plugins and the admission webhooks),
+the strategy's prepare and validate hooks, validating admission webhooks, then the store. A write
+suspends only to call a webhook (admission or conversion) and starts over when the object changed
+meanwhile, as GuaranteedUpdate does; otherwise a request runs to completion between two awaits,
+which is what makes the store's resourceVersion order and the watch fan-out gap-free. `run_sync`
+runs the same flows for in-process callers (the emulator's controllers), which never call webhooks.
 """
 
 from __future__ import annotations
@@ -22,14 +29,15 @@ import orjson
 
 from kubeloop.meta import ADDED, DELETED, MODIFIED
 
-from . import errors
+from . import apiwarnings, errors, gostruct, listoptions, ownerrefs
 from .catalog import Catalog
 from .errors import StatusError, cause
-from .kinds.meta import go_print
+from .features import FeatureGates
+from .govalues import GO, equal, sprint_v
 from .kinds.schema import DecodeFailure
 from .managedfields import record_apply, record_scale, record_update
 from .objectmeta import generate_name, new_uid, now_rfc3339
-from .patch import json_merge_patch, json_patch, strategic_merge_patch
+from .patch import decoded_paths, json_merge_patch, json_patch, strategic_merge_patch
 from .resources import DRY_RUN, ServedResource, Strategy
 from .shapes import Obj, copy_json
 from .storage import Bucket, Commit, Key, Stored, VersionedStore, key_range
@@ -70,7 +78,7 @@ def run_sync(flow: Coroutine[Any, Any, T]) -> T:
 
 def is_identity(strategy: Strategy) -> bool:
     """Whether stored objects are served unchanged (so their pre-encoded bytes can be reused)."""
-    return type(strategy).from_storage is Strategy.from_storage
+    return type(strategy).from_storage is Strategy.from_storage and type(strategy).decorate is Strategy.decorate
 
 
 def list_items_carry_kind(info: ServedResource) -> bool:
@@ -100,6 +108,8 @@ class Settings:
     history_size: int = 10_000
     bookmark_interval: float = 60.0
     max_body_bytes: int = 3 * 1024 * 1024
+    #: features of later Kubernetes versions switched on (features.py); none by default
+    features: FeatureGates = field(default_factory=FeatureGates)
 
 
 @dataclass
@@ -145,7 +155,7 @@ class Registry:
         out.update(obj)
         if self.conversion is not None and self.conversion.needed(info, [out], info.api_version):
             out = (await self.conversion.convert(info, [out], info.api_version))[0]
-        elif not is_identity(info.strategy):
+        elif type(info.strategy).from_storage is not Strategy.from_storage:
             out = info.strategy.from_storage(info, out)
         out["kind"] = info.kind
         out["apiVersion"] = info.api_version
@@ -242,21 +252,8 @@ class Registry:
         return self._get_stored(info, namespace, name)
 
     def parse_list_rv(self, query: Mapping[str, str]) -> tuple[int | None, str]:
-        rv_text = query.get("resourceVersion", "")
-        match = query.get("resourceVersionMatch", "")
-        if match and match not in ("Exact", "NotOlderThan"):
-            raise _list_options_invalid("FieldValueNotSupported", "resourceVersionMatch",
-                                        f'Unsupported value: "{match}": supported values: "Exact", '
-                                        '"NotOlderThan", ""')
-        if match and not rv_text:
-            raise _list_options_invalid("FieldValueForbidden", "resourceVersionMatch",
-                                        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion "
-                                        "is provided")
-        if match == "Exact" and rv_text == "0":
-            raise _list_options_invalid("FieldValueForbidden", "resourceVersionMatch",
-                                        'Forbidden: resourceVersionMatch "exact" is forbidden for '
-                                        'resourceVersion "0"')
-        return parse_resource_version(rv_text), match
+        listoptions.validate(query, watch=False, gates=self.settings.features)
+        return parse_resource_version(query.get("resourceVersion", "")), query.get("resourceVersionMatch", "")
 
     def future_rv_error(self, rv: int) -> StatusError:
         return errors.server_timeout(
@@ -334,11 +331,18 @@ class Registry:
 
     # ---- create ---------------------------------------------------------------------------
     def create(self, info: ServedResource, namespace: str, obj: Obj, *, manager: str, dry_run: bool,
-               subresource: str = "") -> Stored:
-        return run_sync(self.acreate(info, namespace, obj, manager=manager, dry_run=dry_run, subresource=subresource))
+               subresource: str = "", verb: str = "create") -> Stored:
+        return run_sync(self.acreate(info, namespace, obj, manager=manager, dry_run=dry_run, subresource=subresource,
+                                     verb=verb))
 
     async def acreate(self, info: ServedResource, namespace: str, obj: Obj, *, manager: str, dry_run: bool,
-                      subresource: str = "", caller: Caller | None = None, options: Obj | None = None) -> Stored:
+                      subresource: str = "", caller: Caller | None = None, options: Obj | None = None,
+                      verb: str = "create") -> Stored:
+        """`verb`: the request's (a PUT or an apply may create too)."""
+        if verb == "create" and info.custom and self.crd_terminating(info):
+            # the custom resource handler refuses a POST once the CRD is Terminating, before anything else
+            raise StatusError(405, "MethodNotAllowed", "create not allowed while custom resource definition is "
+                              "terminating", {"group": info.group, "kind": info.resource})
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
@@ -357,7 +361,7 @@ class Registry:
             self.namespace_check(info, namespace, name)
         except StatusError:
             # admission runs on the decoded object: a body the server cannot decode is a 400 even in
-            # a missing or terminating namespace (decoding is repeated here only on this error path)
+            # a missing or terminating namespace
             info.strategy.decode(info, obj)
             raise
         if _storage_version(meta.get("resourceVersion")):
@@ -372,6 +376,11 @@ class Registry:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
+        info.strategy.decode(info, obj)
+        ownerrefs.dedup(obj)  # the create handler's, before its field manager
+        if manager and info.strategy.records_managed_fields:
+            # the create handler's field manager, before admission and the strategy
+            record_update(info, obj, None, manager, subresource)
         token = DRY_RUN.set(dry_run)
         try:
             info.strategy.prepare_for_create(info, obj)
@@ -380,15 +389,11 @@ class Registry:
         for admit in self.admission:
             admit(info, namespace, obj)
         webhooks = self._webhooks_for(caller)
-        recorded = False
         if webhooks is not None:
             from .admission import AdmissionCall
 
             # the webhooks see managedFields already (the field manager runs before admission),
             # and no uid, generation or generated name yet (BeforeCreate sets them afterwards)
-            if manager and info.strategy.records_managed_fields:
-                record_update(info, obj, None, manager, subresource)
-                recorded = True
             view = copy_json(obj)
             vm = view["metadata"]
             for k in ("uid", "generation"):
@@ -409,6 +414,7 @@ class Registry:
                         mm.pop(k, None)
                 if info.namespaced:
                     mm["namespace"] = namespace
+                info.strategy.decode(info, mutated)  # the patched object is decoded again
                 token = DRY_RUN.set(dry_run)
                 try:
                     info.strategy.prepare_for_create(info, mutated)
@@ -430,8 +436,6 @@ class Registry:
         key = (namespace if info.namespaced else "", name)
         if key in bucket.objects:
             raise errors.already_exists(info.resource, name, info.group)
-        if manager and not recorded and info.strategy.records_managed_fields:
-            record_update(info, obj, None, manager, subresource)
         _drop_empty_meta(obj)
         obj = await self.ato_stored_form(info, obj)
         if key in bucket.objects:  # created while the conversion webhook answered
@@ -484,10 +488,10 @@ class Registry:
                 if meta.get("resourceVersion"):
                     # a create from a stale read: the create's validation answers first
                     meta.pop("resourceVersion")
-                    await self.acreate(info, namespace, obj, manager=manager, dry_run=True)
+                    await self.acreate(info, namespace, obj, manager=manager, dry_run=True, verb="update")
                     raise errors.conflict(info.resource, name, info.group)
                 return WriteResult(await self.acreate(info, namespace, obj, manager=manager, dry_run=dry_run,
-                                                      caller=caller, options=options), created=True)
+                                                      caller=caller, options=options, verb="update"), created=True)
             raise errors.not_found(info.resource, name, info.group)
         if meta.get("resourceVersion") in (None, "") and not info.strategy.allow_unconditional_update:
             # Store.Update: the error names the resource where the kind goes (a known upstream TODO)
@@ -515,7 +519,8 @@ class Registry:
 
     async def _aupdate_existing(self, info: ServedResource, bucket: Bucket, old: Stored, obj: Obj, *, manager: str,
                                 dry_run: bool, subresource: str, record: bool = True, caller: Caller | None = None,
-                                options: Obj | None = None) -> WriteResult:
+                                options: Obj | None = None, patched: bool = False) -> WriteResult:
+        """`patched`: the write comes from a PATCH (server-side apply included)."""
         meta = obj["metadata"]
         old_view = await self.aview(info, old)
         old_meta = old_view["metadata"]
@@ -535,14 +540,16 @@ class Registry:
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if not meta.get("generateName") and old_meta.get("generateName"):
             meta.pop("generateName", None)
+        info.strategy.decode(info, obj)
+        if not patched:
+            ownerrefs.dedup(obj)  # the update handler's, before its field manager
+        if record and manager and info.strategy.records_managed_fields:
+            # the update handler's field manager, before admission and the strategy
+            record_update(info, obj, old_view, manager, subresource)
         webhooks = self._webhooks_for(caller)
         if webhooks is not None:
             from .admission import AdmissionCall
 
-            info.strategy.decode(info, obj)  # the webhooks see the object decoded and defaulted
-            if record and manager:
-                record_update(info, obj, old_view, manager, subresource)
-                record = False
             call = AdmissionCall(info, "UPDATE", old_meta.get("namespace", "") if info.namespaced else "", name,
                                  copy_json(obj), copy_json(old_view), caller, dry_run,  # type: ignore[arg-type]
                                  subresource, _options("UpdateOptions", options, dry_run))
@@ -555,7 +562,10 @@ class Registry:
                         mm[k] = meta[k]
                     else:
                         mm.pop(k, None)
+                info.strategy.decode(info, mutated)  # the patched object is decoded again
                 obj, meta = mutated, mm
+        if patched:
+            ownerrefs.dedup(obj, after_admission=True)  # the patch handler's, after mutating admission
         if subresource and subresource != "scale":  # status, a Namespace's finalize
             info.strategy.prepare_for_subresource_update(info, subresource, obj, old_view)
         else:
@@ -564,8 +574,6 @@ class Registry:
             info.strategy.validate_subresource_update(info, subresource, obj, old_view)
         else:
             info.strategy.validate_update(info, obj, old_view)
-        if record and manager and info.strategy.records_managed_fields:
-            record_update(info, obj, old_view, manager, subresource)
         _drop_empty_meta(obj)
         if webhooks is not None:
             from .admission import AdmissionCall
@@ -647,18 +655,21 @@ class Registry:
         if new["metadata"].get("name") != name:
             raise errors.bad_request(
                 f"the name of the object ({new['metadata'].get('name')}) does not match the name on the URL ({name})")
-        shown = go_print(patch) if ptype == "smp" else None
+        shown = sprint_v(patch) if ptype == "smp" else None
         try:
             return await self._aupdate_existing(info, bucket, old, new, manager=manager, dry_run=dry_run,
-                                                subresource=subresource, caller=caller, options=options)
+                                                subresource=subresource, caller=caller, options=options,
+                                                patched=True)
         except DecodeFailure as e:
             # the patched object does not fit the kind's types: upstream reports the patch itself (its
             # map for a strategic merge patch) or the patched JSON, made again here (the write path
             # changed `new`; not encoded on every write) as an invalid field
             if shown is None:
-                shown = orjson.dumps(await self._apatched(info, old, ptype, patch)).decode()
+                shown = gostruct.go_json(gostruct.versioned(info.group, info.version, info.kind),
+                                         await self._apatched(info, old, ptype, patch), decoded_paths(ptype, patch))
             msg = f"Invalid value: {json.dumps(shown)}: {e.detail}"
-            raise StatusError(422, "Invalid", f'"" is invalid: patch: {msg}', {"causes": [
+            # NewInvalid with no kind: its message starts with the (empty) kind and a space
+            raise StatusError(422, "Invalid", f' "" is invalid: patch: {msg}', {"causes": [
                 cause("FieldValueInvalid", msg, "patch")]}) from None
 
     async def _apatched(self, info: ServedResource, old: Stored, ptype: str, patch: Any) -> Obj:
@@ -708,11 +719,11 @@ class Registry:
         merged.setdefault("metadata", {})["name"] = name
         if live is None:
             st = await self.acreate(info, namespace, merged, manager="", dry_run=dry_run, caller=caller,
-                                    options=options)
+                                    options=options, verb="patch")
             return WriteResult(st, created=True)
         return await self._aupdate_existing(info, bucket, old, merged, manager=manager,  # type: ignore[arg-type]
                                             dry_run=dry_run, subresource=subresource, record=False, caller=caller,
-                                            options=options)
+                                            options=options, patched=True)
 
     # ---- scale ----------------------------------------------------------------------------
     def get_scale(self, info: ServedResource, namespace: str, name: str, *, reading: bool = True) -> Obj:
@@ -753,6 +764,8 @@ class Registry:
         if old is None:
             raise errors.not_found(info.resource, name, info.group)
         obj = await self.aview(info, old)
+        # the Scale's uid and resourceVersion are the update's preconditions (uid checked first)
+        self._check_uid_precondition(info, smeta.get("uid"), old, namespace, name)
         rv = smeta.get("resourceVersion")
         if rv and str(rv) != obj["metadata"]["resourceVersion"]:
             raise errors.conflict(info.resource, name, info.group)
@@ -818,6 +831,7 @@ class Registry:
 
     async def adelete(self, info: ServedResource, namespace: str, name: str, opts: Obj, *, dry_run: bool,
                       manager: str = "", caller: Caller | None = None) -> tuple[Stored | None, Obj | None]:
+        apiwarnings.orphaning_delete(info.strategy.orphans_by_default, opts)
         for _ in range(STALE_RETRIES - 1):
             try:
                 return await self._adelete(info, namespace, name, opts, dry_run=dry_run, caller=caller)
@@ -839,13 +853,13 @@ class Registry:
         if isinstance(pre, dict):
             if pre.get("uid") and pre["uid"] != meta["uid"]:
                 raise StatusError(409, "Conflict", (
-                    f'Operation cannot be fulfilled on {info.kind} "{name}": the UID in the precondition '
+                    f'Operation cannot be fulfilled on {errors._qualified(info.kind, info.group)} "{name}": the UID in the precondition '
                     f'({pre["uid"]}) does not match the UID in record ({meta["uid"]}). The object might have '
                     "been deleted and then recreated"), {"name": name, **({"group": info.group} if info.group else {}),
                                                         "kind": info.kind})
             if pre.get("resourceVersion") and str(pre["resourceVersion"]) != meta["resourceVersion"]:
                 raise StatusError(409, "Conflict", (
-                    f'Operation cannot be fulfilled on {info.kind} "{name}": the ResourceVersion in the '
+                    f'Operation cannot be fulfilled on {errors._qualified(info.kind, info.group)} "{name}": the ResourceVersion in the '
                     f'precondition ({pre["resourceVersion"]}) does not match the ResourceVersion in record '
                     f'({meta["resourceVersion"]}). The object might have been modified'),
                     {"name": name, **({"group": info.group} if info.group else {}), "kind": info.kind})
@@ -893,10 +907,11 @@ class Registry:
                 # generation (a CRD's own Delete marks it without going through it)
                 om["generation"] = int(om["generation"]) + 1
             om["deletionTimestamp"] = now_rfc3339()
-            if fins:
+            if fins and special != CRDS:  # a CRD's own Delete sets no grace period
                 om["deletionGracePeriodSeconds"] = 0
             if special == CRDS:
-                conds = obj.setdefault("status", {}).setdefault("conditions", [])
+                status = obj.setdefault("status", {})
+                conds = status["conditions"] = list(status.get("conditions") or [])
                 conds.append({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
                               "message": "CustomResource deletion is in progress",
                               "lastTransitionTime": now_rfc3339()})
@@ -922,12 +937,19 @@ class Registry:
             om["generation"] = int(om["generation"]) + 1
         return await self._acommit_delete_mark(info, bucket, old, obj, dry_run)
 
+    def crd_terminating(self, info: ServedResource) -> bool:
+        """Whether the CRD that defines a custom resource has its `Terminating` condition."""
+        crd = self.store.bucket("/".join(CRDS)).objects.get(("", info.crd_name))
+        conditions = ((crd.obj.get("status") or {}).get("conditions") or []) if crd is not None else []
+        return any(c.get("type") == "Terminating" and c.get("status") == "True" for c in conditions
+                   if isinstance(c, dict))
+
     async def _adelete_now(self, info: ServedResource, bucket: Bucket, old: Stored, dry_run: bool) -> Obj:
         """Remove the object (watchers get DELETED with its last state) and return what DELETE answers:
         the Success Status, or the object itself where the registry says `ReturnDeletedObject`."""
         meta = old.obj["metadata"]
         if info.return_deleted_object:
-            status = await self.aview(info, old)
+            status = info.strategy.decorate(info, await self.aview(info, old))
         else:
             status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                       "details": {"name": meta["name"], **({"group": info.group} if info.group else {}),
@@ -953,6 +975,7 @@ class Registry:
 
     async def adelete_collection(self, info: ServedResource, namespace: str, opts: Obj, *, dry_run: bool,
                                  match: Callable[[Obj], bool] | None, caller: Caller | None = None) -> ListResult:
+        apiwarnings.orphaning_delete(info.strategy.orphans_by_default, opts)
         res = self.list(info, namespace if info.namespaced else None, {}, match, True)
         out: list[Stored] = []
         for st in res.items:
@@ -1009,9 +1032,10 @@ def gc_finalizers(finalizers: list[str], opts: Obj, orphans_by_default: bool) ->
 
 
 def _same(new: Obj, old: Obj) -> bool:
-    """A no-op write: equal objects, managedFields compared without their timestamps."""
+    """A no-op write: the object would be stored as the same bytes (Go's encoding of the same
+    values: `True` is not `1`, govalues.GO), managedFields compared without their timestamps."""
     if new == old:
-        return True
+        return equal(new, old, GO)
     nm, om = new.get("metadata") or {}, old.get("metadata") or {}
     if {k: v for k, v in new.items() if k != "metadata"} != {k: v for k, v in old.items() if k != "metadata"}:
         return False
@@ -1021,7 +1045,8 @@ def _same(new: Obj, old: Obj) -> bool:
     def strip(mf: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
         return [{k: v for k, v in e.items() if k != "time"} for e in mf or []]
 
-    return bool(strip(nm.get("managedFields")) == strip(om.get("managedFields")))
+    return bool(strip(nm.get("managedFields")) == strip(om.get("managedFields"))) and equal(
+        {k: v for k, v in new.items() if k != "metadata"}, {k: v for k, v in old.items() if k != "metadata"}, GO)
 
 
 def _drop_empty_meta(obj: Obj) -> None:
@@ -1052,11 +1077,6 @@ def parse_resource_version(text: str) -> int | None:
         raise StatusError(500, "", f'resourceVersion: Invalid value: "{text}": strconv.ParseUint: '
                                    f'parsing "{text}": invalid syntax') from None
     return rv
-
-
-def _list_options_invalid(reason: str, field_name: str, msg: str) -> StatusError:
-    return StatusError(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {field_name}: {msg}',
-                       {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [cause(reason, msg, field_name)]})
 
 
 def _encode_continue(rv: int, key: Key) -> str:

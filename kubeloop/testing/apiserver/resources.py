@@ -7,9 +7,11 @@ a `Strategy`. Built-in kinds and CRD-served kinds differ only in their `ServedRe
 
 Order of calls the generic flow makes (all hooks are optional to override):
 
-- create:  `prepare_for_create` (decodes, defaults, drops status) -> `validate_create`
-- update:  `prepare_for_update(new, old)` (decodes, defaults, keeps status, bumps generation)
-           -> `validate_update`
+- create:  `decode` (typed decoding, scheme defaults) -> managedFields recorded (the request
+           handler's field manager runs before the strategy) -> `prepare_for_create` (drops
+           status, sets what the strategy sets) -> `validate_create`
+- update:  `decode` -> managedFields -> `prepare_for_update(new, old)` (keeps status, bumps
+           generation) -> `validate_update`
 - /status: `prepare_for_status_update(new, old)` -> `validate_status_update`
   (`prepare_for_subresource_update(sub, new, old)` dispatches any subresource write, e.g. `finalize`)
 - delete:  `prepare_for_delete(obj)` before the generic finalizer logic
@@ -17,14 +19,16 @@ Order of calls the generic flow makes (all hooks are optional to override):
 - /scale:  `get_scale(obj)` and `apply_scale(obj, scale)` (then the update path as above)
 
 `decode` (400 for what the real server's JSON decoder rejects, normalization such as MicroTime,
-pruning of unknown fields, scheme defaults) is called by the `prepare_*` hooks themselves, so the
-generic flow never needs to call it separately.
+pruning of unknown fields, scheme defaults) is called by the generic flow before anything else, so
+the fields a strategy sets in `prepare_*` (a Job's generated selector, a reset status) are nobody's
+in managedFields, as on the real server.
 """
 
 from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import StatusError, bad_request, not_found
 from .kinds import meta as objmeta
@@ -61,15 +65,14 @@ class Strategy:
     #: DELETE without a policy adds the `orphan` finalizer
     orphans_by_default: bool = False
 
-    # -- decoding (called by the prepare_* hooks) ------------------------------------------
+    # -- decoding (called by the generic flow before the prepare_* hooks) --------------------
     def decode(self, info: ServedResource, obj: Obj) -> None:
         """What the real server does while decoding a body: 400 BadRequest for type errors,
         normalize values, drop unknown fields, apply scheme defaults."""
 
     # -- create / update ---------------------------------------------------------------------
     def prepare_for_create(self, info: ServedResource, obj: Obj) -> None:
-        """Apply defaults before validation; drop `status` if the kind has a status subresource."""
-        self.decode(info, obj)
+        """`PrepareForCreate` (after decoding): drop `status` if the kind has a status subresource."""
 
     def validate_create(self, info: ServedResource, obj: Obj) -> None:
         """Reject an invalid new object (422 Invalid with causes, or 400 for decoding-type errors).
@@ -81,7 +84,6 @@ class Strategy:
     def prepare_for_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """Before validating an update of the main resource: keep `status` from `old` when a status
         subresource exists, bump `generation` when the real server would."""
-        self.decode(info, new)
 
     def validate_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """Reject an invalid update (immutable fields, ...); by default the ObjectMeta update rules."""
@@ -91,7 +93,6 @@ class Strategy:
     def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """A write through `/status`: keep everything but `status` (and metadata the real server
         lets status writers change) from `old`; never bump generation."""
-        self.decode(info, new)
 
     def validate_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """Reject an invalid `/status` write; by default the ObjectMeta update rules."""
@@ -159,6 +160,12 @@ class Strategy:
         """Convert a stored object to `info`'s version. Must return a new dict if it changes it."""
         return stored
 
+    def decorate(self, info: ServedResource, obj: Obj) -> Obj:
+        """The storage's `Decorator`: how an object is shown to clients (responses, lists, watch
+        events), which is not what updates and patches start from. Must return a new dict if it
+        changes it."""
+        return obj
+
     # -- scale subresource -------------------------------------------------------------------
     def get_scale(self, info: ServedResource, obj: Obj) -> Obj:
         """The `autoscaling/v1` Scale of `obj` (only for kinds with a `scale` subresource)."""
@@ -176,6 +183,21 @@ class Strategy:
     #: a `/scale` write goes through a field manager of its own and records a `scale` entry
     #: (built-in kinds; 1.24's custom-resource scale endpoint has none)
     scale_has_field_manager: bool = True
+
+    # -- server-side apply -------------------------------------------------------------------
+    def zero_object(self, info: ServedResource) -> Obj | None:
+        """The kind's zero value as Go encodes it (what managedFields compare a created object
+        with); None: an empty object. Built-in kinds: their generated Go struct's."""
+        from .kinds.generated import zero_of_kind
+
+        return zero_of_kind(info.group, info.version, info.kind)
+
+    def apply_type(self, info: ServedResource) -> Any:
+        """The kind's structured-merge-diff type (`smd.py`), which apply configurations must fit;
+        None: anything fits. Built-in kinds: their recorded OpenAPI definition."""
+        from .smd import builtin_type
+
+        return builtin_type(info.group, info.version, info.kind)
 
 
 @dataclass(frozen=True)

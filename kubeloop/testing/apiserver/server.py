@@ -30,6 +30,7 @@ from .catalog import Catalog, default_catalog
 from .controllers import Controllers
 from .conversion import CRDConversion
 from .faults import Faults
+from .features import FeatureGates
 from .rbac import AUDIT_FILE_ENV, Access, AuditEntry
 from .registry import Registry, Settings
 from .resources import ServedResource
@@ -44,7 +45,8 @@ class APIServer:
 
     By default it also runs what kube-controller-manager would (namespace bootstrap and deletion,
     garbage collection, Deployments, ReplicaSets, Jobs), so tests see what a real cluster does;
-    `bare=True` serves the API server alone, as envtest does.
+    `bare=True` serves the API server alone, as envtest does. It is Kubernetes 1.24; features of
+    later versions are switched on by name (`feature_gates={"WatchList": True}`: features.py).
     """
 
     def __init__(
@@ -66,6 +68,7 @@ class APIServer:
         rbac: bool = True,
         audit: bool = False,
         users: Mapping[str, User] | None = None,
+        feature_gates: Mapping[str, bool] | str | FeatureGates | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -73,7 +76,8 @@ class APIServer:
         self.tls = tls
         self.settings = Settings(gc_enabled=gc, cluster=not bare, namespace_delete_delay=namespace_delete_delay,
                                  crd_cleanup_delay=crd_cleanup_delay, future_rv_wait=future_rv_wait,
-                                 history_size=history_size, bookmark_interval=bookmark_interval)
+                                 history_size=history_size, bookmark_interval=bookmark_interval,
+                                 features=FeatureGates.of(feature_gates))
         self.catalog = catalog if catalog is not None else default_catalog()
         self.store = VersionedStore(history_size=history_size)
         self.registry = Registry(self.store, self.catalog, self.settings)
@@ -131,6 +135,11 @@ class APIServer:
     def audit(self, user: str | None = None) -> list[AuditEntry]:
         """The kinds of requests made so far (by ``user``); needs ``audit=True`` or ``rbac=True``."""
         return self.access.audit(user)
+
+    @property
+    def feature_gates(self) -> FeatureGates:
+        """The later-version features switched on (none by default)."""
+        return self.settings.features
 
     @property
     def bare(self) -> bool:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from .errors import StatusError
+from .govalues import TYPED, equal
 from .objectmeta import now_rfc3339
 from .shapes import Obj
 from .storage import DELETED, Bucket, Commit, Key
@@ -461,7 +462,8 @@ def _template_without_hash(template: Obj) -> Obj:
 
 
 def _same_template(rs: Obj, template: Obj) -> bool:
-    return _template_without_hash((rs.get("spec") or {}).get("template") or {}) == _template_without_hash(template)
+    return equal(_template_without_hash((rs.get("spec") or {}).get("template") or {}),
+                 _template_without_hash(template), TYPED)
 
 
 def _revision(rs: Obj) -> int:

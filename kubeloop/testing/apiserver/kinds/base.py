@@ -9,28 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import apiwarnings
+from ..govalues import TYPED, equal
 from ..resources import ServedResource, Strategy
 from ..shapes import Cause, Obj, copy_json
 from . import meta as m
+from .generated import fill_internal, storage_round_trip
 from .schema import Struct, decode_object
-
-
-def semantic_equal(a: Any, b: Any) -> bool:
-    """apimachinery's `Semantic.DeepEqual`: absent, null, empty map and empty list are the same."""
-    if _empty(a) and _empty(b):
-        return True
-    if isinstance(a, dict) and isinstance(b, dict):
-        keys = set(a) | set(b)
-        return all(semantic_equal(a.get(k), b.get(k)) for k in keys)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(semantic_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b and type(a) is type(b)) or (
-        isinstance(a, int | float) and isinstance(b, int | float)
-        and not isinstance(a, bool) and not isinstance(b, bool) and a == b)
-
-
-def _empty(v: Any) -> bool:
-    return v is None or v == {} or v == []
 
 
 def without(obj: Obj, *keys: str) -> Obj:
@@ -56,6 +41,9 @@ class KindStrategy(Strategy):
     #: the group 422 errors name when it differs from the served group (events.k8s.io Events are
     #: validated as the internal core Event, so their errors carry no group)
     error_group: str | None = None
+    #: where the kind's pod template is (`("spec", "template")`): its warnings are sent on create and
+    #: on a spec change (apiwarnings.py)
+    pod_template_path: tuple[str, ...] | None = None
 
     # -- hooks for kinds --------------------------------------------------------------------------
     def default(self, info: ServedResource, obj: Obj) -> None:
@@ -91,19 +79,46 @@ class KindStrategy(Strategy):
         """The non-metadata part of `validate` (reused on update)."""
         return []
 
+    def warnings_on_create(self, info: ServedResource, obj: Obj) -> list[str]:
+        """The strategy's `WarningsOnCreate`: by default those of its pod template."""
+        return self._template_warnings(obj)
+
+    def warnings_on_update(self, info: ServedResource, new: Obj, old: Obj) -> list[str]:
+        """The strategy's `WarningsOnUpdate`: by default the pod template's, when the spec changed."""
+        nm, om = new.get("metadata") or {}, old.get("metadata") or {}
+        if nm.get("generation") == om.get("generation"):
+            return []
+        return self._template_warnings(new)
+
+    def _template_warnings(self, obj: Obj) -> list[str]:
+        if self.pod_template_path is None:
+            return []
+        template: Any = obj
+        for part in self.pod_template_path:
+            template = template.get(part) if isinstance(template, dict) else None
+        return apiwarnings.template_warnings(".".join(self.pod_template_path), template)
+
     def spec_of(self, info: ServedResource, obj: Obj) -> Obj:
         """The part of the object whose change bumps generation."""
         return without(obj, "metadata", "status", "apiVersion", "kind")
 
     # -- Strategy hooks -------------------------------------------------------------------------
+    def typed(self, info: ServedResource) -> Struct | None:
+        """The Go struct the kind decodes into: generated from the recorded OpenAPI document
+        (`generated.py`), or the kind's own `schema` for a kind the document does not have."""
+        from .generated import kind_struct
+
+        return kind_struct(info.group, info.version, info.kind) or self.schema
+
     def decode(self, info: ServedResource, obj: Obj) -> None:
-        if self.schema is not None:
-            decode_object(self.schema, obj, info.kind, info.version)
+        schema = self.typed(info)
+        if schema is not None:
+            decode_object(schema, obj, info.kind, info.version)
         obj.setdefault("metadata", {})
         self.default(info, obj)
+        fill_internal(info.group, info.version, info.kind, obj)
 
     def prepare_for_create(self, info: ServedResource, obj: Obj) -> None:
-        self.decode(info, obj)
         meta = obj["metadata"]  # deletionTimestamp & co. are already cleared by the registry (BeforeCreate)
         if info.has_status:
             obj.pop("status", None)
@@ -118,37 +133,38 @@ class KindStrategy(Strategy):
 
     def validate_create(self, info: ServedResource, obj: Obj) -> None:
         m.raise_invalid(info, obj, self.validate(info, obj) + self.validate_spec(info, obj), self.error_group)
-        if self.validates_meta:
-            return  # the kind's own ObjectMeta rules passed, and they are stricter than the generic ones
-        # rest.BeforeCreate: generic ObjectMeta checks with the path-segment name rule, for every kind
-        m.raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
-                                                        m.validate_path_segment_name, kube=False), self.error_group)
+        if not self.validates_meta:
+            # rest.BeforeCreate: generic ObjectMeta checks with the path-segment name rule, for every kind
+            m.raise_invalid(info, obj, m.validate_object_meta(obj.get("metadata") or {}, info.namespaced,
+                                                            m.validate_path_segment_name, kube=False), self.error_group)
+        apiwarnings.add(*self.warnings_on_create(info, obj))  # rest.BeforeCreate, once validation passed
+        self.canonicalize(info, obj)
 
     def prepare_for_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
-        self.decode(info, new)
         m.carry_system_fields(new, old)
         m.keep_status(info, new, old)
         self.prepare_update(info, new, old)
         if self.has_generation:
             nm, om = new["metadata"], old.get("metadata") or {}
-            changed = not semantic_equal(self.spec_of(info, new), self.spec_of(info, old))
-            if self.annotations_bump_generation and not semantic_equal(nm.get("annotations"), om.get("annotations")):
+            # apiequality.Semantic.DeepEqual on the typed objects (govalues.TYPED)
+            changed = not equal(self.spec_of(info, new), self.spec_of(info, old), TYPED)
+            if self.annotations_bump_generation and not equal(nm.get("annotations"), om.get("annotations"), TYPED):
                 changed = True
             if changed:
                 nm["generation"] = int(om.get("generation") or 0) + 1
 
     def validate_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
-        causes: list[Cause] = []
-        if self.validates_meta:
-            # rest.BeforeUpdate's validateCommonFields (generic ObjectMeta rules, then the generic update
-            # rules), then the kind's own, which repeat them: an invalid label is reported 3-4 times
-            nm, om = new.get("metadata") or {}, old.get("metadata") or {}
-            causes += m.validate_object_meta(nm, info.namespaced, m.validate_path_segment_name, kube=False)
-            causes += m.validate_object_meta_update(nm, om, kube=False)
+        # rest.BeforeUpdate's validateCommonFields (generic ObjectMeta rules, then the generic update
+        # rules), for every kind, then the kind's own, which mostly repeat them: an invalid label is
+        # reported 3-4 times
+        nm, om = new.get("metadata") or {}, old.get("metadata") or {}
+        causes = m.validate_object_meta(nm, info.namespaced, m.validate_path_segment_name, kube=False)
+        causes += m.validate_object_meta_update(nm, om, kube=False)
         m.raise_invalid(info, new, causes + self.validate_update_causes(info, new, old), self.error_group)
+        apiwarnings.add(*self.warnings_on_update(info, new, old))  # rest.BeforeUpdate, once validation passed
+        self.canonicalize(info, new)
 
     def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
-        self.decode(info, new)
         m.carry_system_fields(new, old)
         status = new.get("status")
         for key in list(new):
@@ -172,6 +188,14 @@ class KindStrategy(Strategy):
             # twice, as on the real server: rest.BeforeUpdate's check and the kind's ValidateStatusUpdate
             causes += 2 * m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         m.raise_invalid(info, new, causes + self.validate_status(info, new), self.error_group)
+        self.canonicalize(info, new)
+
+    def canonicalize(self, info: ServedResource, obj: Obj) -> None:
+        """What the object looks like once stored and read back (`generated.storage_round_trip`),
+        the last step of every write."""
+        schema = self.typed(info)
+        if schema is not None:
+            storage_round_trip(schema, obj)
 
     def validate_status(self, info: ServedResource, obj: Obj) -> list[Cause]:
         return []

@@ -14,8 +14,6 @@ from .certificates import CertificateSigningRequestStrategy
 from .clusterconfig import (
     APIServiceStrategy,
     FlowSchemaStrategy,
-    IngressClassStrategy,
-    NetworkPolicyStrategy,
     PriorityClassStrategy,
     PriorityLevelConfigurationStrategy,
     RuntimeClassStrategy,
@@ -31,14 +29,16 @@ from .core import (
     PodTemplateStrategy,
     SecretStrategy,
     ServiceAccountStrategy,
-    ServiceStrategy,
 )
 from .crd import CustomResourceDefinitionStrategy
 from .discovery import EndpointSliceStrategy
 from .events import CoreEventStrategy, NewEventStrategy
-from .extra import GenericStrategy, IngressStrategy, rbac
+from .extra import GenericStrategy
+from .networking import IngressClassStrategy, IngressStrategy, NetworkPolicyStrategy
 from .policy import PodDisruptionBudgetStrategy, PodSecurityPolicyStrategy
+from .rbac import RoleBindingStrategy, RoleStrategy
 from .replication import ControllerRevisionStrategy, ReplicationControllerStrategy
+from .service import ServiceStrategy
 from .storage import (
     CSIDriverStrategy,
     CSINodeStrategy,
@@ -137,7 +137,7 @@ def _builtin_resources() -> list[ServedResource]:
 
 
 def _generic_resources() -> list[ServedResource]:
-    """Kinds served with generic rules only (see `extra.py`)."""
+    """Storage, quotas, RBAC, networking, policy, autoscaling and discovery kinds."""
     rbac_group = "rbac.authorization.k8s.io"
     return [
         _info("", "v1", "persistentvolumes", "PersistentVolume", False, PersistentVolumeStrategy(),
@@ -146,10 +146,10 @@ def _generic_resources() -> list[ServedResource]:
               sub=("status",)),
         _info("", "v1", "limitranges", "LimitRange", True, GenericStrategy(), short=("limits",),
               create_on_update=True),
-        _info(rbac_group, "v1", "roles", "Role", True, rbac()),
-        _info(rbac_group, "v1", "rolebindings", "RoleBinding", True, rbac()),
-        _info(rbac_group, "v1", "clusterroles", "ClusterRole", False, rbac()),
-        _info(rbac_group, "v1", "clusterrolebindings", "ClusterRoleBinding", False, rbac()),
+        _info(rbac_group, "v1", "roles", "Role", True, RoleStrategy()),
+        _info(rbac_group, "v1", "rolebindings", "RoleBinding", True, RoleBindingStrategy()),
+        _info(rbac_group, "v1", "clusterroles", "ClusterRole", False, RoleStrategy()),
+        _info(rbac_group, "v1", "clusterrolebindings", "ClusterRoleBinding", False, RoleBindingStrategy()),
         _info("networking.k8s.io", "v1", "ingresses", "Ingress", True, IngressStrategy(), short=("ing",),
               sub=("status",)),
         _info("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, NetworkPolicyStrategy(),
@@ -167,8 +167,8 @@ def _generic_resources() -> list[ServedResource]:
 
 def _more_resources() -> list[ServedResource]:
     """The rest of 1.24's resources: those answered rather than stored (reviews, bindings, component
-    statuses: see `actions.py`) and the kinds of `admission`, `autoscaling`, `certificates`,
-    `clusterconfig`, `policy`, `replication` and `storage`."""
+    statuses: see `actions.py`) and the kinds of `admission`, `certificates`, `clusterconfig`,
+    `networking`, `policy`, `replication` and `storage`."""
     create = ("create",)
     authz = "authorization.k8s.io"
     extensions = ("api-extensions",)

@@ -1,6 +1,5 @@
 """Configuration kinds, each with a few rules of its own (1.24's defaults and validation): APIService,
-PriorityClass, RuntimeClass, IngressClass, NetworkPolicy, and API Priority and Fairness's
-FlowSchema and PriorityLevelConfiguration.
+PriorityClass, RuntimeClass, and API Priority and Fairness's FlowSchema and PriorityLevelConfiguration.
 
 The emulator stores them and serves what the control plane creates of them at start (see
 `bootstrap.py`); it does not act on them (no aggregation to other API servers, no scheduling,
@@ -128,39 +127,6 @@ class RuntimeClassStrategy(GenericStrategy):
         return causes + m.immutable_causes("handler", new.get("handler"), old.get("handler"))
 
 
-class IngressClassStrategy(GenericStrategy):
-    def __init__(self) -> None:
-        super().__init__(generation=True)
-
-    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
-        spec = obj.get("spec") or {}
-        controller = spec.get("controller") or ""
-        causes: list[Cause] = []
-        if not controller:
-            causes.append(m.required_cause("spec.controller"))
-        elif len(controller) > 250:
-            causes.append(m.too_long_cause("spec.controller", 250))
-        else:
-            domain = controller.split("/", 1)[0]
-            causes += [m.invalid_cause("spec.controller", domain, e) for e in m.name_is_dns_subdomain(domain, False)]
-        params = spec.get("parameters")
-        if isinstance(params, dict):
-            fld = "spec.parameters"
-            if not params.get("kind"):
-                causes.append(m.required_cause(f"{fld}.kind", "kind is required"))
-            if not params.get("name"):
-                causes.append(m.required_cause(f"{fld}.name", "name is required"))
-            scope = params.get("scope")
-            if scope is not None and scope not in ("Cluster", "Namespace"):
-                causes.append(m.not_supported_cause(f"{fld}.scope", scope, ("Cluster", "Namespace")))
-        return causes
-
-    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
-        causes = super().validate_update_causes(info, new, old)
-        return causes + m.immutable_causes("spec.controller", (new.get("spec") or {}).get("controller"),
-                                           (old.get("spec") or {}).get("controller"))
-
-
 class FlowSchemaStrategy(GenericStrategy):
     def __init__(self) -> None:
         super().__init__(generation=True, status={})
@@ -247,26 +213,3 @@ class PriorityLevelConfigurationStrategy(GenericStrategy):
             causes.append(m.forbidden_cause("spec.limited.limitResponse.queuing",
                                             "must be nil if limited.limitResponse.type is not Limited"))
         return causes
-
-
-class NetworkPolicyStrategy(GenericStrategy):
-    """networking.k8s.io/v1 NetworkPolicy's defaults (`SetDefaults_NetworkPolicy`): TCP ports, and
-    policy types from the rules given. Nothing enforces it (no network plugin)."""
-
-    def __init__(self) -> None:
-        super().__init__(generation=True, status={})
-
-    def default(self, info: ServedResource, obj: Obj) -> None:
-        spec = obj.get("spec")
-        if not isinstance(spec, dict):
-            return
-        for direction in ("ingress", "egress"):
-            for rule in spec.get(direction) or []:
-                for port in (rule or {}).get("ports") or []:
-                    if isinstance(port, dict):
-                        port.setdefault("protocol", "TCP")
-        if not spec.get("policyTypes"):
-            types = ["Ingress"]
-            if spec.get("egress"):
-                types.append("Egress")
-            spec["policyTypes"] = types

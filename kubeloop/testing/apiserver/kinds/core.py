@@ -5,28 +5,26 @@ from __future__ import annotations
 
 import base64
 import copy
-import itertools
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from kubeloop import meta as kv
 
-from ..errors import bad_request, invalid
-from ..resources import DRY_RUN, ServedResource
+from .. import apiwarnings, gojson
+from ..errors import bad_request
+from ..govalues import TYPED, equal
+from ..resources import ServedResource
 from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
-from .base import KindStrategy, semantic_equal, without
+from .base import KindStrategy, without
 from .schema import (
     ANY,
     BOOL,
     BYTES,
     INT32,
-    INT_OR_STRING,
     OBJECT_REFERENCE,
-    OMIT_INT32,
     POD_SPEC,
     POD_TEMPLATE_SPEC,
     STRING,
@@ -138,7 +136,6 @@ class NamespaceStrategy(FieldLabelStrategy):
 
     def prepare_for_finalize_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """PUT `/namespaces/<name>/finalize`: only `spec.finalizers` may change."""
-        self.decode(info, new)
         m.carry_system_fields(new, old)
         spec = new.get("spec") or {}
         if "status" in old:
@@ -176,7 +173,7 @@ def _immutable_causes(new: Obj, old: Obj, fields: tuple[str, ...]) -> list[Cause
     if new.get("immutable") is not True:
         causes.append(m.forbidden_cause("immutable", IMMUTABLE_MSG))
     for f in fields:
-        if not semantic_equal(new.get(f), old.get(f)):
+        if not equal(new.get(f), old.get(f), TYPED):
             causes.append(m.forbidden_cause(f, IMMUTABLE_MSG))
     return causes
 
@@ -202,6 +199,21 @@ class ConfigMapStrategy(KindStrategy):
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += _immutable_causes(new, old, ("data", "binaryData"))
         return causes + self.validate(info, new) + self.validate_spec(info, new)
+
+
+def _json_object_error(encoded: str) -> str | None:
+    """What `json.Unmarshal(data, &map[string]interface{}{})` says of base64 data (None: an object)."""
+    try:
+        raw = base64.b64decode(encoded)
+    except ValueError:
+        return None  # undecodable data is a decoding error before validation
+    problem = gojson.syntax_error(raw)
+    if problem:
+        return problem
+    value = json.loads(raw)
+    if isinstance(value, dict) or value is None:
+        return None
+    return f"json: cannot unmarshal {m.GO_JSON_TYPES[m.json_kind(value)]} into Go value of type map[string]interface {{}}"
 
 
 SECRET_TYPE_KEYS = {
@@ -235,20 +247,22 @@ class SecretStrategy(FieldLabelStrategy):
             if not (meta.get("annotations") or {}).get("kubernetes.io/service-account.name"):
                 causes.append(m.required_cause("metadata.annotations[kubernetes.io/service-account.name]"))
         elif kind == "kubernetes.io/basic-auth":
-            if not data.get("username") and not data.get("password"):
+            if "username" not in data and "password" not in data:
                 causes.append(m.required_cause("data[username]"))
                 causes.append(m.required_cause("data[password]"))
-        elif kind in SECRET_TYPE_KEYS:
-            for key in SECRET_TYPE_KEYS[kind]:
-                if not data.get(key):
-                    causes.append(m.required_cause(f"data[{key}]"))
-            if kind in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"):
-                key = SECRET_TYPE_KEYS[kind][0]
-                if data.get(key):
-                    try:
-                        json.loads(base64.b64decode(data[key]))
-                    except (ValueError, UnicodeDecodeError) as e:
-                        causes.append(m.invalid_cause(f"data[{key}]", "<secret contents redacted>", str(e)))
+        elif kind == "kubernetes.io/ssh-auth":
+            if not data.get("ssh-privatekey"):
+                causes.append(m.required_cause("data[ssh-privatekey]"))
+        elif kind == "kubernetes.io/tls":
+            causes += [m.required_cause(f"data[{key}]") for key in ("tls.crt", "tls.key") if key not in data]
+        elif kind in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"):
+            key = SECRET_TYPE_KEYS[kind][0]
+            if key not in data:
+                causes.append(m.required_cause(f"data[{key}]"))
+            else:
+                problem = _json_object_error(data[key])
+                if problem:
+                    causes.append(m.invalid_cause(f"data[{key}]", "<secret contents redacted>", problem))
         size = sum(len(k) + len(v) * 3 // 4 for k, v in data.items())
         if size > MAX_SECRET_SIZE:
             causes.append(m.too_long_cause("data", MAX_SECRET_SIZE))
@@ -284,221 +298,6 @@ class EndpointsStrategy(KindStrategy):
             for port in (subset or {}).get("ports") or []:
                 if isinstance(port, dict):
                     port.setdefault("protocol", "TCP")
-
-
-# -- Service ----------------------------------------------------------------------------------
-
-SERVICE_PORT = struct("ServicePort", name=STRING, protocol=STRING, appProtocol=STRING, port=INT32,
-                      targetPort=INT_OR_STRING, nodePort=OMIT_INT32)
-SERVICE_SPEC = struct("ServiceSpec", open=True, ports=list_of(SERVICE_PORT), selector=map_of(STRING),
-                      sessionAffinityConfig=struct("SessionAffinityConfig", clientIP=struct(
-                          "ClientIPConfig", timeoutSeconds=INT32)),
-                      clusterIP=STRING, clusterIPs=list_of(STRING), type=STRING, sessionAffinity=STRING,
-                      externalName=STRING, ipFamilies=list_of(STRING), ipFamilyPolicy=STRING,
-                      internalTrafficPolicy=STRING, externalTrafficPolicy=STRING)
-SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
-PORT_PROTOCOLS = ("SCTP", "TCP", "UDP")
-NODE_PORT_RANGE = (30000, 32767)
-DEFAULT_CLIENT_IP_TIMEOUT = 10800
-MAX_CLIENT_IP_TIMEOUT = 86400
-_PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+$")
-
-
-def _validate_service_port(port: Obj, require_name: bool, names: set[str], fld: str) -> list[Cause]:
-    """`validateServicePort`."""
-    causes: list[Cause] = []
-    name = port.get("name") or ""
-    if name or require_name:
-        causes += m.validate_item_name(name, f"{fld}.name", names, kv.is_dns1123_label)
-    number = port.get("port")
-    if not isinstance(number, int) or not 0 < number < 65536:
-        causes.append(m.invalid_cause(f"{fld}.port", number or 0, "must be between 1 and 65535, inclusive"))
-    protocol = port.get("protocol")
-    if not protocol:
-        causes.append(m.required_cause(f"{fld}.protocol"))
-    elif protocol not in PORT_PROTOCOLS:
-        causes.append(m.not_supported_cause(f"{fld}.protocol", protocol, PORT_PROTOCOLS))
-    causes += validate_port_num_or_name(port.get("targetPort"), f"{fld}.targetPort")
-    return causes
-
-
-def validate_port_num_or_name(value: Any, fld: str) -> list[Cause]:
-    """`ValidatePortNumOrName`: a number in 1-65535 or an IANA_SVC_NAME."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if not 0 < value < 65536:
-            return [m.invalid_cause(fld, value, "must be between 1 and 65535, inclusive")]
-        return []
-    if not isinstance(value, str):
-        return []
-    msgs = []
-    if len(value) > 15:
-        msgs.append("must be no more than 15 characters")
-    if not _PORT_NAME_CHARS.match(value):
-        msgs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    if not re.search(r"[a-z]", value):
-        msgs.append("must contain at least one letter (a-z)")
-    if "--" in value:
-        msgs.append("must not contain consecutive hyphens")
-    if value and (value[0] == "-" or value[-1] == "-"):
-        msgs.append("must not begin or end with a hyphen")
-    return [m.invalid_cause(fld, value, msg) for msg in msgs]
-
-
-class ServiceStrategy(KindStrategy):
-    schema = top_level("Service", spec=SERVICE_SPEC, status=ANY)
-    update_validates_new = True
-    name_fn = staticmethod(m.name_is_dns1035_label)
-
-    def __init__(self) -> None:
-        self._next_ip = itertools.count(1)
-        self._next_node_port = itertools.count(30000)
-
-    def default(self, info: ServedResource, obj: Obj) -> None:
-        spec = obj.setdefault("spec", {})
-        spec.setdefault("type", "ClusterIP")
-        spec.setdefault("sessionAffinity", "None")
-        if spec["sessionAffinity"] == "ClientIP":
-            cfg = spec.get("sessionAffinityConfig")
-            if not isinstance(cfg, dict) or not isinstance(cfg.get("clientIP"), dict) or \
-                    cfg["clientIP"].get("timeoutSeconds") is None:
-                spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": DEFAULT_CLIENT_IP_TIMEOUT}}
-        for port in spec.get("ports") or []:
-            if isinstance(port, dict):
-                port.setdefault("protocol", "TCP")
-                if not port.get("targetPort") and "port" in port:
-                    port["targetPort"] = port["port"]
-        if spec["type"] in ("NodePort", "LoadBalancer"):
-            spec.setdefault("externalTrafficPolicy", "Cluster")
-
-    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
-        return {"loadBalancer": {}}
-
-    def _allocate_ip(self) -> str:
-        n = next(self._next_ip)
-        return f"10.96.{n // 250}.{n % 250 + 1}"
-
-    def prepare_create(self, info: ServedResource, obj: Obj) -> None:
-        spec = obj["spec"]
-        if spec.get("type") == "ExternalName":
-            return
-        if spec.get("clusterIP") != "None" and not spec.get("clusterIP"):
-            spec["clusterIP"] = self._allocate_ip()
-        if not spec.get("clusterIPs"):
-            spec["clusterIPs"] = [spec["clusterIP"]]
-        spec.setdefault("ipFamilies", ["IPv4"])
-        spec.setdefault("ipFamilyPolicy", "SingleStack")
-        spec.setdefault("internalTrafficPolicy", "Cluster")
-        self._allocate_node_ports(obj, {})
-
-    def _allocate_node_ports(self, obj: Obj, kept: dict[tuple[Any, Any], int]) -> None:
-        """The registry's `initNodePorts`, which runs before validation: ports sharing a port number
-        share one node port (a requested one if any port asks for it, else the next free one); a
-        requested port outside 30000-32767 is a 422 on its own. `kept`: the node ports an update keeps
-        (`patchAllocatedValues`, by port and protocol)."""
-        spec = obj["spec"]
-        ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
-        allocate = spec.get("type") in ("NodePort", "LoadBalancer")
-        by_port: dict[Any, int] = {}
-        dry_next = 32768
-        for i, port in enumerate(ports):
-            if not port.get("nodePort") and not allocate:
-                continue
-            number = port.get("port")
-            have = by_port.get(number)
-            if have:
-                if not port.get("nodePort"):
-                    port["nodePort"] = have
-                continue
-            requested = next((p.get("nodePort") for p in ports[i:] if p.get("port") == number and p.get("nodePort")),
-                             None) or kept.get((number, port.get("protocol")))
-            if requested:
-                if isinstance(requested, int) and not NODE_PORT_RANGE[0] <= requested <= NODE_PORT_RANGE[1]:
-                    raise invalid("Service", (obj.get("metadata") or {}).get("name"), [m.invalid_cause(
-                        f"spec.ports[{i}].nodePort", requested, "provided port is not in the valid range. The range "
-                        f"of valid ports is {NODE_PORT_RANGE[0]}-{NODE_PORT_RANGE[1]}")])
-                value = requested
-            elif DRY_RUN.get():
-                dry_next += 1  # the dry-run allocator's placeholders, as upstream's (32769, 32770, ...)
-                value = dry_next
-            else:
-                value = next(self._next_node_port)
-            port["nodePort"] = value
-            by_port[number] = value
-
-    def prepare_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
-        ns, os_ = new.setdefault("spec", {}), old.get("spec") or {}
-        for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "internalTrafficPolicy"):
-            if not ns.get(key) and os_.get(key) and ns.get("type") == os_.get("type"):
-                ns[key] = copy.deepcopy(os_[key])
-        kept: dict[tuple[Any, Any], int] = {}
-        if ns.get("type") in ("NodePort", "LoadBalancer"):
-            kept = {(p.get("port"), p.get("protocol")): p["nodePort"] for p in os_.get("ports") or []
-                    if isinstance(p, dict) and p.get("nodePort")}
-        self._allocate_node_ports(new, kept)
-
-    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
-        """`ValidateService` without ObjectMeta, in upstream's order."""
-        spec = obj.get("spec") or {}
-        causes: list[Cause] = []
-        stype = spec.get("type")
-        ports = [p if isinstance(p, dict) else {} for p in spec.get("ports") or []]
-        headless = spec.get("clusterIP") == "None"
-        if not ports and not headless and stype != "ExternalName":
-            causes.append(m.required_cause("spec.ports"))
-        if stype == "ExternalName" and not spec.get("externalName"):
-            causes.append(m.required_cause("spec.externalName"))
-        names: set[str] = set()
-        for i, port in enumerate(ports):
-            causes += _validate_service_port(port, len(ports) > 1, names, f"spec.ports[{i}]")
-        if spec.get("selector"):
-            causes += m.validate_labels(spec["selector"], "spec.selector")
-        affinity = spec.get("sessionAffinity")
-        if not affinity:
-            causes.append(m.required_cause("spec.sessionAffinity"))
-        elif affinity not in ("None", "ClientIP"):
-            causes.append(m.not_supported_cause("spec.sessionAffinity", affinity, ("ClientIP", "None")))
-        cfg = spec.get("sessionAffinityConfig")
-        if affinity == "ClientIP":
-            timeout = ((cfg or {}).get("clientIP") or {}).get("timeoutSeconds")
-            if isinstance(timeout, int) and not 0 < timeout <= MAX_CLIENT_IP_TIMEOUT:
-                causes.append(m.invalid_cause("spec.sessionAffinityConfig.clientIP.timeoutSeconds", timeout,
-                                              f"must be greater than 0 and less than {MAX_CLIENT_IP_TIMEOUT}"))
-        elif affinity == "None" and cfg is not None:
-            causes.append(m.forbidden_cause("spec.sessionAffinityConfig",
-                                            "must not be set when session affinity is None"))
-        if not stype:
-            causes.append(m.required_cause("spec.type"))
-        elif stype not in SERVICE_TYPES:
-            causes.append(m.not_supported_cause("spec.type", stype, SERVICE_TYPES))
-        if stype == "ClusterIP":
-            for i, port in enumerate(ports):
-                if port.get("nodePort"):
-                    causes.append(m.forbidden_cause(f"spec.ports[{i}].nodePort",
-                                                    "may not be used when `type` is 'ClusterIP'"))
-        seen_node: set[tuple[Any, Any]] = set()
-        for i, port in enumerate(ports):
-            if not port.get("nodePort"):
-                continue
-            key = (port.get("protocol"), port.get("nodePort"))
-            if key in seen_node:
-                causes.append(m.duplicate_cause(f"spec.ports[{i}].nodePort", port.get("nodePort")))
-            seen_node.add(key)
-        seen: set[tuple[Any, Any]] = set()
-        for i, port in enumerate(ports):
-            key = (port.get("protocol"), port.get("port"))
-            if key in seen:
-                causes.append(m.cause_raw("FieldValueDuplicate", f"spec.ports[{i}]", "Duplicate value: "
-                                          f"core.ServicePort{{Name:\"\", Protocol:{m.go_repr(key[0] or '')}, "
-                                          f"Port:{key[1]}}}"))
-            seen.add(key)
-        return causes
-
-    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
-        causes = super().validate_update_causes(info, new, old)
-        ns, os_ = new.get("spec") or {}, old.get("spec") or {}
-        if os_.get("clusterIP") and ns.get("type") != "ExternalName" and os_.get("type") != "ExternalName":
-            causes += m.immutable_causes("spec.clusterIP", ns.get("clusterIP"), os_.get("clusterIP"))
-        return causes
 
 
 # -- Pod --------------------------------------------------------------------------------------
@@ -539,6 +338,12 @@ def _pod_ips(pod: Obj) -> str:
 
 class PodStrategy(FieldLabelStrategy):
     schema = top_level("Pod", spec=POD_SPEC, status=ANY)
+
+    def warnings_on_create(self, info: ServedResource, obj: Obj) -> list[str]:
+        return apiwarnings.pod_warnings("", obj.get("spec") or {}, obj.get("metadata") or {})
+
+    def warnings_on_update(self, info: ServedResource, new: Obj, old: Obj) -> list[str]:
+        return []  # none on pod updates in 1.24 (a high-frequency path humans rarely write)
     selectable_fields = {
         **{label: text_field(label) for label in ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
                                                   "spec.serviceAccountName", "status.phase", "status.podIP")},
@@ -601,7 +406,7 @@ class PodStrategy(FieldLabelStrategy):
                 spec.pop(key, None)
             return spec
 
-        if not semantic_equal(mutable_masked(new.get("spec") or {}), mutable_masked(old.get("spec") or {})):
+        if not equal(mutable_masked(new.get("spec") or {}), mutable_masked(old.get("spec") or {}), TYPED):
             causes.append(m.forbidden_cause("spec", POD_UPDATE_MSG))
         return causes
 
@@ -611,7 +416,8 @@ class PodStrategy(FieldLabelStrategy):
 
 class PodTemplateStrategy(KindStrategy):
     schema = top_level("PodTemplate", template=POD_TEMPLATE_SPEC)
-    has_generation = True
+    pod_template_path = ("template",)
+    has_generation = True  # bumped when the template changes
 
     def default(self, info: ServedResource, obj: Obj) -> None:
         obj.setdefault("template", {})
@@ -657,7 +463,7 @@ class PersistentVolumeClaimStrategy(KindStrategy):
     def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
         causes = super().validate_update_causes(info, new, old)
         ns, os_ = without(new.get("spec") or {}, "resources"), without(old.get("spec") or {}, "resources")
-        if os_.get("volumeName") and not semantic_equal(ns, os_):
+        if os_.get("volumeName") and not equal(ns, os_, TYPED):
             causes.append(m.forbidden_cause("spec", "spec is immutable after creation except "
                                             "resources.requests for bound claims"))
         return causes

@@ -14,12 +14,13 @@ from typing import Any
 
 from kubeloop import meta as kv
 
+from ..govalues import TYPED, equal
 from ..objectmeta import now_rfc3339
 from ..resources import ServedResource
 from ..shapes import Cause, Obj
 from . import meta as m
 from . import structural
-from .base import KindStrategy, semantic_equal
+from .base import KindStrategy
 from .schema import ANY, top_level
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
@@ -35,7 +36,9 @@ def storage_version(crd: Obj) -> str:
 
 def set_condition(status: Obj, ctype: str, cstatus: str, reason: str, message: str) -> None:
     """Set a condition, keeping `lastTransitionTime` when the status did not change."""
-    conds = status.setdefault("conditions", [])
+    if status.get("conditions") is None:
+        status["conditions"] = []
+    conds = status["conditions"]
     for c in conds:
         if c.get("type") == ctype:
             if c.get("status") != cstatus:
@@ -182,7 +185,7 @@ class CustomResourceDefinitionStrategy(KindStrategy):
 
     def initial_status(self, info: ServedResource, obj: Obj) -> Any:
         sv = storage_version(obj)
-        return {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": [sv] if sv else []}
+        return {"conditions": None, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": [sv] if sv else []}
 
     def spec_of(self, info: ServedResource, obj: Obj) -> Obj:
         return obj.get("spec") or {}
@@ -247,9 +250,9 @@ class CustomResourceDefinitionStrategy(KindStrategy):
         causes = m.validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += self.validate_spec(info, new)
         ns, os_ = new.get("spec") or {}, old.get("spec") or {}
-        if not semantic_equal(ns.get("group"), os_.get("group")):
+        if not equal(ns.get("group"), os_.get("group"), TYPED):
             causes.append(m.invalid_cause("spec.group", ns.get("group") or "", "field is immutable"))
-        if not semantic_equal(ns.get("scope"), os_.get("scope")):
+        if not equal(ns.get("scope"), os_.get("scope"), TYPED):
             causes.append(m.invalid_cause("spec.scope", ns.get("scope") or "", "field is immutable"))
         versions = {v.get("name") for v in ns.get("versions") or [] if isinstance(v, dict)}
         for i, sv in enumerate((new.get("status") or {}).get("storedVersions") or []):

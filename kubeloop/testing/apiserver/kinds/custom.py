@@ -9,16 +9,15 @@ validation, `status`/`scale` subresources as declared, generation bumped by any 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from typing import Any
 
 from ..errors import bad_request, internal_error, invalid
+from ..govalues import GO, equal, normalize, sprint_v
 from ..resources import ServedResource, Strategy
 from ..shapes import Cause, Obj, copy_json
 from . import meta as m
 from . import structural
 from .apps import decode_scale
-from .base import semantic_equal
 from .schema import OBJECT_META, DecodeError, decode_struct
 
 
@@ -33,6 +32,14 @@ def _get_path(obj: Obj, json_path: str) -> Any:
 _UNSTRUCTURED_TYPES = {"bool": "bool", "int": "int64", "float": "float64", "string": "string",
                        "array": "[]interface {}", "null": "map[string]interface {}",
                        "object": "map[string]interface {}"}
+
+
+def _normalize(obj: Obj) -> None:
+    """The object as it is stored: what Go's encoder and decoder make of its numbers (an integral
+    float64 is written `1` and read back an int64), after the strategy compared it with the old one."""
+    for k, v in obj.items():
+        if k != "metadata":
+            obj[k] = normalize(v)
 
 
 def _set_path(obj: Obj, json_path: str, value: Any) -> None:
@@ -65,7 +72,8 @@ class CustomResourceStrategy(Strategy):
         self.schema = schema
         self.scale = scale  # {specReplicasPath, statusReplicasPath, labelSelectorPath}
         self.storage_version = storage_version or version
-        self._list_types: Mapping[tuple[str, ...], Any] | None = None
+        self._list_types: Any = None
+        self._apply_type: Any = None
         self._defaults: bool | None = None
 
     @property
@@ -91,11 +99,11 @@ class CustomResourceStrategy(Strategy):
 
     # -- create / update ------------------------------------------------------------------------
     def prepare_for_create(self, info: ServedResource, obj: Obj) -> None:
-        self.decode(info, obj)
         meta = obj["metadata"]  # deletionTimestamp & co. are already cleared by the registry (BeforeCreate)
         if info.has_status:
             obj.pop("status", None)
         meta["generation"] = 1
+        _normalize(obj)
 
     def _type_meta_causes(self, obj: Obj) -> list[Cause]:
         causes: list[Cause] = []
@@ -127,7 +135,7 @@ class CustomResourceStrategy(Strategy):
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
-                causes.append(m.invalid_cause_raw(path, "0", f"{path} accessor error: {m.go_print(value)} is of the "
+                causes.append(m.invalid_cause_raw(path, "0", f"{path} accessor error: {sprint_v(value)} is of the "
                                                   f"type {_UNSTRUCTURED_TYPES[m.json_kind(value)]}, expected int64"))
             elif value < 0:
                 causes.append(m.invalid_cause(path, value, "should be a non-negative integer"))
@@ -136,7 +144,7 @@ class CustomResourceStrategy(Strategy):
         sel_path = self.scale.get("labelSelectorPath") or ""
         sel = _get_path(obj, sel_path) if sel_path else None
         if sel is not None and not isinstance(sel, str):
-            causes.append(m.invalid_cause_raw(sel_path, '""', f"{sel_path} accessor error: {m.go_print(sel)} is of "
+            causes.append(m.invalid_cause_raw(sel_path, '""', f"{sel_path} accessor error: {sprint_v(sel)} is of "
                                               f"the type {_UNSTRUCTURED_TYPES[m.json_kind(sel)]}, expected string"))
         return causes
 
@@ -148,13 +156,15 @@ class CustomResourceStrategy(Strategy):
         self._raise(obj, causes)
 
     def prepare_for_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
-        self.decode(info, new)
         m.carry_system_fields(new, old)
         m.keep_status(info, new, old)
         a = {k: v for k, v in new.items() if k != "metadata"}
         b = {k: v for k, v in old.items() if k != "metadata"}
-        if not semantic_equal(a, b):
+        # Semantic.DeepEqual on unstructured content: the int64 1 read back from storage and the
+        # float64 1.0 a client sent differ, and so do true and 1 (govalues.GO)
+        if not equal(a, b, GO):
             new["metadata"]["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
+        _normalize(new)
 
     def validate_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         self._raise(new, self._type_meta_causes(new))
@@ -166,7 +176,6 @@ class CustomResourceStrategy(Strategy):
     def prepare_for_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         """Only `status` changes: everything else (metadata included) is taken from `old`, except
         `managedFields` and the client's `resourceVersion`."""
-        self.decode(info, new)
         status_present = "status" in new
         status = new.get("status")
         new_meta = new.get("metadata") or {}
@@ -185,6 +194,7 @@ class CustomResourceStrategy(Strategy):
             meta.pop("managedFields", None)
         if rv:
             meta["resourceVersion"] = rv
+        _normalize(new)
 
     def validate_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
         nm, om = new.get("metadata") or {}, old.get("metadata") or {}
@@ -259,10 +269,21 @@ class CustomResourceStrategy(Strategy):
         return tuple((self.scale.get("specReplicasPath") or ".spec.replicas").lstrip(".").split("."))
 
     # -- server-side apply ----------------------------------------------------------------------
-    def list_types(self, info: ServedResource) -> Mapping[tuple[str, ...], Any]:
-        """The schema's `x-kubernetes-list-type`s by field path (what `listtypes.list_types_for` asks)."""
-        if self._list_types is None:
-            from ..listtypes import schema_list_types
+    def zero_object(self, info: ServedResource) -> Obj | None:
+        return None  # unstructured: an empty object
 
-            self._list_types = schema_list_types(self.schema)
+    def apply_type(self, info: ServedResource) -> Any:
+        """The version's structured-merge-diff type (`smd.custom_type`), built once."""
+        if self._apply_type is None:
+            from ..smd import custom_type
+
+            self._apply_type = custom_type(self.schema)
+        return self._apply_type
+
+    def list_types(self, info: ServedResource) -> Any:
+        """The schema's list types by field path (what `listtypes.list_types_for` asks)."""
+        if self._list_types is None:
+            from ..smd import list_types
+
+            self._list_types = list_types(self.apply_type(info))
         return self._list_types

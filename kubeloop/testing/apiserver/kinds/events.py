@@ -157,7 +157,7 @@ def legacy_validate(ev: Obj) -> list[Cause]:
         if len(reason) > REASON_LIMIT:
             causes.append(m.invalid_cause_raw("reason", '""', f"can have at most {REASON_LIMIT} characters"))
         if len(ev.get("message") or "") > NOTE_LIMIT:
-            causes.append(m.invalid_cause_raw("note", '""', f"can have at most {NOTE_LIMIT} characters"))
+            causes.append(m.invalid_cause_raw("message", '""', f"can have at most {NOTE_LIMIT} characters"))
     for msg in kv.is_dns1123_subdomain(ns):
         causes.append(m.invalid_cause("namespace", ns, msg))
     return causes

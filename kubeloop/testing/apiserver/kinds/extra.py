@@ -1,14 +1,13 @@
-"""Kinds served as plain documents with only their generic rules (names, generation, status):
-RBAC, networking, policy, autoscaling, storage, quotas. Controllers often own or watch them, so
-the emulator serves them rather than answering 404; their kind-specific defaults are not modelled.
-"""
+"""`GenericStrategy`: a kind served with the generic rules only (names, generation, an initial
+status), the base of the kinds that add a few rules of their own (quotas, limit ranges, storage and
+cluster configuration kinds, PodSecurityPolicy)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..resources import ServedResource
-from ..shapes import Cause, Obj
+from ..shapes import Obj
 from . import meta as m
 from .base import KindStrategy
 
@@ -27,26 +26,3 @@ class GenericStrategy(KindStrategy):
         import copy
 
         return copy.deepcopy(self._status)
-
-
-def rbac() -> GenericStrategy:
-    """RBAC objects: names only need to be valid path segments (`system:controller:x` is fine)."""
-    return GenericStrategy(name_fn=m.validate_path_segment_name)
-
-
-class IngressStrategy(GenericStrategy):
-    def __init__(self) -> None:
-        super().__init__(generation=True, status={"loadBalancer": {}})
-
-    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
-        causes: list[Cause] = []
-        for i, rule in enumerate((obj.get("spec") or {}).get("rules") or []):
-            for j, path in enumerate(((rule or {}).get("http") or {}).get("paths") or []):
-                fld = f"spec.rules[{i}].http.paths[{j}]"
-                pt = (path or {}).get("pathType")
-                if not pt:
-                    causes.append(m.required_cause(f"{fld}.pathType", "pathType must be specified"))
-                elif pt not in ("Exact", "Prefix", "ImplementationSpecific"):
-                    causes.append(m.not_supported_cause(f"{fld}.pathType", pt,
-                                                        ("Exact", "Prefix", "ImplementationSpecific")))
-        return causes

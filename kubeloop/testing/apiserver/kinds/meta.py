@@ -8,6 +8,7 @@ conformance checker compare them.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from kubeloop.meta import (
     is_qualified_name,
 )
 
+from .. import gostruct
 from ..errors import cause, invalid
 from ..shapes import Cause, Obj, copy_json
 
@@ -36,7 +38,7 @@ def go_repr(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
-        return "null"
+        return '"null"'  # field.Error shows a nil value as the string "null", quoted like any string
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, int | float):
@@ -47,17 +49,6 @@ def go_repr(value: Any) -> str:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return "[]string{" + ", ".join(json.dumps(v) for v in value) + "}"
     return json.dumps(value, sort_keys=True)
-
-
-def go_print(value: Any) -> str:
-    """Render a decoded JSON value the way Go's `%v` prints it (maps as `map[k:v ...]`, sorted)."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_print(x) for x in value) + "]"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "<nil>" if value is None else str(value)
 
 
 def json_kind(value: Any) -> str:
@@ -91,6 +82,18 @@ def invalid_cause(fld: str, value: Any, detail: str) -> Cause:
 def invalid_cause_raw(fld: str, shown: str, detail: str) -> Cause:
     """Invalid with an already rendered value (e.g. `""` when the real server prints an empty value)."""
     return cause("FieldValueInvalid", f"Invalid value: {shown}: {detail}", fld)
+
+
+def invalid_typed(fld: str, go: str, value: Any, detail: str) -> Cause:
+    """`field.Invalid` of a value whose Go type (`gostruct.py` vocabulary) decides how it prints."""
+    return cause("FieldValueInvalid", f"Invalid value: {gostruct.field_value(go, value)}: {detail}", fld)
+
+
+def not_supported_typed(fld: str, go: str, value: Any, valid: Iterable[str]) -> Cause:
+    """`field.NotSupported` of a typed value (the valid values in the order the source lists them)."""
+    quoted = ", ".join(gostruct.quote(v) for v in valid)
+    return cause("FieldValueNotSupported",
+                 f"Unsupported value: {gostruct.field_value(go, value)}: supported values: {quoted}", fld)
 
 
 def cause_raw(reason: str, fld: str, message: str) -> Cause:
@@ -191,6 +194,64 @@ def validate_path_segment_name(name: str, prefix: bool) -> list[str]:
     return errs
 
 
+_PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+$")
+
+
+def is_valid_port_name(value: str) -> list[str]:
+    """`validation.IsValidPortName`: an IANA_SVC_NAME."""
+    msgs = []
+    if len(value) > 15:
+        msgs.append("must be no more than 15 characters")
+    if not _PORT_NAME_CHARS.match(value):
+        msgs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not re.search(r"[a-z]", value):
+        msgs.append("must contain at least one letter (a-z)")
+    if "--" in value:
+        msgs.append("must not contain consecutive hyphens")
+    if value and (value[0] == "-" or value[-1] == "-"):
+        msgs.append("must not begin or end with a hyphen")
+    return msgs
+
+
+# -- intstr.IntOrString values (apps and policy validation) ----------------------------------------
+
+INTSTR = "k8s.io/apimachinery/pkg/util/intstr.IntOrString"
+_PERCENT = re.compile(r"^[0-9]+%$")
+PERCENT_MSG = ("a valid percent string must be a numeric string followed by an ending '%' "
+               "(e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')")
+
+
+def percent_value(value: Any) -> int | None:
+    """`getPercentValue`: the number of a valid percent string, None for anything else."""
+    if isinstance(value, str) and _PERCENT.match(value):
+        return int(value[:-1])
+    return None
+
+
+def int_or_percent_value(value: Any) -> int:
+    """`getIntOrPercentValue`: a percent's number, else `IntValue()` (a string's `Atoi`, 0 if none)."""
+    pct = percent_value(value)
+    if pct is not None:
+        return pct
+    if isinstance(value, str):
+        return int(value) if re.fullmatch(r"[+-]?[0-9]+", value) else 0
+    return int(value or 0)
+
+
+def validate_positive_int_or_percent(value: Any, fld: str) -> list[Cause]:
+    """`ValidatePositiveIntOrPercent`."""
+    if isinstance(value, str):
+        return [] if _PERCENT.match(value) else [invalid_typed(fld, INTSTR, value, PERCENT_MSG)]
+    number = int(value or 0)
+    return [invalid_cause(fld, number, "must be greater than or equal to 0")] if number < 0 else []
+
+
+def not_more_than_100_percent(value: Any, fld: str) -> list[Cause]:
+    """`IsNotMoreThan100Percent`."""
+    pct = percent_value(value)
+    return [invalid_typed(fld, INTSTR, value, "must not be greater than 100%")] if pct is not None and pct > 100 else []
+
+
 # -- ObjectMeta validation --------------------------------------------------------------------
 
 STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
@@ -218,6 +279,89 @@ def validate_labels(labels: Any, fld: str) -> list[Cause]:
             causes.append(invalid_cause(fld, k, msg))
         for msg in _label_value_errors(v if isinstance(v, str) else str(v)):
             causes.append(invalid_cause(fld, v, msg))
+    return causes
+
+
+SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def validate_label_selector(selector: Any, fld: str) -> list[Cause]:
+    """metav1 `ValidateLabelSelector` (a nil selector is valid)."""
+    if not isinstance(selector, dict):
+        return []
+    causes = validate_labels(selector.get("matchLabels"), f"{fld}.matchLabels")
+    for i, req in enumerate(selector.get("matchExpressions") or []):
+        req = req if isinstance(req, dict) else {}
+        path = f"{fld}.matchExpressions[{i}]"
+        op, values = req.get("operator") or "", req.get("values") or []
+        if op in ("In", "NotIn"):
+            if not values:
+                causes.append(required_cause(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                causes.append(forbidden_cause(f"{path}.values",
+                                              "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+        else:
+            causes.append(invalid_cause(f"{path}.operator", op, "not a valid selector operator"))
+        key = req.get("key") or ""
+        causes += [invalid_cause(f"{path}.key", key, msg) for msg in _key_errors(key)]
+    return causes
+
+
+def label_selector_parses(selector: Any) -> bool:
+    """Whether `metav1.LabelSelectorAsSelector` succeeds (its requirements are well formed)."""
+    if not isinstance(selector, dict):
+        return True
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if _key_errors(k) or _label_value_errors(v if isinstance(v, str) else str(v)):
+            return False
+    for req in selector.get("matchExpressions") or []:
+        req = req if isinstance(req, dict) else {}
+        op, values = req.get("operator") or "", req.get("values") or []
+        if op not in SELECTOR_OPERATORS or (op in ("In", "NotIn")) != bool(values) or _key_errors(req.get("key") or ""):
+            return False
+        if any(_label_value_errors(str(v)) for v in values):
+            return False
+    return True
+
+
+_CONDITION_REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+CONDITION_REASON_MSG = (
+    "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric "
+    "characters or '_,:', and must end with an alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  or "
+    "'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is "
+    "'[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')")
+
+
+def validate_conditions(conditions: Any, fld: str) -> list[Cause]:
+    """metav1 `ValidateConditions` (`[]metav1.Condition`)."""
+    causes: list[Cause] = []
+    seen: set[str] = set()
+    for i, c in enumerate(conditions if isinstance(conditions, list) else []):
+        c = c if isinstance(c, dict) else {}
+        path = f"{fld}[{i}]"
+        ctype = c.get("type") or ""
+        if ctype in seen:
+            causes.append(duplicate_cause(f"{path}.type", ctype))
+        seen.add(ctype)
+        causes += [invalid_cause(f"{path}.type", ctype, msg) for msg in _key_errors(ctype)]
+        if c.get("status") not in ("False", "True", "Unknown"):
+            causes.append(not_supported_cause(f"{path}.status", c.get("status") or "", ("False", "True", "Unknown")))
+        observed = int(c.get("observedGeneration") or 0)
+        if observed < 0:
+            causes.append(invalid_cause(f"{path}.observedGeneration", observed, "must be greater than or equal to zero"))
+        if not c.get("lastTransitionTime"):
+            causes.append(required_cause(f"{path}.lastTransitionTime", "must be set"))
+        reason = c.get("reason") or ""
+        if not reason:
+            causes.append(required_cause(f"{path}.reason", "must be set"))
+        else:
+            if not _CONDITION_REASON.match(reason):
+                causes.append(invalid_cause(f"{path}.reason", reason, CONDITION_REASON_MSG))
+            if len(reason) > 1024:
+                causes.append(too_long_cause(f"{path}.reason", 1024))
+        if len(c.get("message") or "") > 32 * 1024:
+            causes.append(too_long_cause(f"{path}.message", 32 * 1024))
     return causes
 
 
@@ -258,29 +402,50 @@ def validate_kube_finalizers(finalizers: Any, fld: str) -> list[Cause]:
             if isinstance(f, str) and "/" not in f and f not in STANDARD_FINALIZERS]
 
 
+_OWNER_REFERENCES_GO = "[]k8s.io/apimachinery/pkg/apis/meta/v1.OwnerReference"
+_OWNER_REFERENCE_GO = "k8s.io/apimachinery/pkg/apis/meta/v1.OwnerReference"
+
+
+def _group_version(api_version: str) -> tuple[str, str] | None:
+    """`schema.ParseGroupVersion` (None when it fails: more than one slash)."""
+    if not api_version or api_version == "/":
+        return "", ""
+    parts = api_version.split("/")
+    if len(parts) == 1:
+        return "", parts[0]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    return None
+
+
 def validate_owner_references(refs: Any, fld: str) -> list[Cause]:
+    """apimachinery's `ValidateOwnerReferences`."""
     causes: list[Cause] = []
     if not isinstance(refs, list):
         return causes
-    controllers = []
+    controller = ""
     for ref in refs:
         if not isinstance(ref, dict):
             continue
-        api_version = ref.get("apiVersion") or ""
-        kind = ref.get("kind") or ""
-        if not api_version or not kind:
-            causes.append(invalid_cause(fld, api_version + "/" + kind if api_version or kind else "",
-                                        "version must not be empty" if not api_version else "kind must not be empty"))
+        api_version, kind = ref.get("apiVersion") or "", ref.get("kind") or ""
+        gv = _group_version(api_version)
+        if gv is None or not gv[1]:
+            causes.append(invalid_cause(f"{fld}.apiVersion", api_version, "version must not be empty"))
+        if not kind:
+            causes.append(invalid_cause(f"{fld}.kind", kind, "kind must not be empty"))
         if not ref.get("name"):
             causes.append(invalid_cause(f"{fld}.name", ref.get("name") or "", "name must not be empty"))
         if not ref.get("uid"):
             causes.append(invalid_cause(f"{fld}.uid", ref.get("uid") or "", "uid must not be empty"))
+        if gv == ("", "v1") and kind == "Event":
+            causes.append(invalid_typed(fld, _OWNER_REFERENCE_GO, ref, "/v1, Kind=Event is disallowed from being an owner"))
         if ref.get("controller") is True:
-            controllers.append(ref)
-    if len(controllers) > 1:
-        causes.append(invalid_cause(fld, refs, "Only one reference can have Controller set to true. "
-                                    "Found \"true\" in references for " +
-                                    " and ".join(f"{c.get('kind')}/{c.get('name')}" for c in controllers)))
+            if controller:
+                causes.append(invalid_typed(fld, _OWNER_REFERENCES_GO, refs, "Only one reference can have Controller "
+                                            f"set to true. Found \"true\" in references for {controller} and "
+                                            f"{ref.get('name') or ''}"))
+            else:
+                controller = ref.get("name") or ""
     return causes
 
 

@@ -101,8 +101,52 @@ def default_pod_template(template: Any) -> None:
     default_pod_spec(template["spec"])
 
 
+PORT_PROTOCOLS = ("SCTP", "TCP", "UDP")
+
+
+def _validate_container_ports(ports: Any, fld: str) -> list[Cause]:
+    """`validateContainerPorts`."""
+    causes: list[Cause] = []
+    names: set[str] = set()
+    for i, port in enumerate(ports if isinstance(ports, list) else []):
+        if not isinstance(port, dict):
+            continue
+        path = f"{fld}[{i}]"
+        name = port.get("name") or ""
+        if name:
+            msgs = m.is_valid_port_name(name)
+            causes += [m.invalid_cause(f"{path}.name", name, msg) for msg in msgs]
+            if not msgs and name in names:
+                causes.append(m.duplicate_cause(f"{path}.name", name))
+            names.add(name)
+        cp = port.get("containerPort") or 0
+        if cp == 0:
+            causes.append(m.required_cause(f"{path}.containerPort"))
+        elif not 0 < cp < 65536:
+            causes.append(m.invalid_cause(f"{path}.containerPort", cp, "must be between 1 and 65535, inclusive"))
+        hp = port.get("hostPort") or 0
+        if hp and not 0 < hp < 65536:
+            causes.append(m.invalid_cause(f"{path}.hostPort", hp, "must be between 1 and 65535, inclusive"))
+        protocol = port.get("protocol") or ""
+        if not protocol:
+            causes.append(m.required_cause(f"{path}.protocol"))
+        elif protocol not in PORT_PROTOCOLS:
+            causes.append(m.not_supported_cause(f"{path}.protocol", protocol, PORT_PROTOCOLS))
+    return causes
+
+
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
+
+
+def validate_pod_template(template: Any, fld: str) -> list[Cause]:
+    """`ValidatePodTemplateSpec` (its metadata's labels and annotations are named without
+    `metadata`: `spec.template.labels`)."""
+    template = template if isinstance(template, dict) else {}
+    tmeta = template.get("metadata") or {}
+    causes = m.validate_labels(tmeta.get("labels"), f"{fld}.labels")
+    causes += m.validate_annotations(tmeta.get("annotations"), f"{fld}.annotations")
+    return causes + validate_pod_spec(template.get("spec") or {}, f"{fld}.spec")
 
 
 def validate_pod_spec(spec: Any, fld: str, restart_policies: tuple[str, ...] = RESTART_POLICIES) -> list[Cause]:
@@ -126,11 +170,7 @@ def validate_pod_spec(spec: Any, fld: str, restart_policies: tuple[str, ...] = R
             if policy not in ("Always", "IfNotPresent", "Never"):
                 causes.append(m.not_supported_cause(f"{path}.imagePullPolicy", policy or "",
                                                     ("Always", "IfNotPresent", "Never")))
-            for j, port in enumerate(c.get("ports") or []):
-                cp = (port or {}).get("containerPort")
-                if not isinstance(cp, int) or not 0 < cp < 65536:
-                    causes.append(m.invalid_cause(f"{path}.ports[{j}].containerPort", cp or 0,
-                                                  "must be between 1 and 65535, inclusive"))
+            causes += _validate_container_ports(c.get("ports"), f"{path}.ports")
     rp = spec.get("restartPolicy")
     if rp not in restart_policies:
         if rp in RESTART_POLICIES:

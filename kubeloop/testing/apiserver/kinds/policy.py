@@ -1,19 +1,25 @@
-"""policy: PodSecurityPolicy (policy/v1beta1, cluster-scoped) and the policy/v1beta1 view of
-PodDisruptionBudgets.
+"""policy: PodDisruptionBudget (policy/v1, and its policy/v1beta1 view) and PodSecurityPolicy
+(policy/v1beta1, cluster-scoped).
 
-A PodSecurityPolicy is stored and validated; no admission enforces it (1.24's PodSecurityPolicy
-admission plugin is not in the default chain). In policy/v1beta1 an empty PDB selector matches no
+A PodDisruptionBudget is validated as 1.24's `ValidatePodDisruptionBudget` does (ObjectMeta is left
+to the generic checks every kind gets); its status is the disruption controller's
+(`disruption.py`), decremented by evictions. In policy/v1beta1 an empty PDB selector matches no
 pod, where policy/v1's matches every pod: kube-apiserver stores a v1beta1 `{}` as a selector that
 cannot match, and shows that one as `{}` again in v1beta1.
+
+A PodSecurityPolicy is stored and validated; no admission enforces it (1.24's PodSecurityPolicy
+admission plugin is not in the default chain).
 """
 
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from ..resources import ServedResource
 from ..shapes import Cause, Obj
 from . import meta as m
+from .base import KindStrategy
 from .extra import GenericStrategy
 
 RUN_AS_USER = ("MustRunAs", "MustRunAsNonRoot", "RunAsAny")
@@ -22,6 +28,72 @@ GROUP_RULES = ("MayRunAs", "MustRunAs", "RunAsAny")
 #: what a policy/v1beta1 `selector: {}` is stored as (`policy.V1beta1MatchNoneSelector`)
 MATCH_NONE = {"matchExpressions": [{"key": "pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match",
                                     "operator": "Exists"}]}
+_SPEC_GO = "k8s.io/kubernetes/pkg/apis/policy.PodDisruptionBudgetSpec"
+
+
+class PodDisruptionBudgetStrategy(KindStrategy):
+    has_generation = True
+    validates_meta = False
+
+    def initial_status(self, info: ServedResource, obj: Obj) -> Any:
+        return {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}
+
+    def spec_of(self, info: ServedResource, obj: Obj) -> Obj:
+        return obj.get("spec") or {}
+
+    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
+        """`ValidatePodDisruptionBudgetSpec`."""
+        spec = obj.get("spec") or {}
+        causes: list[Cause] = []
+        if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+            causes.append(m.invalid_typed("spec", _SPEC_GO, spec, "minAvailable and maxUnavailable cannot be both set"))
+        for key in ("minAvailable", "maxUnavailable"):
+            value = spec.get(key)
+            if value is not None:
+                causes += m.validate_positive_int_or_percent(value, f"spec.{key}")
+                causes += m.not_more_than_100_percent(value, f"spec.{key}")
+        return causes + m.validate_label_selector(spec.get("selector"), "spec.selector")
+
+    def validate_update_causes(self, info: ServedResource, new: Obj, old: Obj) -> list[Cause]:
+        return self.validate_spec(info, new)
+
+    def validate_status_update(self, info: ServedResource, new: Obj, old: Obj) -> None:
+        """`ValidatePodDisruptionBudgetStatusUpdate` after the generic ObjectMeta checks."""
+        nm, om = new.get("metadata") or {}, old.get("metadata") or {}
+        causes = m.validate_object_meta(nm, info.namespaced, m.validate_path_segment_name, kube=False)
+        causes += m.validate_object_meta_update(nm, om, kube=False)
+        status = new.get("status") or {}
+        causes += m.validate_conditions(status.get("conditions"), "status.conditions")
+        for key in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"):
+            value = int(status.get(key) or 0)
+            if value < 0:
+                causes.append(m.invalid_cause(f"status.{key}", value, "must be greater than or equal to 0"))
+        m.raise_invalid(info, new, causes)
+        self.canonicalize(info, new)
+
+
+def pdb_v1beta1(base: PodDisruptionBudgetStrategy) -> PodDisruptionBudgetStrategy:
+    """The policy/v1beta1 PodDisruptionBudget strategy: `base`'s rules, the selector converted."""
+
+    class PodDisruptionBudgetV1beta1(type(base)):  # type: ignore[misc]
+        def to_storage(self, info: ServedResource, obj: Obj) -> Obj:
+            spec = obj.get("spec")
+            if isinstance(spec, dict) and spec.get("selector") == {}:
+                obj = dict(obj)
+                obj["spec"] = dict(spec, selector=copy.deepcopy(MATCH_NONE))
+            return super().to_storage(info, obj)
+
+        def from_storage(self, info: ServedResource, stored: Obj) -> Obj:
+            stored = super().from_storage(info, stored)
+            spec = stored.get("spec")
+            if isinstance(spec, dict) and spec.get("selector") == MATCH_NONE:
+                stored = dict(stored)
+                stored["spec"] = dict(spec, selector={})
+            return stored
+
+    strategy = copy.copy(base)
+    strategy.__class__ = PodDisruptionBudgetV1beta1
+    return strategy
 
 
 class PodSecurityPolicyStrategy(GenericStrategy):
@@ -45,72 +117,3 @@ class PodSecurityPolicyStrategy(GenericStrategy):
             if rule not in valid:
                 causes.append(m.not_supported_cause(f"spec.{key}.rule", rule, valid))
         return causes
-
-
-def _int_or_percent(fld: str, value: object) -> list[Cause]:
-    """`ValidatePositiveIntOrPercent` and `IsNotMoreThan100Percent`."""
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        return [m.invalid_cause(fld, value, "must be an integer or percentage (e.g '5%%')")]
-    if isinstance(value, int):
-        return [m.invalid_cause(fld, value, "must be greater than or equal to 0")] if value < 0 else []
-    shown = f'intstr.IntOrString{{Type:1, IntVal:0, StrVal:"{value}"}}'
-    if not value.endswith("%") or not value[:-1].isdigit():
-        return [m.invalid_cause_raw(fld, shown, "a valid percent string must be a numeric string followed by an "
-                                                "ending '%' (e.g. '1%',  or '93%', regex used for validation is "
-                                                "'[0-9]+%')")]
-    if int(value[:-1]) > 100:
-        return [m.invalid_cause_raw(fld, shown, "must not be greater than 100%")]
-    return []
-
-
-def _pointer(value: object) -> str:
-    return "(nil)" if value is None else "(0xc000000000)"
-
-
-class PodDisruptionBudgetStrategy(GenericStrategy):
-    """policy/v1 PodDisruptionBudget (`ValidatePodDisruptionBudgetSpec`); its status is the
-    disruption controller's (`disruption.py`), decremented by evictions."""
-
-    def __init__(self) -> None:
-        super().__init__(generation=True, status={"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
-                                                  "expectedPods": 0})
-
-    def validate_spec(self, info: ServedResource, obj: Obj) -> list[Cause]:
-        spec = obj.get("spec") or {}
-        causes: list[Cause] = []
-        minimum, maximum, selector = spec.get("minAvailable"), spec.get("maxUnavailable"), spec.get("selector")
-        if minimum is not None and maximum is not None:
-            shown = (f"policy.PodDisruptionBudgetSpec{{MinAvailable:(*intstr.IntOrString){_pointer(minimum)}, "
-                     f"Selector:(*v1.LabelSelector){_pointer(selector)}, "
-                     f"MaxUnavailable:(*intstr.IntOrString){_pointer(maximum)}}}")
-            causes.append(m.invalid_cause_raw("spec", shown, "minAvailable and maxUnavailable cannot be both set"))
-        for key, value in (("minAvailable", minimum), ("maxUnavailable", maximum)):
-            if value is not None:
-                causes += _int_or_percent(f"spec.{key}", value)
-        if isinstance(selector, dict):
-            causes += m.validate_labels(selector.get("matchLabels"), "spec.selector.matchLabels")
-        return causes
-
-
-def pdb_v1beta1(base: GenericStrategy) -> GenericStrategy:
-    """The policy/v1beta1 PodDisruptionBudget strategy: `base`'s rules, the selector converted."""
-
-    class PodDisruptionBudgetV1beta1(type(base)):  # type: ignore[misc]
-        def to_storage(self, info: ServedResource, obj: Obj) -> Obj:
-            spec = obj.get("spec")
-            if isinstance(spec, dict) and spec.get("selector") == {}:
-                obj = dict(obj)
-                obj["spec"] = dict(spec, selector=copy.deepcopy(MATCH_NONE))
-            return super().to_storage(info, obj)
-
-        def from_storage(self, info: ServedResource, stored: Obj) -> Obj:
-            stored = super().from_storage(info, stored)
-            spec = stored.get("spec")
-            if isinstance(spec, dict) and spec.get("selector") == MATCH_NONE:
-                stored = dict(stored)
-                stored["spec"] = dict(spec, selector={})
-            return stored
-
-    strategy = copy.copy(base)
-    strategy.__class__ = PodDisruptionBudgetV1beta1
-    return strategy

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from functools import lru_cache
@@ -22,12 +23,19 @@ from typing import Any
 
 import orjson
 
+from .. import quantity
 from ..errors import StatusError
+from ..govalues import normalize
+from ..shapes import copy_json
 from .meta import GO_JSON_TYPES, json_kind
 
 
 class DecodeError(Exception):
     """The detail of a decoding failure (becomes `<Kind> in version ... cannot be handled as ...`)."""
+
+
+#: `Node.fill` of a field Go leaves out of its JSON when unset (a pointer, or `omitempty`)
+NO_FILL: Any = object()
 
 
 @dataclass(frozen=True)
@@ -38,9 +46,17 @@ class Node:
     kind: str
     #: Go `omitempty` on a non-pointer field: the zero value is not kept
     omitempty: bool = field(default=False, kw_only=True)
+    #: the Go type decoding errors name, when it is not the one `kind` implies (`v1.Protocol`)
+    go: str = field(default="", kw_only=True)
+    #: what Go's encoder writes for the field when it holds its zero value and the body left it
+    #: out (`""` for a string without omitempty, null for a zero `metav1.Time`, `{}` for a struct);
+    #: `NO_FILL`: nothing (described fields of hand-written structs never fill)
+    fill: Any = field(default=NO_FILL, kw_only=True, compare=False)
 
     @property
     def go_type(self) -> str:
+        if self.go:
+            return self.go
         return {"time": "v1.Time", "microtime": "v1.MicroTime", "bytes": "[]uint8",
                 "intorstr": "intstr.IntOrString", "quantity": "resource.Quantity",
                 "any": "interface {}"}.get(self.kind, self.kind)
@@ -51,10 +67,12 @@ class Struct(Node):
     go_name: str = ""
     fields: dict[str, Node] = field(default_factory=dict)
     open: bool = False
+    #: the fields (and their zero values) Go always encodes: filled in when a body leaves them out
+    fills: Sequence[tuple[str, Any]] = field(default=(), compare=False)
 
     @property
     def go_type(self) -> str:
-        return "v1." + self.go_name
+        return self.go or "v1." + self.go_name
 
 
 @dataclass(frozen=True)
@@ -65,7 +83,7 @@ class Collection(Node):
 
     @property
     def go_type(self) -> str:
-        return ("map[string]" if self.kind == "map" else "[]") + self.elem.go_type
+        return self.go or ("map[string]" if self.kind == "map" else "[]") + self.elem.go_type
 
 
 def struct(go_name: str, open: bool = False, **fields: Node) -> Struct:
@@ -235,15 +253,16 @@ def decode_value(node: Node, value: Any, struct_name: str, path: str) -> Any:
     if k == "float64":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _type_error(value, node, struct_name, path)
-        return value
+        return normalize(value)  # Go writes float64 1.0 as `1`
     if k == "intorstr":
         if isinstance(value, bool) or not isinstance(value, int | str):
             raise _type_error(value, node, struct_name, path)
         return value
     if k == "quantity":
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise DecodeError("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-        return value
+        try:
+            return quantity.normalize(value)  # written back in canonical form: 1.5 -> "1500m"
+        except quantity.QuantityError as e:
+            raise DecodeError(str(e)) from None
     if k in ("time", "microtime"):
         if not isinstance(value, str):
             raise _type_error(value, node, struct_name, path)
@@ -289,7 +308,8 @@ def _decode_memo(node: Node, value: Any, struct_name: str, path: str) -> Any:
 
 
 def decode_struct(node: Struct, obj: dict[str, Any], path: str = "") -> None:
-    """Check, normalize and prune `obj` in place against `node`."""
+    """Check, normalize and prune `obj` in place against `node`; then put in the zero values Go's
+    encoder would write for the fields the body left out (`Struct.fills`)."""
     for key in list(obj):
         sub = node.fields.get(key)
         if sub is None:
@@ -309,6 +329,9 @@ def decode_struct(node: Struct, obj: dict[str, Any], path: str = "") -> None:
             del obj[key]
         else:
             obj[key] = value
+    for key, zero in node.fills:
+        if key not in obj:
+            obj[key] = copy_json(zero) if isinstance(zero, dict | list) else zero
 
 
 def decode_object(node: Struct, obj: dict[str, Any], kind: str, version: str) -> None:

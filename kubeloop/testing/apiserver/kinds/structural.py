@@ -276,33 +276,3 @@ def validate_root(obj: Obj, schema: Schema | None) -> list[Cause]:
     reduced["properties"] = props
     reduced["required"] = [r for r in reduced.get("required") or [] if r not in ("apiVersion", "kind", "metadata")]
     return validate(body, reduced, "")
-
-
-# -- list semantics for server-side apply --------------------------------------------------------
-
-def schema_at(schema: Schema | None, path: tuple[str, ...]) -> Schema | None:
-    """The schema of the value at `path` (field names; list items are traversed implicitly)."""
-    cur = schema
-    for part in path:
-        if not isinstance(cur, dict):
-            return None
-        while cur.get("type") == "array" and isinstance(cur.get("items"), dict):
-            cur = cur["items"]
-        props = cur.get("properties")
-        if isinstance(props, dict) and part in props:
-            cur = props[part]
-        elif isinstance(cur.get("additionalProperties"), dict):
-            cur = cur["additionalProperties"]
-        else:
-            return None
-    return cur
-
-
-def list_info(schema: Schema | None, path: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
-    """`(x-kubernetes-list-type, list-map-keys)` of the list at `path`; atomic by default."""
-    sub = schema_at(schema, path)
-    if not isinstance(sub, dict) or sub.get("type") != "array":
-        return None
-    list_type = str(sub.get("x-kubernetes-list-type") or "atomic")
-    keys = tuple(sub.get("x-kubernetes-list-map-keys") or ())
-    return list_type, keys
