@@ -25,7 +25,6 @@ __all__ = ["go_json_numbers", "semantically_equal"]
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
-_GO_FIXED_LIMIT = 1e21  # Go's encoder writes floats at or above this in exponent form ("1e+21")
 _EXACT = (str, type(None))
 
 
@@ -75,11 +74,14 @@ def go_json_numbers(value: Any) -> Any:
     """``value`` with every float that has an integral value turned into that int, as Go writes it.
 
     A JSON-ready structure in, the same structure out (new dicts and lists only where something
-    changed). Floats of 1e21 and more keep their type: Go writes them in exponent form, which
-    decodes as a float again; NaN and infinities are not JSON and are left to the encoder.
+    changed). Floats outside int64 keep their type: kube-apiserver decodes such a number as
+    float64 however it is written (Go writes those below 1e21 as digits, those above in exponent
+    form), and an integer past 64 bits cannot be encoded by orjson. So this is also what an
+    object becomes once the server has encoded it and decoded it again. NaN and infinities are
+    not JSON and are left to the encoder.
     """
     if type(value) is float:
-        if value.is_integer() and -_GO_FIXED_LIMIT < value < _GO_FIXED_LIMIT:
+        if value.is_integer() and _INT64_MIN <= value <= _INT64_MAX:
             return int(value)
         return value
     if isinstance(value, dict):

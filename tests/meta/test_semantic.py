@@ -51,6 +51,9 @@ def test_integral_floats_are_written_as_go_writes_them() -> None:
     out = go_json_numbers(value)
     assert orjson.dumps(out) == b'{"weight":1,"ratio":0.5,"big":1e+21,"n":[2,3,true,{"x":0}],"s":"1.0"}'
     assert value["weight"] == 1.0 and type(value["weight"]) is float  # the input is not changed
+    # past int64 a number is a float64 however Go writes it, and orjson writes no integer past 64 bits
+    out = go_json_numbers([2.0**64, -(2.0**63), 2.0**63])
+    assert orjson.dumps(out) == b"[1.8446744073709552e+19,-9223372036854775808,9.223372036854776e+18]"
     same = {"a": [1, "x"], "b": 0.5}
     assert go_json_numbers(same) is same  # nothing to change: nothing copied
 

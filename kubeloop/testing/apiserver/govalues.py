@@ -5,16 +5,18 @@ comparison depends on where the values live:
 
 - `GO`: `apiequality.Semantic.DeepEqual` on unstructured content (custom resources): an int64 is
   never equal to a float64, a bool never to a number, a key holding null is not an absent key and
-  null is not `{}`. A custom resource's generation moves on any such difference.
+  null is not `{}`. A custom resource's generation moves on any such difference. This is the
+  runtime's `kubeloop.meta.semantically_equal`, the comparison a client must make too.
 - `TYPED`: the same comparison on decoded Go structs (built-in kinds): a field has one type, so
   numbers compare as numbers, and an absent field, a null and an empty list or map are the one zero
   value (Semantic.DeepEqual takes a nil slice or map for an empty one).
 - `SMD`: structured-merge-diff's `value.Equals` (managedFields, apply): int and float compare as
   numbers, bool is its own kind, null and absent differ.
 
-`normalize` is what a value becomes once Go has encoded it and decoded it again (what an object
-read back from etcd holds): a float with an integral value within int64 range comes back an int64.
-The `sprint_*` functions print values as Go's `fmt` verbs do, for error messages.
+What a value becomes once Go has encoded it and decoded it again (what an object read back from
+etcd holds: a float with an integral value within int64 range comes back an int64) is
+`kubeloop.meta.go_json_numbers`. The `sprint_*` functions print values as Go's `fmt` verbs do,
+for error messages.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from __future__ import annotations
 import math
 from enum import Enum
 from typing import Any
+
+from kubeloop.meta import semantically_equal
 
 
 class Mode(Enum):
@@ -45,6 +49,8 @@ def _empty(v: Any) -> bool:
 
 def equal(a: Any, b: Any, mode: Mode) -> bool:
     """Whether `a` and `b` are the same value under `mode` (see the module docstring)."""
+    if mode is GO:
+        return semantically_equal(a, b)
     if mode is TYPED and _empty(a) and _empty(b):
         return True
     if isinstance(a, dict):
@@ -62,32 +68,8 @@ def equal(a: Any, b: Any, mode: Mode) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if _is_number(a) and _is_number(b):
-        if mode is GO and type(a) is not type(b):
-            return False
         return bool(a == b)
     return type(a) is type(b) and a == b
-
-
-_INT64 = 2**63
-
-
-def normalize(value: Any) -> Any:
-    """`value` as Go's encoder writes it and its decoder (ints preserved) reads it back: integral
-    floats within int64 range become ints. Returns `value` itself when nothing changes."""
-    if isinstance(value, float):
-        if value.is_integer() and -_INT64 <= value < _INT64:
-            return int(value)
-        return value
-    if isinstance(value, dict | list):
-        out: Any = None
-        for k, v in (value.items() if isinstance(value, dict) else enumerate(value)):
-            n = normalize(v)
-            if n is not v:
-                if out is None:
-                    out = dict(value) if isinstance(value, dict) else list(value)
-                out[k] = n
-        return value if out is None else out
-    return value
 
 
 # ---- printing -------------------------------------------------------------------------------------------
@@ -153,16 +135,28 @@ def sprint_sharp_v(value: Any) -> str:
     return sprint_v(value)
 
 
-def type_name(value: Any) -> str:
-    """`fmt.Sprintf("%T")` of an unstructured value."""
+def json_kind(value: Any) -> str:
+    """The JSON kind of a decoded value: null, bool, int, float, string, array or object. The one
+    type switch; each Go or OpenAPI vocabulary for type names is a table over these (`type_name`'s,
+    `kinds.meta.GO_JSON_TYPES`)."""
     if value is None:
-        return "<nil>"
+        return "null"
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
-        return "int64"
+        return "int"
     if isinstance(value, float):
-        return "float64"
+        return "float"
     if isinstance(value, str):
         return "string"
-    return "[]interface {}" if isinstance(value, list) else "map[string]interface {}"
+    return "array" if isinstance(value, list) else "object"
+
+
+#: `fmt.Sprintf("%T")` of each JSON kind of an unstructured value
+_GO_TYPE_NAMES = {"null": "<nil>", "bool": "bool", "int": "int64", "float": "float64", "string": "string",
+                  "array": "[]interface {}", "object": "map[string]interface {}"}
+
+
+def type_name(value: Any) -> str:
+    """`fmt.Sprintf("%T")` of an unstructured value."""
+    return _GO_TYPE_NAMES[json_kind(value)]

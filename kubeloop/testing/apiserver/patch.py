@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 
 from .errors import StatusError, bad_request
-from .govalues import sprint_v
-from .kinds.meta import GO_JSON_TYPES, json_kind
+from .govalues import json_kind, sprint_v
+from .kinds.meta import GO_JSON_TYPES
 from .listtypes import FieldPath, ListType, ListTypes, list_types_for
 from .shapes import Obj
 

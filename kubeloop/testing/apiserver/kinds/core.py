@@ -13,7 +13,7 @@ from kubeloop import meta as kv
 
 from .. import apiwarnings, gojson
 from ..errors import bad_request
-from ..govalues import TYPED, equal
+from ..govalues import TYPED, equal, json_kind
 from ..resources import ServedResource
 from ..shapes import Cause, Obj
 from . import meta as m
@@ -213,7 +213,7 @@ def _json_object_error(encoded: str) -> str | None:
     value = json.loads(raw)
     if isinstance(value, dict) or value is None:
         return None
-    return f"json: cannot unmarshal {m.GO_JSON_TYPES[m.json_kind(value)]} into Go value of type map[string]interface {{}}"
+    return f"json: cannot unmarshal {m.GO_JSON_TYPES[json_kind(value)]} into Go value of type map[string]interface {{}}"
 
 
 SECRET_TYPE_KEYS = {

@@ -11,8 +11,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubeloop.meta import go_json_numbers
+
 from ..errors import bad_request, internal_error, invalid
-from ..govalues import GO, equal, normalize, sprint_v
+from ..govalues import GO, equal, json_kind, sprint_v
 from ..resources import ServedResource, Strategy
 from ..shapes import Cause, Obj, copy_json
 from . import meta as m
@@ -39,7 +41,7 @@ def _normalize(obj: Obj) -> None:
     float64 is written `1` and read back an int64), after the strategy compared it with the old one."""
     for k, v in obj.items():
         if k != "metadata":
-            obj[k] = normalize(v)
+            obj[k] = go_json_numbers(v)
 
 
 def _set_path(obj: Obj, json_path: str, value: Any) -> None:
@@ -136,7 +138,7 @@ class CustomResourceStrategy(Strategy):
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
                 causes.append(m.invalid_cause_raw(path, "0", f"{path} accessor error: {sprint_v(value)} is of the "
-                                                  f"type {_UNSTRUCTURED_TYPES[m.json_kind(value)]}, expected int64"))
+                                                  f"type {_UNSTRUCTURED_TYPES[json_kind(value)]}, expected int64"))
             elif value < 0:
                 causes.append(m.invalid_cause(path, value, "should be a non-negative integer"))
             elif value > 2**31 - 1:
@@ -145,7 +147,7 @@ class CustomResourceStrategy(Strategy):
         sel = _get_path(obj, sel_path) if sel_path else None
         if sel is not None and not isinstance(sel, str):
             causes.append(m.invalid_cause_raw(sel_path, '""', f"{sel_path} accessor error: {sprint_v(sel)} is of "
-                                              f"the type {_UNSTRUCTURED_TYPES[m.json_kind(sel)]}, expected string"))
+                                              f"the type {_UNSTRUCTURED_TYPES[json_kind(sel)]}, expected string"))
         return causes
 
     def validate_create(self, info: ServedResource, obj: Obj) -> None:

@@ -51,22 +51,6 @@ def go_repr(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def json_kind(value: Any) -> str:
-    """The JSON kind of a decoded value: null, bool, int, float, string, array or object. The one
-    type switch; each Go or OpenAPI vocabulary for type names is a table over these (`GO_JSON_TYPES`)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
 # How encoding/json names a JSON value in an UnmarshalTypeError.
 GO_JSON_TYPES = {"null": "null", "bool": "bool", "int": "number", "float": "number", "string": "string",
                  "array": "array", "object": "object"}

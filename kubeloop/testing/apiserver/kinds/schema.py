@@ -23,11 +23,13 @@ from typing import Any
 
 import orjson
 
+from kubeloop.meta import go_json_numbers
+
 from .. import quantity
 from ..errors import StatusError
-from ..govalues import normalize
+from ..govalues import json_kind
 from ..shapes import copy_json
-from .meta import GO_JSON_TYPES, json_kind
+from .meta import GO_JSON_TYPES
 
 
 class DecodeError(Exception):
@@ -253,7 +255,7 @@ def decode_value(node: Node, value: Any, struct_name: str, path: str) -> Any:
     if k == "float64":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _type_error(value, node, struct_name, path)
-        return normalize(value)  # Go writes float64 1.0 as `1`
+        return go_json_numbers(value)  # Go writes float64 1.0 as `1`
     if k == "intorstr":
         if isinstance(value, bool) or not isinstance(value, int | str):
             raise _type_error(value, node, struct_name, path)

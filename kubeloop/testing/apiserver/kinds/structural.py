@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from ..govalues import json_kind
 from ..shapes import Cause, Obj
 from . import meta as m
 
@@ -116,7 +117,7 @@ _OPENAPI_TYPES = {"null": "null", "bool": "boolean", "int": "integer", "float": 
 
 def json_type(value: Any) -> str:
     """The OpenAPI type of a decoded value; an integral float is an integer, as schema validation sees it."""
-    kind = m.json_kind(value)
+    kind = json_kind(value)
     if kind == "float" and value.is_integer():
         return "integer"
     return _OPENAPI_TYPES[kind]
