@@ -34,11 +34,12 @@ test: lint
 test-bare: venv
 	KUBELOOP_TEST_EMULATOR=bare $(PYTEST)
 
-# The emulator is Kubernetes 1.24 unless told otherwise; the watch and cache tests again with the
-# streaming lists of later versions switched on (the WatchList feature gate), so the runtime is
-# tested on both paths: the LIST a 1.24 cluster needs, and the streaming list.
+# The emulator is Kubernetes 1.24 unless told otherwise; the suite again with the streaming lists of
+# later versions switched on (the WatchList feature gate), so the runtime (informers, and the
+# controllers, manager and webhooks over them) is tested on both paths: the LIST a 1.24 cluster
+# needs, and the streaming list. On two cores: 1,400 tests in 2 min 35 s with `-n 2`.
 test-watchlist: venv
-	KUBELOOP_TEST_FEATURE_GATES=WatchList=true $(PYTEST) tests/watch tests/cache tests/testing/test_apiserver_watch.py
+	KUBELOOP_TEST_FEATURE_GATES=WatchList=true $(PYTEST)
 
 # The peer benchmark smoke test (kubeloop vs kopf vs bare; installs kopf from PyPI on first run).
 # `-m peers` on the command line overrides the default `-m 'not peers'` from pyproject's addopts.
