@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Unpack
+from typing import Any, Unpack
 
 from kubeloop.client import (
     ALL_NAMESPACES,
@@ -23,13 +23,14 @@ from kubeloop.client import (
     Client,
     ListKeywords,
     ListOptions,
+    ListStream,
     ResourceLike,
     WatchEvent,
     WatchStream,
 )
 from kubeloop.watch import ListPage
 
-__all__ = ["ClientSource", "ClientWatch"]
+__all__ = ["ClientList", "ClientSource", "ClientWatch"]
 
 
 class ClientSource:
@@ -80,6 +81,13 @@ class ClientSource:
             self.on_success()
         return ListPage(page.items, page.resource_version, page.continue_token)
 
+    def list_stream(self, *, limit: int | None, continue_token: str | None, resource_version: str | None,
+                    resource_version_match: str | None) -> ClientList:
+        """One LIST read item by item as it arrives (see `ClientList`); what the watcher uses."""
+        options = dataclasses.replace(self.options, limit=limit, resource_version=resource_version,
+                                      resource_version_match=resource_version_match)
+        return ClientList(self, options, continue_token)
+
     def watch(self, *, resource_version: str | None, resource_version_match: str | None,
               timeout_seconds: int, allow_bookmarks: bool, send_initial_events: bool) -> ClientWatch:
         """One WATCH, connected on `open()` or first use (see `ClientWatch`)."""
@@ -101,6 +109,58 @@ class ClientSource:
         if self.on_success is not None:
             self.on_success()
         return stream
+
+
+class ClientList:
+    """One LIST of a `ClientSource` read as it arrives: the client's `ListStream` behind the
+    source's discovery and error hooks (items get `kind`/`apiVersion`, as `list_page` gives them)."""
+
+    def __init__(self, source: ClientSource, options: ListOptions, continue_token: str | None) -> None:
+        self._source = source
+        self._options = options
+        self._continue = continue_token
+        self._stream: ListStream | None = None
+        self.resource_version = ""
+        self.continue_token: str | None = None
+
+    async def open(self) -> ClientList:
+        """Resolve the resource and send the request (raises what the client raises)."""
+        if self._stream is not None:
+            return self
+        source = self._source
+        try:
+            res = await source._resolve()
+            stream = source.client.list_stream(res, self._options, continue_token=self._continue)
+            self._stream = stream
+            await stream.open()
+        except Exception as exc:
+            source._failed("list", exc)
+            raise
+        if source.on_success is not None:
+            source.on_success()
+        return self
+
+    async def batches(self) -> list[dict[str, Any]]:
+        """See `ListStream.batches`; at the end, `resource_version` and `continue_token` are set."""
+        stream = self._stream
+        if stream is None:
+            await self.open()
+            stream = self._stream
+            assert stream is not None
+        try:
+            items = await stream.batches()
+        except Exception as exc:
+            self._source._failed("list", exc)
+            raise
+        if not items:
+            self.resource_version, self.continue_token = stream.resource_version, stream.continue_token
+        return items
+
+    async def aclose(self) -> None:
+        """Close the connection."""
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await stream.aclose()
 
 
 class ClientWatch:

@@ -23,6 +23,7 @@ from typing import Any, Literal, Unpack
 import aiohttp
 import orjson
 
+from kubeloop.client._list_stream import ListStream
 from kubeloop.client._mapper import RESTMapper
 from kubeloop.client._objects import ObjectList, Page, dumps
 from kubeloop.client._options import ListKeywords, ListOptions
@@ -305,19 +306,9 @@ class Client:
         opts = ListOptions.merged(options, keywords)
         res = await self.resolve(resource)
         path = res.path(self._namespace(res, opts.namespace, allow_all=True))
-        params = _selector_params(opts.label_selector, opts.field_selector)
-        if opts.limit:
-            params["limit"] = str(opts.limit)
-        if continue_token:
-            params["continue"] = continue_token
-        else:
-            if opts.resource_version is not None:
-                params["resourceVersion"] = opts.resource_version
-            if opts.resource_version_match is not None:
-                params["resourceVersionMatch"] = opts.resource_version_match
         accept = ACCEPT_META_LIST if opts.metadata_only else ACCEPT_JSON
-        _, data = await self.transport.request("GET", path, params=params, accept=accept,
-                                               throttle=not continue_token)
+        _, data = await self.transport.request("GET", path, params=self._list_params(opts, continue_token),
+                                               accept=accept, throttle=not continue_token)
         body = orjson.loads(data)
         meta = body.get("metadata") or {}
         items = body.get("items") or []
@@ -330,6 +321,46 @@ class Client:
                     item["apiVersion"] = api_version
         return Page(items, str(meta.get("resourceVersion", "")), meta.get("continue") or None,
                     meta.get("remainingItemCount"), list_kind, api_version)
+
+    @staticmethod
+    def _list_params(opts: ListOptions, continue_token: str | None) -> dict[str, str]:
+        """A LIST's query: selectors, `limit`, and `continue` or the resourceVersion asked for."""
+        params = _selector_params(opts.label_selector, opts.field_selector)
+        if opts.limit:
+            params["limit"] = str(opts.limit)
+        if continue_token:
+            params["continue"] = continue_token
+        else:
+            if opts.resource_version is not None:
+                params["resourceVersion"] = opts.resource_version
+            if opts.resource_version_match is not None:
+                params["resourceVersionMatch"] = opts.resource_version_match
+        return params
+
+    def list_stream(self, resource: ResourceLike, options: ListOptions | None = None, *,
+                    continue_token: str | None = None, fill_kind: bool = True,
+                    **keywords: Unpack[ListKeywords]) -> ListStream:
+        """One LIST request read item by item as it arrives (`ListStream`): what `list_page` asks,
+        for a caller that stores each object while the rest is on the wire; use
+        ``async with client.list_stream(...) as s:`` and ``await s.batches()`` until it returns [].
+
+        A list served from the watch cache (``resource_version="0"``) is one response whatever
+        its size; this reads it without holding it whole, bytes or objects."""
+        opts = ListOptions.merged(options, keywords)
+        accept = ACCEPT_META_LIST if opts.metadata_only else ACCEPT_JSON
+        params = self._list_params(opts, continue_token)
+        stream: ListStream
+
+        async def opener() -> aiohttp.ClientResponse:
+            res = await self.resolve(resource)
+            if fill_kind:
+                stream.set_kind(res.kind, res.api_version)
+            path = res.path(self._namespace(res, opts.namespace, allow_all=True))
+            return await self.transport.open_stream(path, params=params, accept=accept, watch=False,
+                                                    throttle=not continue_token)
+
+        stream = ListStream(opener)
+        return stream
 
     async def list_pages(self, resource: ResourceLike, options: ListOptions | None = None, *,
                          fill_kind: bool = True, **keywords: Unpack[ListKeywords]) -> AsyncIterator[Page]:

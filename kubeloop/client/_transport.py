@@ -194,10 +194,13 @@ class Transport:
         params: Params = None,
         accept: str = "application/json",
         inactivity_timeout: float | None = None,
+        watch: bool = True,
+        throttle: bool = True,
     ) -> aiohttp.ClientResponse:
-        """Open a GET whose body is read incrementally (watch). The caller closes the response."""
+        """Open a GET whose body is read incrementally (a watch; with ``watch=False`` a LIST read
+        as it arrives, on the pooled session). The caller closes the response."""
         resp = await self._send("GET", path, params=params, body=None, content_type=None, accept=accept,
-                                stream=True, inactivity_timeout=inactivity_timeout)
+                                stream=True, inactivity_timeout=inactivity_timeout, watch=watch, throttle=throttle)
         assert isinstance(resp, aiohttp.ClientResponse)
         return resp
 
@@ -214,12 +217,13 @@ class Transport:
         request_timeout: float | None = None,
         inactivity_timeout: float | None = None,
         throttle: bool = True,
+        watch: bool = True,
     ) -> tuple[int, bytes] | aiohttp.ClientResponse:
         url = self.config.server + path
         policy = self.retry
         attempt = 0
         reauthenticated = False
-        session, client_timeout = self._session_for(stream, request_timeout, inactivity_timeout)
+        session, client_timeout = self._session_for(stream, request_timeout, inactivity_timeout, watch)
         while True:
             attempt += 1
             if self.limiter is not None and (throttle or attempt > 1):
@@ -258,13 +262,18 @@ class Transport:
                 continue
             raise error_from_response(status, data, retry_after=retry_after)
 
-    def _session_for(self, stream: bool, request_timeout: float | None,
-                     inactivity_timeout: float | None) -> tuple[aiohttp.ClientSession, aiohttp.ClientTimeout]:
+    def _session_for(self, stream: bool, request_timeout: float | None, inactivity_timeout: float | None,
+                     watch: bool = True) -> tuple[aiohttp.ClientSession, aiohttp.ClientTimeout]:
         """Watches get their own session without a connection limit (each holds one open) and no
-        total timeout, only an inactivity one; requests get the request timeout."""
-        if stream:
+        total timeout, only an inactivity one; requests get the request timeout. A LIST read as
+        it arrives takes a pooled connection and no total timeout (a large one takes as long as
+        its bytes do), but fails after the request timeout without a byte."""
+        if stream and watch:
             return self.watch_session(), aiohttp.ClientTimeout(total=None, connect=self.timeout,
                                                                sock_read=inactivity_timeout)
+        if stream:
+            return self.session(), aiohttp.ClientTimeout(total=None, connect=self.timeout,
+                                                         sock_read=inactivity_timeout or self.timeout)
         timeout = self._request_timeout if request_timeout is None else aiohttp.ClientTimeout(total=request_timeout)
         return self.session(), timeout
 
@@ -277,6 +286,7 @@ class Transport:
             delay = self.retry.delay(attempt)
             log.debug("retrying %s %s in %.2fs after %r", method, url, delay, exc)
             return delay
-        if isinstance(exc, TimeoutError) and not isinstance(exc, aiohttp.ClientError):
-            raise RequestTimeoutError(f"{method} {url}: timed out after {client_timeout.total}s") from exc
+        if isinstance(exc, TimeoutError):  # the total timeout, or no byte for sock_read seconds (a stream)
+            limit = client_timeout.total if client_timeout.total is not None else client_timeout.sock_read
+            raise RequestTimeoutError(f"{method} {url}: timed out after {limit}s") from exc
         raise ClientConnectionError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc

@@ -43,7 +43,9 @@ def cm(name: str, value: str = "1") -> dict[str, Any]:
     return builders.label(builders.cm(name, {"v": value}))
 
 
-FAST = WatchConfig(page_size=2, backoff_initial=0.02, backoff_max=0.1, watch_timeout=(30, 30))
+FAST = WatchConfig(page_size=2, list_semantic=ListSemantic.MOST_RECENT, backoff_initial=0.02, backoff_max=0.1,
+                   watch_timeout=(30, 30))
+"""Quorum reads in pages of 2 (a list from the watch cache, the default, is one response)."""
 
 
 async def live(client: Client, ns: str) -> dict[str, str]:
