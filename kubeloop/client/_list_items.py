@@ -185,6 +185,8 @@ class ListItemSplitter:
                 return False
         if self._key == "items":
             if buf[pos:pos + 1] != b"[":
+                if len(buf) - pos < 4 and b"null".startswith(buf[pos:]) and not final:
+                    return False
                 if buf[pos:pos + 4] == b"null":
                     self._pos = pos + 4
                     self._key = ""

@@ -21,8 +21,9 @@ from kubeloop.client._errors import ClientConnectionError, MalformedListResponse
 from kubeloop.client._list_items import ListItemSplitter
 
 FEED_SIZE = 16 * 1024
-"""Bytes given to the splitter at a time (a socket read may bring 256 KiB). Each feed's items are
-decoded and then handed out together: measured on 10,000 Pods of 7.9 KiB, decoding 64 KiB at a
+"""Bytes given to the splitter at a time (a socket read may bring 256 KiB); each slice's items are
+handed out before the next slice is decoded, so they are stored and dropped while few objects are
+alive: measured on 10,000 Pods of 7.9 KiB, decoding 64 KiB at a
 time cost about twice the CPU per item of 4-16 KiB (the decoded objects of a larger batch no
 longer fit the CPU's cache together), while ConfigMaps of 1.4 KiB decoded alike at 4-64 KiB."""
 
@@ -47,6 +48,8 @@ class ListStream:
         self._fill: tuple[str, str] | None = None
         self._done = False
         self._error: MalformedListResponse | None = None
+        self._chunk = b""  # the socket's last read, fed to the splitter a slice at a time
+        self._at = 0
         self.resource_version = ""
         self.continue_token: str | None = None
         self.remaining_item_count: int | None = None
@@ -93,35 +96,48 @@ class ListStream:
                 return []
             await self.open()
         while True:
-            resp = self._resp
-            if resp is None:
-                return []
-            try:
-                chunk = await resp.content.readany()
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                await self.aclose()
-                why = "no data within the timeout" if isinstance(exc, TimeoutError) else str(exc) or type(exc).__name__
-                raise ListConnectionLost(f"list connection lost after {splitter.items_seen} items: {why}") from exc
-            items: list[Any] = []
-            try:
+            chunk, at = self._chunk, self._at
+            if at >= len(chunk):
+                resp = self._resp
+                if resp is None:
+                    return []
+                try:
+                    chunk = await resp.content.readany()
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    await self.aclose()
+                    why = "no data within the timeout" if isinstance(exc, TimeoutError) else str(exc) or type(exc).__name__
+                    raise ListConnectionLost(f"list connection lost after {splitter.items_seen} items: {why}") from exc
+                at = 0
                 if not chunk:
-                    items = splitter.close()
+                    self._chunk, self._at = b"", 0
+                    items = self._split(splitter.close, None)
                     self._finish()
                     self._resp = None
                     self._done = True
                     resp.release()
-                else:
-                    for start in range(0, len(chunk), FEED_SIZE):
-                        items.extend(splitter.feed(chunk[start:start + FEED_SIZE]))
-            except MalformedListResponse as exc:
-                await self.aclose()
-                items.extend(splitter.pending)
-                splitter.pending = []
-                if not items:
-                    raise
-                self._error = exc  # the items before the fault first; the fault on the next call
+                    return self._filled(items)
+            # one slice at a time: its items go to the caller before the next slice is decoded
+            self._chunk, self._at = chunk, at + FEED_SIZE
+            items = self._split(splitter.feed, chunk[at:at + FEED_SIZE])
             if items:
                 return self._filled(items)
+
+    def _split(self, step: Callable[..., list[Any]], data: bytes | None) -> list[Any]:
+        """``step(data)`` (or ``step()``), a splitter's; on a malformed item keep the fault for the
+        next call if items came before it (they are returned first)."""
+        try:
+            return step() if data is None else step(data)
+        except MalformedListResponse as exc:
+            self._chunk, self._at = b"", 0
+            self._resp, resp = None, self._resp
+            self._done = True
+            if resp is not None:
+                resp.close()
+            items, self._splitter.pending = self._splitter.pending, []
+            if not items:
+                raise
+            self._error = exc
+            return items
 
     def _filled(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         fill = self._fill
