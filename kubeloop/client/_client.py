@@ -129,6 +129,9 @@ class Client:
     watches (default 30; watches take `inactivity_timeout`). `retry`: retry policy for
     429/5xx/connection errors (see `kubeloop.client._retry`). `user_agent`, `connection_limit`
     (pooled connections for ordinary requests, default 100), `trust_env` (proxy variables).
+    `compression`: ask for gzip-compressed responses (default: not from a server on this host or
+    from inside the cluster, where the server's compressing costs more than the bytes it saves;
+    see `kubeloop.client._transport.nearby`).
     """
 
     def __init__(self, config: ClusterConfig, **options: Unpack[TransportOptions]) -> None:

