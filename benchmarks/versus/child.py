@@ -22,6 +22,9 @@ LABEL = "peers/group"
 LOAD_CHEAP_LIMIT_ENV = "VERSUS_LOAD_CHEAP_LIMIT"
 """Set by ``--load-cheap-limit``: kubeloop's informers' `load_cheap_limit` (unset: the library's)."""
 
+COMPRESSION_ENV = "VERSUS_COMPRESSION"
+"""Set by ``--compression``: kubeloop's `Client(compression=...)`, "on", "off" or "auto" (the default)."""
+
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 

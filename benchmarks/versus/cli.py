@@ -42,9 +42,9 @@ import orjson
 from benchmarks.peers import seed
 from benchmarks.peers.emulator import Emulator
 from benchmarks.peers.runner import compile_sources
-from benchmarks.versus import client_go, instructions
+from benchmarks.versus import client_go, instructions, objects
 from benchmarks.versus.chart import write_chart
-from benchmarks.versus.child import LOAD_CHEAP_LIMIT_ENV
+from benchmarks.versus.child import COMPRESSION_ENV, LOAD_CHEAP_LIMIT_ENV
 from benchmarks.versus.run import ROOT, SIDES, Side, write_and_wait
 from kubeloop.client import Client, NotFound
 from kubeloop.config import load_kubeconfig
@@ -65,6 +65,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--objects", type=int, default=10_000, help="objects per kind (10000)")
     p.add_argument("--runs", type=int, default=3, help="runs of each measurement per side (3)")
     p.add_argument("--kinds", default=",".join(KINDS), help="kinds for warm-up and memory (configmaps,pods)")
+    p.add_argument("--objects-kind", choices=objects.KINDS, default="realistic",
+                   help="realistic objects (default) or the peers benchmark's hash-derived ones (random)")
     p.add_argument("--rate", type=float, default=400.0, help="changes/s for CPU per event (400)")
     p.add_argument("--seconds", type=float, default=5.0, help="seconds of changes per CPU run (5)")
     p.add_argument("--keys", type=int, default=200, help="ConfigMaps the writer cycles through (200)")
@@ -80,6 +82,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--load-cheap-limit", type=float, default=None, metavar="BYTES",
                    help="kubeloop's Informer.load_cheap_limit (default: the library's, 64 MiB; 0 compresses "
                         "every listed object as it arrives, inf none)")
+    p.add_argument("--compression", choices=("auto", "on", "off"), default="auto",
+                   help="kubeloop's Client(compression=...): auto (the default: none from a server on this host "
+                        "or from inside its cluster), on (gzip, as client-go and the bare loop ask) or off")
     p.add_argument("--profile", type=Path, default=None,
                    help="run every side under cProfile, keep DIR/<side>-<mode>-<kind>.pstats, print the top functions")
     p.add_argument("--out", type=Path, default=None, help="JSON (default benchmarks/results/versus.json, "
@@ -99,14 +104,18 @@ def med(values: list[float]) -> float:
 # ---------------------------------------------------------------------------------------- objects
 
 
-async def seed_objects(kubeconfig: str, n: int, kinds: list[str], keys: int) -> dict[str, str]:
+async def seed_objects(kubeconfig: str, n: int, kinds: list[str], keys: int,
+                       objects_kind: str = "realistic") -> dict[str, str]:
     """Create the objects (idempotent); returns the namespace per kind."""
-    namespaces = {kind: f"versus-{kind}-{n}" for kind in kinds}
-    make = {"configmaps": seed.configmap, "pods": seed.pod}
+    namespaces = {kind: objects.namespace(objects_kind, kind, n) for kind in kinds}
+    make = objects.makers(objects_kind)
     async with Client(load_kubeconfig(kubeconfig), qps=None, timeout=120) as client:
         for kind, ns in namespaces.items():
             existing = len((await client.list(RESOURCES[kind], namespace=ns)).items) if await exists(client, ns) else 0
             if existing < n:
+                await seed.namespace(client, ns)
+                if kind == "pods":
+                    await default_service_account(client, ns)
                 await seed.create_many(client, ns, [make[kind](i) for i in range(n)])
         churn = []
         for i in range(keys):
@@ -115,6 +124,20 @@ async def seed_objects(kubeconfig: str, n: int, kinds: list[str], keys: int) -> 
             churn.append(cm)
         await seed.create_many(client, CHURN_NS, churn)
     return namespaces
+
+
+async def default_service_account(client: Client, ns: str) -> None:
+    """Wait (up to a minute) for a new namespace's `default` ServiceAccount (a real cluster's
+    controller makes it; until then its admission refuses Pods)."""
+    deadline = time.monotonic() + 60.0
+    while True:
+        try:
+            await client.get("v1/ServiceAccount", "default", namespace=ns)
+            return
+        except NotFound:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
 
 
 async def exists(client: Client, ns: str) -> bool:
@@ -206,7 +229,7 @@ def run(a: argparse.Namespace, kubeconfig: str, workdir: Path) -> dict[str, Any]
     phases = set(a.phases.split(","))
     compile_sources()
     t = time.perf_counter()
-    namespaces = asyncio.run(seed_objects(kubeconfig, a.objects, kinds, a.keys))
+    namespaces = asyncio.run(seed_objects(kubeconfig, a.objects, kinds, a.keys, a.objects_kind))
     sizes = asyncio.run(json_sizes(kubeconfig, namespaces))
     print(f"seeded in {time.perf_counter() - t:.1f}s: " + ", ".join(
         f"{k} {v['objects']} x {v['bytes_per_object']:.0f} B" for k, v in sizes.items()), flush=True)
@@ -380,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parse(argv)
     if a.load_cheap_limit is not None:  # read by kubeloop's side (each side inherits the environment)
         os.environ[LOAD_CHEAP_LIMIT_ENV] = repr(a.load_cheap_limit)
+    os.environ[COMPRESSION_ENV] = a.compression
     if a.scale is not None:
         from benchmarks.versus.scale import main as scale_main
         return scale_main(a)

@@ -16,6 +16,7 @@ from collections.abc import Mapping  # noqa: E402
 from typing import Any  # noqa: E402
 
 from benchmarks.versus.child import (  # noqa: E402
+    COMPRESSION_ENV,
     LABEL,
     LOAD_CHEAP_LIMIT_ENV,
     answer_marks,
@@ -64,7 +65,8 @@ async def main() -> None:
     mode, kind, namespace, kubeconfig = args()
     resource = resource_of(kind)
     emit("imported", t_start=T_START, t_imported=T_IMPORTED)
-    async with await Client.from_kubeconfig(kubeconfig) as client:
+    compression = {"on": True, "off": False}.get(os.environ.get(COMPRESSION_ENV, "auto"))
+    async with await Client.from_kubeconfig(kubeconfig, compression=compression) as client:
         base = 0
         traced = mode == "traced"
         if mode != "warmup":
