@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any, Unpack
+from typing import Any, TypeVar, Unpack
 
 from kubeloop.client import (
     ALL_NAMESPACES,
@@ -31,6 +31,8 @@ from kubeloop.client import (
 from kubeloop.watch import ListPage
 
 __all__ = ["ClientList", "ClientSource", "ClientWatch"]
+
+T = TypeVar("T")
 
 
 class ClientSource:
@@ -62,6 +64,17 @@ class ClientSource:
         self.api_resource = res
         return res
 
+    async def _call(self, verb: str, request: Callable[[ApiResource], Awaitable[T]]) -> T:
+        """``request`` on the resolved resource, through the error and success hooks."""
+        try:
+            result = await request(await self._resolve())
+        except Exception as exc:
+            self._failed(verb, exc)
+            raise
+        if self.on_success is not None:
+            self.on_success()
+        return result
+
     def _failed(self, verb: str, exc: BaseException) -> None:
         if self.on_error is not None:
             self.on_error(verb, exc)
@@ -69,16 +82,9 @@ class ClientSource:
     async def list_page(self, *, limit: int | None, continue_token: str | None, resource_version: str | None,
                         resource_version_match: str | None) -> ListPage:
         """One LIST page (items get `kind`/`apiVersion`, as watch events carry them)."""
-        try:
-            res = await self._resolve()
-            page = await self.client.list_page(
-                res, self.options, continue_token=continue_token, limit=limit,
-                resource_version=resource_version, resource_version_match=resource_version_match)
-        except Exception as exc:
-            self._failed("list", exc)
-            raise
-        if self.on_success is not None:
-            self.on_success()
+        page = await self._call("list", lambda res: self.client.list_page(
+            res, self.options, continue_token=continue_token, limit=limit, resource_version=resource_version,
+            resource_version_match=resource_version_match))
         return ListPage(page.items, page.resource_version, page.continue_token)
 
     def list_stream(self, *, limit: int | None, continue_token: str | None, resource_version: str | None,
@@ -97,18 +103,9 @@ class ClientSource:
 
     async def _connect(self, *, resource_version: str | None, timeout_seconds: int, allow_bookmarks: bool,
                        send_initial_events: bool) -> WatchStream:
-        try:
-            res = await self._resolve()
-            stream = self.client.watch(
-                res, self.options, allow_bookmarks=allow_bookmarks, timeout_seconds=timeout_seconds,
-                send_initial_events=send_initial_events, resource_version=resource_version)
-            await stream.open()
-        except Exception as exc:
-            self._failed("watch", exc)
-            raise
-        if self.on_success is not None:
-            self.on_success()
-        return stream
+        return await self._call("watch", lambda res: self.client.watch(
+            res, self.options, allow_bookmarks=allow_bookmarks, timeout_seconds=timeout_seconds,
+            send_initial_events=send_initial_events, resource_version=resource_version).open())
 
 
 class ClientList:
@@ -128,16 +125,8 @@ class ClientList:
         if self._stream is not None:
             return self
         source = self._source
-        try:
-            res = await source._resolve()
-            stream = source.client.list_stream(res, self._options, continue_token=self._continue)
-            self._stream = stream
-            await stream.open()
-        except Exception as exc:
-            source._failed("list", exc)
-            raise
-        if source.on_success is not None:
-            source.on_success()
+        self._stream = await source._call("list", lambda res: source.client.list_stream(
+            res, self._options, continue_token=self._continue).open())
         return self
 
     async def batches(self) -> list[dict[str, Any]]:

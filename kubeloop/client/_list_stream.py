@@ -12,13 +12,13 @@ than a few decoded objects and one unfinished item's bytes. Once the items end, 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from types import TracebackType
 from typing import Any
 
 import aiohttp
 
 from kubeloop.client._errors import ClientConnectionError, MalformedListResponse
 from kubeloop.client._list_items import ListItemSplitter
+from kubeloop.client._response import ResponseStream
 
 FEED_SIZE = 16 * 1024
 """Bytes given to the splitter at a time (a socket read may bring 256 KiB); each slice's items are
@@ -32,7 +32,7 @@ class ListConnectionLost(ClientConnectionError):
     """The connection broke (or went silent) before the list response ended."""
 
 
-class ListStream:
+class ListStream(ResponseStream):
     """An open LIST response: ``await open()``, then ``await batches()`` until it returns [];
     then `resource_version`, `continue_token`, `remaining_item_count` and `kind` are set.
 
@@ -42,11 +42,9 @@ class ListStream:
     """
 
     def __init__(self, opener: Callable[[], Awaitable[aiohttp.ClientResponse]]) -> None:
-        self._opener = opener
-        self._resp: aiohttp.ClientResponse | None = None
+        super().__init__(opener)
         self._splitter = ListItemSplitter()
         self._fill: tuple[str, str] | None = None
-        self._done = False
         self._error: MalformedListResponse | None = None
         self._chunk = b""  # the socket's last read, fed to the splitter a slice at a time
         self._at = 0
@@ -59,26 +57,6 @@ class ListStream:
     def set_kind(self, kind: str, api_version: str) -> None:
         """Give items lacking ``kind``/``apiVersion`` these (unless the list names its own kind)."""
         self._fill = (kind, api_version)
-
-    async def open(self) -> ListStream:
-        """Send the request (raises the typed `ApiError` if the server refuses the list)."""
-        if self._resp is None and not self._done:
-            self._resp = await self._opener()
-        return self
-
-    async def __aenter__(self) -> ListStream:
-        return await self.open()
-
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the connection (a list closed before its end cannot reuse it)."""
-        self._done = True
-        resp, self._resp = self._resp, None
-        if resp is not None:
-            resp.close()
 
     @property
     def items_seen(self) -> int:
@@ -129,10 +107,7 @@ class ListStream:
             return step() if data is None else step(data)
         except MalformedListResponse as exc:
             self._chunk, self._at = b"", 0
-            self._resp, resp = None, self._resp
-            self._done = True
-            if resp is not None:
-                resp.close()
+            self._close()
             items, self._splitter.pending = self._splitter.pending, []
             if not items:
                 raise

@@ -25,6 +25,7 @@ from kubeloop.config import ClusterConfig
 from kubeloop.testing import TestCluster
 
 from ..builders import MINE, cm, label
+from .stub_server import serve
 
 
 async def collect(stream: AsyncIterator[WatchEvent], count: int, *, skip_bookmarks: bool = True,
@@ -193,17 +194,8 @@ async def raw_server(chunks: list[bytes]) -> AsyncIterator[str]:
         await resp.write_eof()
         return resp
 
-    app = web.Application()
-    app.router.add_get("/api/v1/namespaces/default/configmaps", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serve(handler, "/api/v1/namespaces/default/configmaps") as url:
+        yield url
 
 
 def line(etype: str, name: str, rv: int, pad: int = 0) -> bytes:

@@ -13,6 +13,8 @@ from kubeloop.client import Client
 from kubeloop.client._transport import nearby
 from kubeloop.config import ClusterConfig
 
+from .stub_server import serve
+
 
 @pytest.mark.parametrize("server, source, near", [
     ("https://127.0.0.1:6443", "", True),
@@ -35,16 +37,8 @@ async def echo_encoding() -> AsyncIterator[tuple[str, list[str]]]:
         return web.json_response({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"},
                                   "items": []})
 
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}", seen  # type: ignore[union-attr]
-    finally:
-        await runner.cleanup()
+    async with serve(handler) as url:
+        yield url, seen
 
 
 @pytest.mark.parametrize("compression, sent", [(None, "identity"), (False, "identity"), (True, "gzip")])
