@@ -114,18 +114,23 @@ def resource_of(kind: str) -> str:
     return {"configmaps": "v1/ConfigMap", "pods": "v1/Pod"}[kind]
 
 
-def run(main: Any) -> None:
-    """``asyncio.run(main())``; under cProfile when $VERSUS_PROFILE names a file (``--profile``)."""
+def run(main: Any, loop_factory: Any = None) -> None:
+    """``asyncio.run(main())`` (on ``loop_factory()``'s loop if given); under cProfile when
+    $VERSUS_PROFILE names a file (``--profile``)."""
     import asyncio
+
+    def go() -> None:
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(main())
 
     path = os.environ.get("VERSUS_PROFILE")
     if not path:
-        asyncio.run(main())
+        go()
         return
     import cProfile
 
     prof = cProfile.Profile()
     try:
-        prof.runcall(asyncio.run, main())
+        prof.runcall(go)
     finally:
         prof.dump_stats(path)

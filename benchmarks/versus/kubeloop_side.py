@@ -1,5 +1,6 @@
 """kubeloop's side: one `Informer` (default transform and codec) with one index (a label value)
-and one subscriber reading every event, run as its own process (see `benchmarks.versus.child`)."""
+and one subscriber reading every event, run as its own process (see `benchmarks.versus.child`), on
+the event loop ``kubeloop run`` uses (`kubeloop.meta.run_event_loop`: uvloop where installed)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from benchmarks.versus.child import (  # noqa: E402
 )
 from kubeloop.cache import ClientSource, Informer, ZstdDictCodec  # noqa: E402
 from kubeloop.client import Client  # noqa: E402
+from kubeloop.meta import event_loop_factory  # noqa: E402
 
 T_IMPORTED = time.time()
 
@@ -134,4 +136,4 @@ async def churn(inf: Informer, seen: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    run(main)
+    run(main, event_loop_factory())  # the loop `kubeloop run` uses (KUBELOOP_EVENT_LOOP=asyncio: asyncio's)

@@ -9,7 +9,6 @@ defines no controllers, a bad kubeconfig, a cluster that cannot be reached (afte
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import sys
@@ -19,6 +18,8 @@ from types import ModuleType
 from typing import Any
 
 import click
+
+from kubeloop.meta import run_event_loop
 
 __all__ = ["configure_logging", "run"]
 
@@ -191,4 +192,4 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
             "sharding": sharding, "sharding_name": sharding_name, "sharding_mode": sharding_mode,
             "sharding_identity": sharding_identity, "lease_duration": lease_duration, "renew_deadline": renew_deadline, "retry_period": retry_period,
             "shutdown_timeout": shutdown_timeout, "connect_timeout": connect_timeout}
-    asyncio.run(_main(module, target, opts))
+    run_event_loop(_main(module, target, opts))
