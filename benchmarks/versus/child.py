@@ -3,8 +3,8 @@ side prints on stdout, its memory read from /proc, and the parent's commands on 
 
 A side runs as ``python -m benchmarks.versus.<side>_side MODE KIND NAMESPACE KUBECONFIG``; MODE is
 ``warmup`` (time from launch to synced), ``memory`` (RSS growth over a warmed baseline, at sync
-and after compaction), ``traced`` (the same with tracemalloc on), ``churn`` (CPU per watch event)
-or ``scale`` (``memory`` plus `get` latency and the garbage collector's pause, `reads`).
+and after compaction), ``traced`` (the same with tracemalloc on), ``churn`` (CPU per watch event;
+kubeloop's ``churn-sink`` with its subscriber's live events handed to a function) or ``scale`` (``memory`` plus `get` latency and the garbage collector's pause, `reads`).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from benchmarks.versus.child import (  # noqa: E402
     run,
     until_closed,
 )
-from kubeloop.cache import ClientSource, Informer, ZstdDictCodec  # noqa: E402
+from kubeloop.cache import ClientSource, Event, Informer, ZstdDictCodec  # noqa: E402
 from kubeloop.client import Client  # noqa: E402
 from kubeloop.meta import event_loop_factory  # noqa: E402
 
@@ -51,11 +51,16 @@ def new_informer(client: Client, resource: str, namespace: str, **source: Any) -
     return inf
 
 
-async def drain(inf: Informer, seen: list[int]) -> None:
-    """The one subscriber: reads every event's key."""
-    async for ev in inf.subscribe():
+async def drain(inf: Informer, seen: list[int], sink: bool = False) -> None:
+    """The one subscriber: reads every event's key. With `sink`, live events are handed to a
+    function in the informer's task (as a controller's are, and as client-go calls its handlers);
+    what was queued before (the initial list) is read as usual."""
+    def count(ev: Event) -> None:
         _ = ev.key
         seen[0] += 1
+
+    async for ev in inf.subscribe(sink=count if sink else None):
+        count(ev)
 
 
 def warm_codec() -> None:
@@ -95,7 +100,7 @@ async def main() -> None:
         seen = [0]
         inf = new_informer(client, resource, namespace)
         async with inf, asyncio.TaskGroup() as tg:
-            reader = tg.create_task(drain(inf, seen))
+            reader = tg.create_task(drain(inf, seen, sink=mode == "churn-sink"))
             await inf.wait_synced(3600)
             t_synced = time.time()
             fields: dict[str, Any] = {"objects": held(inf), "rss": rss() - base, "hwm": hwm() - base, "t0": t0}
@@ -110,7 +115,7 @@ async def main() -> None:
             emit("compacted", **fields)
             if mode == "scale":
                 emit("gets", **get_latency(inf))
-            if mode == "churn":
+            if mode in ("churn", "churn-sink"):
                 await churn(inf, seen)
             else:
                 await until_closed()

@@ -4,7 +4,9 @@ uvloop (libuv, compiled; a dependency of kubeloop where it builds: Linux and mac
 asyncio code with less overhead per loop iteration and a compiled TLS layer. A watch event costs
 an informer one to three loop iterations and a TLS read; measured against a real 1.24 API server
 (2,000 ConfigMap changes at 400/s, `benchmarks.versus`' informer with one index and one
-subscriber, four interleaved runs), CPU per event fell from 101-124 us to 78-82 us.
+subscriber task), CPU per event fell by 12-25%: 181-183 us against 206-214 us in two interleaved
+pairs of the benchmark's runs, 78-82 us against 101-124 us in four in-process runs while the
+machine was busier (the server then sends more events per read).
 ``KUBELOOP_EVENT_LOOP=asyncio`` keeps asyncio's own loop (to compare, or to debug with its tools).
 """
 
