@@ -336,8 +336,9 @@ async def test_metadata_only_object_refuses_fields_it_does_not_hold(client: Clie
     await client.create(cm("m1", data={"k": "v"}), namespace=ns)
     async with informer(client, ns, metadata_only=True) as inf:
         await inf.wait_synced(5)
-        obj = inf.reader.get("m1", ns)
-        assert obj is not None
+        # a list from the watch cache (resourceVersion 0) may be a moment older than the create:
+        # the watch then brings it
+        obj = await eventually(lambda: inf.reader.get("m1", ns), what="m1 in the cache")
         for read in (lambda: obj["data"], lambda: obj.get("data"), lambda: obj.get("status", {}),
                      lambda: obj["spec"]):
             with pytest.raises(MetadataOnlyError, match="metadata_only=False"):
