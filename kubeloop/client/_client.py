@@ -302,10 +302,8 @@ class Client:
         `fill_kind` sets `kind`/`apiVersion` on items lacking them, as client-go's dynamic client does.
 
         The client-side rate limiter charges a LIST once, at its first page: continued pages are
-        part of the same list, paced by the server. (client-go charges every page, but its
-        informers list from the API server's watch cache in one unpaginated response; an informer
-        here lists 100 objects a page, which at the default 50 QPS would throttle a 100,000-object
-        list to ~20 s.)"""
+        part of the same list, paced by the server. (client-go charges every page; at the default
+        50 QPS, a quorum read of 100,000 objects in pages of 100 would be throttled to ~20 s.)"""
         opts = ListOptions.merged(options, keywords)
         res = await self.resolve(resource)
         path = res.path(self._namespace(res, opts.namespace, allow_all=True))
