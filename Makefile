@@ -35,9 +35,9 @@ test-bare: venv
 	KUBELOOP_TEST_EMULATOR=bare $(PYTEST)
 
 # The emulator is Kubernetes 1.24 unless told otherwise; the suite again with the streaming lists of
-# later versions switched on (the WatchList feature gate), so the runtime (informers, and the
-# controllers, manager and webhooks over them) is tested on both paths: the LIST a 1.24 cluster
-# needs, and the streaming list. On two cores: 1,400 tests in 2 min 35 s with `-n 2`.
+# later versions switched on (the WatchList feature gate), so every path that can stream (informers
+# with `streaming_list`, the client's `send_initial_events`) is tested both ways: refused and
+# listed instead, as on a 1.24 cluster, and streamed.
 test-watchlist: venv
 	KUBELOOP_TEST_FEATURE_GATES=WatchList=true $(PYTEST)
 

@@ -51,9 +51,13 @@ sys.path.insert(0, str(HERE.parent))
 
 from store_objects import make_configmap, make_pod  # noqa: E402
 
-from kubeloop.cache import LIST_PAGE_SIZE, OWNER_INDEX, ClientSource, Informer, strip_managed_fields  # noqa: E402
+from kubeloop.cache import OWNER_INDEX, ClientSource, Informer, strip_managed_fields  # noqa: E402
 from kubeloop.client import ALL_NAMESPACES, Client  # noqa: E402
 from kubeloop.config import load_kubeconfig  # noqa: E402
+from kubeloop.watch import WatchConfig  # noqa: E402
+
+LIST_PAGE_SIZE = WatchConfig().page_size or 500
+"""The informer's LIST page size (its default `WatchConfig`'s)."""
 
 KINDS = {"pods": "v1/Pod", "configmaps": "v1/ConfigMap"}
 NAMESPACES = [f"team-{i}" for i in range(8)]

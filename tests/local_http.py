@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
-__all__ = ["serve"]
+__all__ = ["serve", "serve_get"]
 
 
 @contextlib.asynccontextmanager
@@ -23,3 +23,13 @@ async def serve(app: web.Application) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         await runner.cleanup()
+
+
+@contextlib.asynccontextmanager
+async def serve_get(handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+                    path: str = "/{tail:.*}") -> AsyncIterator[str]:
+    """Serve GET ``path`` with ``handler`` (every path by default); yields the base URL."""
+    app = web.Application()
+    app.router.add_get(path, handler)
+    async with serve(app) as url:
+        yield url

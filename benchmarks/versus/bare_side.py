@@ -10,15 +10,18 @@ import time
 T_START = time.time()
 
 import asyncio  # noqa: E402
+import base64  # noqa: E402
 import gc  # noqa: E402
 import random  # noqa: E402
+import ssl  # noqa: E402
 import tracemalloc  # noqa: E402
 from typing import Any  # noqa: E402
 
 import aiohttp  # noqa: E402
 import orjson  # noqa: E402
+import yaml  # noqa: E402
 
-from benchmarks.peers.operators.bare_operator import list_all, server_of  # noqa: E402
+from benchmarks.peers.operators.bare_operator import list_all  # noqa: E402
 from benchmarks.versus.child import (  # noqa: E402
     LABEL,
     answer_marks,
@@ -36,11 +39,27 @@ T_IMPORTED = time.time()
 Key = tuple[str, str]
 
 
+def connection(kubeconfig: str) -> tuple[str, dict[str, str], ssl.SSLContext | None]:
+    """Server, headers and TLS context of the kubeconfig's first cluster and user (a bearer token,
+    as the emulator and the real-cluster kit write them): what a hand-written loop would read."""
+    with open(kubeconfig) as f:
+        cfg = yaml.safe_load(f)
+    cluster = cfg["clusters"][0]["cluster"]
+    user = (cfg.get("users") or [{}])[0].get("user") or {}
+    headers = {"Authorization": f"Bearer {user['token']}"} if user.get("token") else {}
+    ctx = None
+    if cluster.get("certificate-authority-data"):
+        ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+    return str(cluster["server"]).rstrip("/"), headers, ctx
+
+
 async def main() -> None:
     mode, kind, namespace, kubeconfig = args()
     emit("imported", t_start=T_START, t_imported=T_IMPORTED)
-    url = f"{server_of(kubeconfig)}/api/v1/namespaces/{namespace}/{kind}"
-    async with aiohttp.ClientSession() as http:
+    server, headers, ctx = connection(kubeconfig)
+    url = f"{server}/api/v1/namespaces/{namespace}/{kind}"
+    connector = aiohttp.TCPConnector(ssl=ctx) if ctx is not None else None
+    async with aiohttp.ClientSession(headers=headers, connector=connector) as http:
         base = 0
         traced = mode == "traced"
         if mode != "warmup":

@@ -8,35 +8,39 @@ from pathlib import Path
 from typing import Any
 
 _FONT = 'font-family="sans-serif" font-size="12"'
-KUBELOOP, BARE, TARGET = "#2b6cb0", "#a0a0a0", "#c53030"
+KUBELOOP, BARE, CLIENT_GO, TARGET = "#2b6cb0", "#a0a0a0", "#38a169", "#c53030"
+
+Bar = tuple[str, list[tuple[float | None, str]], float | None]
+"""(label, [(value or None, colour), ...], target or None)."""
 
 
-def _bars(y0: float, title: str, items: Sequence[tuple[str, float, float | None, float | None]], width: int = 900,
-          label_w: int = 330) -> tuple[list[str], float]:
-    """A panel of horizontal bars: (label, kubeloop value, bare value or None, target or None)."""
+def _bars(y0: float, title: str, items: Sequence[Bar], width: int = 900, label_w: int = 360) -> tuple[list[str], float]:
+    """A panel of horizontal bars, one group per item, one bar per value."""
     out = [f'<text x="10" y="{y0 + 16}" {_FONT} font-weight="bold">{escape(title)}</text>']
-    top = max([v for _, k, b, t in items for v in (k, b, t) if v is not None] + [1.0]) * 1.1
+    top = max([v for _, vs, t in items for v in [*(x for x, _ in vs), t] if v is not None] + [1.0]) * 1.1
     plot_w = width - label_w - 60
     y = y0 + 28
-    for label, k, b, t in items:
+    for label, values, t in items:
         out.append(f'<text x="{label_w - 6}" y="{y + 12}" {_FONT} text-anchor="end">{escape(label)}</text>')
-        for value, colour, dy in ((k, KUBELOOP, 0), (b, BARE, 9)):
+        dy = 0
+        for value, colour in values:
             if value is None:
                 continue
             w = max(1.0, value / top * plot_w)
             out.append(f'<rect x="{label_w}" y="{y + dy}" width="{w:.1f}" height="8" fill="{colour}"/>')
             out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + dy + 8}" font-family="sans-serif" '
                        f'font-size="10">{value:.2f}</text>')
+            dy += 9
         if t is not None:
             x = label_w + t / top * plot_w
-            out.append(f'<line x1="{x:.1f}" y1="{y - 2}" x2="{x:.1f}" y2="{y + 19}" stroke="{TARGET}" '
+            out.append(f'<line x1="{x:.1f}" y1="{y - 2}" x2="{x:.1f}" y2="{y + dy + 1}" stroke="{TARGET}" '
                        f'stroke-width="2"/>')
-        y += 24
+        y += max(dy, 9) + 10
     return out, y + 10
 
 
 def _target(text: str) -> float | None:
-    """The number in a target such as "<= 1.2x bare" or "kubeloop <= 0.3x JSON"."""
+    """The number in a target such as "<= 0.8x client-go"."""
     if "<=" not in text:
         return None
     try:
@@ -46,20 +50,26 @@ def _target(text: str) -> float | None:
 
 
 def write_chart(path: Path, rows: list[dict[str, Any]], title: str) -> None:
-    """Two panels: kubeloop / bare ratios (time, CPU, imports), and memory as a multiple of the JSON."""
-    parts: list[str] = [f'<text x="10" y="20" font-family="sans-serif" font-size="14" font-weight="bold">{escape(title)}</text>',
-                        f'<rect x="10" y="30" width="10" height="10" fill="{KUBELOOP}"/>'
-                        f'<text x="24" y="39" {_FONT}>kubeloop</text>'
-                        f'<rect x="100" y="30" width="10" height="10" fill="{BARE}"/>'
-                        f'<text x="114" y="39" {_FONT}>bare loop</text>'
-                        f'<line x1="190" y1="30" x2="190" y2="41" stroke="{TARGET}" stroke-width="2"/>'
-                        f'<text x="196" y="39" {_FONT}>target</text>']
-    ratios = [(r["metric"], r["ratio"], None, _target(r["target"])) for r in rows if r["ratio_of"] == "bare"]
-    memory = [(r["metric"].replace(" / JSON", ""), r["kubeloop"], r["bare"], _target(r["target"]))
-              for r in rows if r["ratio_of"] == "json"]
+    """Two panels: kubeloop's time and CPU as ratios to client-go and to the bare loop, and memory
+    held as a multiple of the JSON for each side."""
+    legend = [(KUBELOOP, "kubeloop / client-go (or kubeloop)"), (BARE, "kubeloop / bare loop (or bare loop)"),
+              (CLIENT_GO, "client-go")]
+    parts: list[str] = [f'<text x="10" y="20" font-family="sans-serif" font-size="14" font-weight="bold">{escape(title)}</text>']
+    x = 10
+    for colour, text in legend:
+        parts.append(f'<rect x="{x}" y="30" width="10" height="10" fill="{colour}"/><text x="{x + 14}" y="39" {_FONT}>'
+                     f'{escape(text)}</text>')
+        x += 14 + 7 * len(text) + 16
+    parts.append(f'<line x1="{x}" y1="30" x2="{x}" y2="41" stroke="{TARGET}" stroke-width="2"/>'
+                 f'<text x="{x + 6}" y="39" {_FONT}>target</text>')
+    ratios: list[Bar] = [(r["metric"], [(r["vs_client_go"], KUBELOOP), (r["vs_bare"], BARE)], _target(r["target"]))
+                         for r in rows if r["unit"] in ("s", "us", "k")]
+    memory: list[Bar] = [(r["metric"].replace(" / JSON", ""),
+                          [(r["kubeloop"], KUBELOOP), (r["bare"], BARE), (r["client_go"], CLIENT_GO)], None)
+                         for r in rows if r["unit"] == "x JSON"]
     y = 50.0
     if ratios:
-        p, y = _bars(y, "kubeloop / bare loop (lower is better; 1.0 = as fast as the bare loop)", ratios)
+        p, y = _bars(y, "time and CPU: kubeloop / client-go and kubeloop / bare loop (lower is better)", ratios)
         parts += p
     if memory:
         p, y = _bars(y, "memory held / JSON size without managedFields (lower is better)", memory)

@@ -3,8 +3,8 @@ side prints on stdout, its memory read from /proc, and the parent's commands on 
 
 A side runs as ``python -m benchmarks.versus.<side>_side MODE KIND NAMESPACE KUBECONFIG``; MODE is
 ``warmup`` (time from launch to synced), ``memory`` (RSS growth over a warmed baseline, at sync
-and after compaction), ``traced`` (the same with tracemalloc on), ``churn`` (CPU per watch event)
-or ``scale`` (``memory`` plus `get` latency and the garbage collector's pause, `reads`).
+and after compaction), ``traced`` (the same with tracemalloc on), ``churn`` (CPU per watch event;
+kubeloop's ``churn-sink`` with its subscriber's live events handed to a function) or ``scale`` (``memory`` plus `get` latency and the garbage collector's pause, `reads`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ LABEL = "peers/group"
 
 LOAD_CHEAP_LIMIT_ENV = "VERSUS_LOAD_CHEAP_LIMIT"
 """Set by ``--load-cheap-limit``: kubeloop's informers' `load_cheap_limit` (unset: the library's)."""
+
+COMPRESSION_ENV = "VERSUS_COMPRESSION"
+"""Set by ``--compression``: kubeloop's `Client(compression=...)`, "on", "off" or "auto" (the default)."""
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -111,18 +114,23 @@ def resource_of(kind: str) -> str:
     return {"configmaps": "v1/ConfigMap", "pods": "v1/Pod"}[kind]
 
 
-def run(main: Any) -> None:
-    """``asyncio.run(main())``; under cProfile when $VERSUS_PROFILE names a file (``--profile``)."""
+def run(main: Any, loop_factory: Any = None) -> None:
+    """``asyncio.run(main())`` (on ``loop_factory()``'s loop if given); under cProfile when
+    $VERSUS_PROFILE names a file (``--profile``)."""
     import asyncio
+
+    def go() -> None:
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(main())
 
     path = os.environ.get("VERSUS_PROFILE")
     if not path:
-        asyncio.run(main())
+        go()
         return
     import cProfile
 
     prof = cProfile.Profile()
     try:
-        prof.runcall(asyncio.run, main())
+        prof.runcall(go)
     finally:
         prof.dump_stats(path)

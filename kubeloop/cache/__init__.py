@@ -40,7 +40,7 @@ from kubeloop.cache._index import (
     owner_ref_key,
     owner_uid_index,
 )
-from kubeloop.cache._informer import LIST_PAGE_SIZE, CacheNotSynced, Informer, InformerNotReady
+from kubeloop.cache._informer import CacheNotSynced, Informer, InformerNotReady
 from kubeloop.cache._informer_event import Event
 from kubeloop.cache._reader import CacheReader, Reader
 from kubeloop.cache._scope import Scope, Selection, SelectionKeywords
@@ -63,7 +63,6 @@ from kubeloop.cache._writer import BrokenObjects, StoreWriter
 
 __all__ = [
     "DEFAULT_TRANSFORM",
-    "LIST_PAGE_SIZE",
     "NAMESPACE_INDEX",
     "OWNER_INDEX",
     "OWNER_REF_INDEX",

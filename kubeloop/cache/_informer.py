@@ -73,23 +73,11 @@ from kubeloop.watch import (
     WatchState,
 )
 
-__all__ = ["LIST_PAGE_SIZE", "Informer", "InformerNotReady"]
+__all__ = ["Informer", "InformerNotReady"]
 
 T = TypeVar("T")
 
 log = logging.getLogger("kubeloop.cache")
-
-LIST_PAGE_SIZE = 100
-"""An informer's LIST `limit` when no `watch_config` is given (the watcher's own default is 500).
-
-A decoded page is transient but costs ~5-10x its JSON in small Python objects; the few that
-survive it (keys, entries, labels) pin the allocator's arenas it filled, so the page size sets
-how much RSS a list leaves behind: measured on 10,000 Pods, 500-object pages left ~1.1x the
-stored JSON size, 100-object pages ~0.55x, and the informer synced no slower (usually faster:
-the smaller decoded page stays in cache). Against a distant server more round trips cost more:
-pass a `WatchConfig` with a larger `page_size` there.
-"""
-
 
 class CacheNotSynced(Exception):
     """A reconcile read a cache (an informer, an index) that has not finished its first list.
@@ -140,9 +128,10 @@ class Informer:
 
     `source` is any `WatchSource` (normally a `kubeloop.cache.ClientSource`). `cluster` and
     `resource` only label events, logs and readiness. `transform` defaults to dropping
-    `metadata.managedFields`; `filter` decides what is stored at all. Without `watch_config`,
-    lists are streamed (``sendInitialEvents``) where the server supports it. `clock` times the
-    store's deferred compaction (the watch itself keeps real time).
+    `metadata.managedFields`; `filter` decides what is stored at all. `watch_config` defaults to
+    `WatchConfig()` (client-go's list: resourceVersion "0" from the watch cache, read as it
+    arrives); a config passed changes only what it sets. `clock` times the store's deferred
+    compaction (the watch itself keeps real time).
     """
 
     stuck_after: float = 60.0
@@ -168,11 +157,9 @@ class Informer:
         self.resource = resource
         self.name = name or f"{cluster}:{resource}"
         self.queue_size = queue_size
-        if watch_config is None:
-            # streaming lists when the server has them (LIST otherwise: see WatchConfig)
-            watch_config = WatchConfig(page_size=LIST_PAGE_SIZE, streaming_list=True)
         self._sync = SyncGate()
-        self.watcher = Watcher(source, watch_config, name=self.name, on_failure=self._sync.nudge)
+        self.watcher = Watcher(source, watch_config if watch_config is not None else WatchConfig(), name=self.name,
+                               on_failure=self._sync.nudge)
         self.writer = StoreWriter(cluster=cluster, resource=resource, name=self.name, transform=transform,
                                   filter=filter, codec=codec, clock=clock)
         self.reader = CacheReader(self.writer.store, cluster, resource)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Unpack
+from typing import Any, TypeVar, Unpack
 
 from kubeloop.client import (
     ALL_NAMESPACES,
@@ -23,13 +23,16 @@ from kubeloop.client import (
     Client,
     ListKeywords,
     ListOptions,
+    ListStream,
     ResourceLike,
     WatchEvent,
     WatchStream,
 )
 from kubeloop.watch import ListPage
 
-__all__ = ["ClientSource", "ClientWatch"]
+__all__ = ["ClientList", "ClientSource", "ClientWatch"]
+
+T = TypeVar("T")
 
 
 class ClientSource:
@@ -61,6 +64,17 @@ class ClientSource:
         self.api_resource = res
         return res
 
+    async def _call(self, verb: str, request: Callable[[ApiResource], Awaitable[T]]) -> T:
+        """``request`` on the resolved resource, through the error and success hooks."""
+        try:
+            result = await request(await self._resolve())
+        except Exception as exc:
+            self._failed(verb, exc)
+            raise
+        if self.on_success is not None:
+            self.on_success()
+        return result
+
     def _failed(self, verb: str, exc: BaseException) -> None:
         if self.on_error is not None:
             self.on_error(verb, exc)
@@ -68,17 +82,17 @@ class ClientSource:
     async def list_page(self, *, limit: int | None, continue_token: str | None, resource_version: str | None,
                         resource_version_match: str | None) -> ListPage:
         """One LIST page (items get `kind`/`apiVersion`, as watch events carry them)."""
-        try:
-            res = await self._resolve()
-            page = await self.client.list_page(
-                res, self.options, continue_token=continue_token, limit=limit,
-                resource_version=resource_version, resource_version_match=resource_version_match)
-        except Exception as exc:
-            self._failed("list", exc)
-            raise
-        if self.on_success is not None:
-            self.on_success()
+        page = await self._call("list", lambda res: self.client.list_page(
+            res, self.options, continue_token=continue_token, limit=limit, resource_version=resource_version,
+            resource_version_match=resource_version_match))
         return ListPage(page.items, page.resource_version, page.continue_token)
+
+    def list_stream(self, *, limit: int | None, continue_token: str | None, resource_version: str | None,
+                    resource_version_match: str | None) -> ClientList:
+        """One LIST read item by item as it arrives (see `ClientList`); what the watcher uses."""
+        options = dataclasses.replace(self.options, limit=limit, resource_version=resource_version,
+                                      resource_version_match=resource_version_match)
+        return ClientList(self, options, continue_token)
 
     def watch(self, *, resource_version: str | None, resource_version_match: str | None,
               timeout_seconds: int, allow_bookmarks: bool, send_initial_events: bool) -> ClientWatch:
@@ -89,18 +103,53 @@ class ClientSource:
 
     async def _connect(self, *, resource_version: str | None, timeout_seconds: int, allow_bookmarks: bool,
                        send_initial_events: bool) -> WatchStream:
+        return await self._call("watch", lambda res: self.client.watch(
+            res, self.options, allow_bookmarks=allow_bookmarks, timeout_seconds=timeout_seconds,
+            send_initial_events=send_initial_events, resource_version=resource_version).open())
+
+
+class ClientList:
+    """One LIST of a `ClientSource` read as it arrives: the client's `ListStream` behind the
+    source's discovery and error hooks (items get `kind`/`apiVersion`, as `list_page` gives them)."""
+
+    def __init__(self, source: ClientSource, options: ListOptions, continue_token: str | None) -> None:
+        self._source = source
+        self._options = options
+        self._continue = continue_token
+        self._stream: ListStream | None = None
+        self.resource_version = ""
+        self.continue_token: str | None = None
+
+    async def open(self) -> ClientList:
+        """Resolve the resource and send the request (raises what the client raises)."""
+        if self._stream is not None:
+            return self
+        source = self._source
+        self._stream = await source._call("list", lambda res: source.client.list_stream(
+            res, self._options, continue_token=self._continue).open())
+        return self
+
+    async def batches(self) -> list[dict[str, Any]]:
+        """See `ListStream.batches`; at the end, `resource_version` and `continue_token` are set."""
+        stream = self._stream
+        if stream is None:
+            await self.open()
+            stream = self._stream
+            assert stream is not None
         try:
-            res = await self._resolve()
-            stream = self.client.watch(
-                res, self.options, allow_bookmarks=allow_bookmarks, timeout_seconds=timeout_seconds,
-                send_initial_events=send_initial_events, resource_version=resource_version)
-            await stream.open()
+            items = await stream.batches()
         except Exception as exc:
-            self._failed("watch", exc)
+            self._source._failed("list", exc)
             raise
-        if self.on_success is not None:
-            self.on_success()
-        return stream
+        if not items:
+            self.resource_version, self.continue_token = stream.resource_version, stream.continue_token
+        return items
+
+    async def aclose(self) -> None:
+        """Close the connection."""
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await stream.aclose()
 
 
 class ClientWatch:

@@ -9,7 +9,6 @@ defines no controllers, a bad kubeconfig, a cluster that cannot be reached (afte
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import sys
@@ -19,6 +18,8 @@ from types import ModuleType
 from typing import Any
 
 import click
+
+from kubeloop.meta import run_event_loop
 
 __all__ = ["configure_logging", "run"]
 
@@ -226,4 +227,4 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
             "shutdown_timeout": shutdown_timeout, "connect_timeout": connect_timeout, "webhook_port": webhook_port,
             "webhook_host": webhook_host, "webhook_service": webhook_service, "webhook_secret": webhook_secret,
             "webhook_cert_dir": webhook_cert_dir, "webhook_migrate": webhook_migrate}
-    asyncio.run(_main(module, target, opts))
+    run_event_loop(_main(module, target, opts))

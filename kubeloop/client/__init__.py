@@ -1,5 +1,5 @@
 """The async Kubernetes API client: discovery + RESTMapper, CRUD, patch, server-side apply, the status
-subresource, watch streams, typed errors, retries, client-side rate limiting and write hooks
+subresource, watch streams, lists read as they arrive (`Client.list_stream`), typed errors, retries, client-side rate limiting and write hooks
 (`Client.with_write_hook`)."""
 
 from kubeloop.client._client import (
@@ -24,6 +24,7 @@ from kubeloop.client._errors import (
     InternalError,
     Invalid,
     KubeloopClientError,
+    MalformedListResponse,
     MalformedWatchLine,
     MethodNotAllowed,
     NotAcceptable,
@@ -41,6 +42,7 @@ from kubeloop.client._errors import (
     WatchStreamError,
     error_from_status,
 )
+from kubeloop.client._list_stream import ListConnectionLost, ListStream
 from kubeloop.client._mapper import misspelt_kind
 from kubeloop.client._objects import ObjectList, Page, dumps
 from kubeloop.client._options import ListKeywords, ListOptions
@@ -65,8 +67,11 @@ __all__ = [
     "InternalError",
     "Invalid",
     "KubeloopClientError",
+    "ListConnectionLost",
     "ListKeywords",
     "ListOptions",
+    "ListStream",
+    "MalformedListResponse",
     "MalformedWatchLine",
     "MethodNotAllowed",
     "NotAcceptable",

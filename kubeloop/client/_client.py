@@ -23,6 +23,7 @@ from typing import Any, Literal, Unpack
 import aiohttp
 import orjson
 
+from kubeloop.client._list_stream import ListStream
 from kubeloop.client._mapper import RESTMapper
 from kubeloop.client._objects import ObjectList, Page, dumps
 from kubeloop.client._options import ListKeywords, ListOptions
@@ -128,6 +129,9 @@ class Client:
     watches (default 30; watches take `inactivity_timeout`). `retry`: retry policy for
     429/5xx/connection errors (see `kubeloop.client._retry`). `user_agent`, `connection_limit`
     (pooled connections for ordinary requests, default 100), `trust_env` (proxy variables).
+    `compression`: ask for gzip-compressed responses (default: not from a server on this host or
+    from inside the cluster, where the server's compressing costs more than the bytes it saves;
+    see `kubeloop.client._transport.nearby`).
     """
 
     def __init__(self, config: ClusterConfig, **options: Unpack[TransportOptions]) -> None:
@@ -298,26 +302,14 @@ class Client:
         `fill_kind` sets `kind`/`apiVersion` on items lacking them, as client-go's dynamic client does.
 
         The client-side rate limiter charges a LIST once, at its first page: continued pages are
-        part of the same list, paced by the server. (client-go charges every page, but its
-        informers list from the API server's watch cache in one unpaginated response; an informer
-        here lists 100 objects a page, which at the default 50 QPS would throttle a 100,000-object
-        list to ~20 s.)"""
+        part of the same list, paced by the server. (client-go charges every page; at the default
+        50 QPS, a quorum read of 100,000 objects in pages of 100 would be throttled to ~20 s.)"""
         opts = ListOptions.merged(options, keywords)
         res = await self.resolve(resource)
         path = res.path(self._namespace(res, opts.namespace, allow_all=True))
-        params = _selector_params(opts.label_selector, opts.field_selector)
-        if opts.limit:
-            params["limit"] = str(opts.limit)
-        if continue_token:
-            params["continue"] = continue_token
-        else:
-            if opts.resource_version is not None:
-                params["resourceVersion"] = opts.resource_version
-            if opts.resource_version_match is not None:
-                params["resourceVersionMatch"] = opts.resource_version_match
         accept = ACCEPT_META_LIST if opts.metadata_only else ACCEPT_JSON
-        _, data = await self.transport.request("GET", path, params=params, accept=accept,
-                                               throttle=not continue_token)
+        _, data = await self.transport.request("GET", path, params=self._list_params(opts, continue_token),
+                                               accept=accept, throttle=not continue_token)
         body = orjson.loads(data)
         meta = body.get("metadata") or {}
         items = body.get("items") or []
@@ -330,6 +322,46 @@ class Client:
                     item["apiVersion"] = api_version
         return Page(items, str(meta.get("resourceVersion", "")), meta.get("continue") or None,
                     meta.get("remainingItemCount"), list_kind, api_version)
+
+    @staticmethod
+    def _list_params(opts: ListOptions, continue_token: str | None) -> dict[str, str]:
+        """A LIST's query: selectors, `limit`, and `continue` or the resourceVersion asked for."""
+        params = _selector_params(opts.label_selector, opts.field_selector)
+        if opts.limit:
+            params["limit"] = str(opts.limit)
+        if continue_token:
+            params["continue"] = continue_token
+        else:
+            if opts.resource_version is not None:
+                params["resourceVersion"] = opts.resource_version
+            if opts.resource_version_match is not None:
+                params["resourceVersionMatch"] = opts.resource_version_match
+        return params
+
+    def list_stream(self, resource: ResourceLike, options: ListOptions | None = None, *,
+                    continue_token: str | None = None, fill_kind: bool = True,
+                    **keywords: Unpack[ListKeywords]) -> ListStream:
+        """One LIST request read item by item as it arrives (`ListStream`): what `list_page` asks,
+        for a caller that stores each object while the rest is on the wire; use
+        ``async with client.list_stream(...) as s:`` and ``await s.batches()`` until it returns [].
+
+        A list served from the watch cache (``resource_version="0"``) is one response whatever
+        its size; this reads it without holding it whole, bytes or objects."""
+        opts = ListOptions.merged(options, keywords)
+        accept = ACCEPT_META_LIST if opts.metadata_only else ACCEPT_JSON
+        params = self._list_params(opts, continue_token)
+        stream: ListStream
+
+        async def opener() -> aiohttp.ClientResponse:
+            res = await self.resolve(resource)
+            if fill_kind:
+                stream.set_kind(res.kind, res.api_version)
+            path = res.path(self._namespace(res, opts.namespace, allow_all=True))
+            return await self.transport.open_stream(path, params=params, accept=accept, watch=False,
+                                                    throttle=not continue_token)
+
+        stream = ListStream(opener)
+        return stream
 
     async def list_pages(self, resource: ResourceLike, options: ListOptions | None = None, *,
                          fill_kind: bool = True, **keywords: Unpack[ListKeywords]) -> AsyncIterator[Page]:

@@ -150,6 +150,15 @@ class MalformedWatchLine(WatchStreamError):
         self.line = line
 
 
+class MalformedListResponse(KubeloopClientError):
+    """A LIST response is not a valid list (raised after the items before the fault were returned)."""
+
+    def __init__(self, message: str, data: bytes) -> None:
+        shown = data[:200] + (b"..." if len(data) > 200 else b"")
+        super().__init__(f"{message}: {shown!r}")
+        self.data = data[:4096]
+
+
 class UnknownResource(KubeloopClientError, LookupError):
     """The server does not serve the requested kind/resource (checked against fresh discovery)."""
 

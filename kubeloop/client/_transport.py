@@ -8,6 +8,7 @@ are cached per client certificate (exec plugins may rotate it) and passed per re
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import ssl
 import time
@@ -47,6 +48,31 @@ class TransportOptions(TypedDict, total=False):
     retry: RetryPolicy | None
     connection_limit: int
     trust_env: bool
+    compression: bool | None
+
+
+def nearby(config: ClusterConfig) -> bool:
+    """True for a server on this host (loopback) or reached from inside its cluster: there the
+    client asks for uncompressed responses by default (`Client(compression=...)` decides otherwise).
+
+    The API server gzips a response over 128 KiB when the client accepts it (its
+    APIResponseCompression, on by default), as client-go's and aiohttp's requests do, at the cost
+    of its own CPU (the resource every client of a cluster shares) before the last byte leaves.
+    Measured on loopback against a 1.24 server (TLS), informers listing from the watch cache,
+    interleaved: 10,000 Pods synced in 0.66 s uncompressed against 0.74 s compressed (medians of
+    5), 10,000 ConfigMaps of random text in 1.23 s against 1.72 s (of 4); realistic ConfigMaps
+    compress well enough that both took 0.47-0.49 s. Across a slow link (a laptop to a distant
+    cluster) compression saves more than it costs, so it stays on there.
+    """
+    if config.source == "in-cluster":
+        return True
+    host = (urlsplit(config.server).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class Transport:
@@ -63,8 +89,11 @@ class Transport:
         retry: RetryPolicy | None = None,
         connection_limit: int = 100,
         trust_env: bool = False,
+        compression: bool | None = None,
     ) -> None:
         self.config = config
+        self.compression = compression if compression is not None else not nearby(config)
+        """Ask for gzip-compressed responses (see `nearby`)."""
         self.timeout = timeout
         self.user_agent = user_agent
         self.retry = retry or RetryPolicy()
@@ -202,10 +231,13 @@ class Transport:
         params: Params = None,
         accept: str = "application/json",
         inactivity_timeout: float | None = None,
+        watch: bool = True,
+        throttle: bool = True,
     ) -> aiohttp.ClientResponse:
-        """Open a GET whose body is read incrementally (watch). The caller closes the response."""
+        """Open a GET whose body is read incrementally (a watch; with ``watch=False`` a LIST read
+        as it arrives, on the pooled session). The caller closes the response."""
         resp = await self._send("GET", path, params=params, body=None, content_type=None, accept=accept,
-                                stream=True, inactivity_timeout=inactivity_timeout)
+                                stream=True, inactivity_timeout=inactivity_timeout, watch=watch, throttle=throttle)
         assert isinstance(resp, aiohttp.ClientResponse)
         return resp
 
@@ -222,17 +254,20 @@ class Transport:
         request_timeout: float | None = None,
         inactivity_timeout: float | None = None,
         throttle: bool = True,
+        watch: bool = True,
     ) -> tuple[int, bytes] | aiohttp.ClientResponse:
         url = self.config.server + path
         policy = self.retry
         attempt = 0
         reauthenticated = False
-        session, client_timeout = self._session_for(stream, request_timeout, inactivity_timeout)
+        session, client_timeout = self._session_for(stream, request_timeout, inactivity_timeout, watch)
         while True:
             attempt += 1
             if self.limiter is not None and (throttle or attempt > 1):
                 await self.limiter.wait()
             headers = {"Accept": accept}
+            if not self.compression:
+                headers["Accept-Encoding"] = "identity"
             if content_type:
                 headers["Content-Type"] = content_type
             kw, attempt_timeout = await self._request_kwargs_within(headers, client_timeout, f"{method} {url}")
@@ -272,13 +307,18 @@ class Transport:
                 continue
             raise error_from_response(status, data, retry_after=retry_after)
 
-    def _session_for(self, stream: bool, request_timeout: float | None,
-                     inactivity_timeout: float | None) -> tuple[aiohttp.ClientSession, aiohttp.ClientTimeout]:
+    def _session_for(self, stream: bool, request_timeout: float | None, inactivity_timeout: float | None,
+                     watch: bool = True) -> tuple[aiohttp.ClientSession, aiohttp.ClientTimeout]:
         """Watches get their own session without a connection limit (each holds one open) and no
-        total timeout, only an inactivity one; requests get the request timeout."""
-        if stream:
+        total timeout, only an inactivity one; requests get the request timeout. A LIST read as
+        it arrives takes a pooled connection and no total timeout (a large one takes as long as
+        its bytes do), but fails after the request timeout without a byte."""
+        if stream and watch:
             return self.watch_session(), aiohttp.ClientTimeout(total=None, connect=self.timeout,
                                                                sock_read=inactivity_timeout)
+        if stream:
+            return self.session(), aiohttp.ClientTimeout(total=None, connect=self.timeout,
+                                                         sock_read=inactivity_timeout or self.timeout)
         timeout = self._request_timeout if request_timeout is None else aiohttp.ClientTimeout(total=request_timeout)
         return self.session(), timeout
 
@@ -291,6 +331,7 @@ class Transport:
             delay = self.retry.delay(attempt)
             log.debug("retrying %s %s in %.2fs after %r", method, url, delay, exc)
             return delay
-        if isinstance(exc, TimeoutError) and not isinstance(exc, aiohttp.ClientError):
-            raise RequestTimeoutError(f"{method} {url}: timed out after {client_timeout.total}s") from exc
+        if isinstance(exc, TimeoutError):  # the total timeout, or no byte for sock_read seconds (a stream)
+            limit = client_timeout.total if client_timeout.total is not None else client_timeout.sock_read
+            raise RequestTimeoutError(f"{method} {url}: timed out after {limit}s") from exc
         raise ClientConnectionError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc

@@ -8,12 +8,12 @@ line raises `MalformedWatchLine` only after every earlier event was delivered.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from types import TracebackType
 
 import aiohttp
 
 from kubeloop.client._errors import ClientConnectionError, WatchStreamError
 from kubeloop.client._jsonlines import LineSplitter
+from kubeloop.client._response import ResponseStream
 from kubeloop.client._watch_event import WatchEvent, decode_event
 
 WATCH_READ_SIZE = 64 * 1024
@@ -35,7 +35,7 @@ class WatchConnectionLost(WatchStreamError, ClientConnectionError):
     """The watch connection broke (reset, truncated chunked body, or inactivity timeout)."""
 
 
-class WatchStream:
+class WatchStream(ResponseStream):
     """Async iterator (and async context manager) over the events of one watch request.
 
     The HTTP request is sent on `__aenter__` or the first `__anext__`. The stream ends
@@ -44,34 +44,18 @@ class WatchStream:
     """
 
     def __init__(self, opener: Callable[[], Awaitable[aiohttp.ClientResponse]]) -> None:
-        self._opener = opener
-        self._resp: aiohttp.ClientResponse | None = None
+        super().__init__(opener)
         self._splitter = LineSplitter()
         self._lines: list[bytes] = []
         self._pos = 0
-        self._done = False
 
-    async def open(self) -> WatchStream:
-        """Send the request now (raises the typed `ApiError` if the server refuses the watch)."""
-        if self._resp is None and not self._done:
-            self._resp = await self._opener()
-            _read_small(self._resp)
-        return self
-
-    async def __aenter__(self) -> WatchStream:
-        return await self.open()
-
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
+    def _opened(self, resp: aiohttp.ClientResponse) -> None:
+        _read_small(resp)
 
     async def aclose(self) -> None:
         """Close the connection (an unfinished watch connection cannot be reused)."""
-        self._done = True
         self._lines = []
-        resp, self._resp = self._resp, None
-        if resp is not None:
-            resp.close()
+        await super().aclose()
 
     def __aiter__(self) -> WatchStream:
         return self

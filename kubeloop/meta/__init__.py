@@ -1,6 +1,7 @@
 """Kubernetes object vocabulary: selectors, name rules, object accessors, resourceVersions, event
-types, JSON values compared as the API server compares them (``semantically_equal``); and the
-timing primitives every layer shares: `Clock`, `Backoff`, `TokenBucket`.
+types, JSON values compared as the API server compares them (``semantically_equal``); the timing
+primitives every layer shares: `Clock`, `Backoff`, `TokenBucket`; and `run_event_loop`, which runs
+a program on the fastest event loop installed.
 
 The leaf of the package: it imports nothing of kubeloop, so every layer (client, watch, cache,
 queue, controller, manager and the emulator) shares one definition of each concept.
@@ -12,6 +13,7 @@ from kubeloop.meta._clock import REAL_CLOCK, Clock, RealClock, Timer, check_cloc
 from kubeloop.meta._cluster import DEFAULT_CLUSTER
 from kubeloop.meta._coerce import FieldSelectorLike, LabelSelectorLike, as_field_selector, as_label_selector
 from kubeloop.meta._errors import SelectorError
+from kubeloop.meta._event_loop import EVENT_LOOP_ENV, event_loop_factory, run_event_loop
 from kubeloop.meta._event_types import (
     ADDED,
     BOOKMARK,
@@ -79,6 +81,7 @@ __all__ = [
     "DNS1123_LABEL_MSG",
     "DNS1123_SUBDOMAIN_MSG",
     "ERROR",
+    "EVENT_LOOP_ENV",
     "LABEL_VALUE_MSG",
     "MODIFIED",
     "QUALIFIED_NAME_MSG",
@@ -111,6 +114,7 @@ __all__ = [
     "config_keys_ok",
     "controller_of",
     "escape_field_value",
+    "event_loop_factory",
     "format_micro_time",
     "format_time",
     "go_json_numbers",
@@ -132,6 +136,7 @@ __all__ = [
     "pack_rv",
     "parse_time",
     "resource_version_of",
+    "run_event_loop",
     "rv_at_least",
     "rv_int",
     "rv_newer",

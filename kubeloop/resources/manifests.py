@@ -455,11 +455,10 @@ def needs_from_audit(entries: Iterable[Any], user: str | None = None, home: str 
     when it is ``home`` (the operator's own, ``--namespace``), and are cluster-wide in any other: the
     tests' namespaces are throwaway names, so a rule there must hold wherever the objects will be.
     Two verbs bring another, for what kube-apiserver authorizes beyond the request's own verb:
-    - ``watch`` brings ``list``: an informer's first list is a LIST then a WATCH on a server
-      without streaming lists (kube-apiserver before 1.27, the emulator by default, as 1.24), and
-      a streaming list (a WATCH with sendInitialEvents) where the server serves those (the
-      emulator with the WatchList feature gate), so the observation of one needs the rules of the
-      other;
+    - ``watch`` brings ``list``: an informer's first list is a LIST then a WATCH, or, with
+      ``streaming_list``, a streaming list (a WATCH with sendInitialEvents) where the server serves
+      those (kube-apiserver 1.27+, the emulator with its WatchList feature gate) and a LIST where
+      it does not, so the observation of one needs the rules of the other;
     - ``patch`` of an object (not a subresource) brings ``create``: a server-side apply creates
       the object when it does not exist, and kube-apiserver then also authorizes ``create``
       (``withAuthorization`` in its patch handler); the audit does not say whether a patch created.

@@ -9,16 +9,20 @@ from dataclasses import dataclass
 class ListSemantic(enum.Enum):
     """Which resourceVersion the initial LIST (or streaming list) asks for.
 
-    MOST_RECENT (the default): resourceVersion unset, a consistent ("quorum") read. It is never
-    older than what this process may already have seen, and the server honours `limit`, so a large
-    list arrives in pages. kube-runtime makes the same choice; client-go instead starts with
-    resourceVersion="0" (served from the API server's watch cache, cheaper for the server at scale)
-    but that answer can be stale (a restarted controller may "travel back in time") and ignores
-    `limit` (one huge response).
+    ANY (the default, what client-go's reflector asks): resourceVersion="0" with
+    resourceVersionMatch=NotOlderThan for the first list, and the last seen resourceVersion for
+    later relists (never older than what this watcher saw). The API server answers "0" from its
+    watch cache, in memory and in one response (it ignores `limit`; the watcher reads the response
+    as it arrives, see `WatchSource.list_page`), so the first list costs the server no etcd read
+    and the client no round trip per page. Its answer may be older than the latest write (a few
+    milliseconds on a healthy server; more after a restart of a server in a multi-server cluster):
+    an object written just before the list may arrive as a watch event after the sync, not in the
+    list. The watch resumes from the list's resourceVersion, so nothing is missed. After a 410 the
+    next list is a quorum read.
 
-    ANY: resourceVersion="0" with resourceVersionMatch=NotOlderThan for the first list, and the last
-    seen resourceVersion for later relists (never older than what we saw). Cheaper for very large
-    clusters; after a 410 the next list is a quorum read either way.
+    MOST_RECENT: resourceVersion unset, a consistent ("quorum") read from etcd, in pages of
+    `page_size`: never older than any write that completed before it (kube-runtime's choice), for a
+    round trip per page and an etcd read.
     """
 
     MOST_RECENT = "MostRecent"
@@ -30,16 +34,19 @@ class WatchConfig:
     """How a watcher lists and watches, and how it backs off.
 
     - `page_size`: LIST `limit` (500 like client-go and kube-runtime); None lists in one request.
+      A list served from the watch cache (`ListSemantic.ANY`'s first) ignores it.
     - `list_semantic`: see `ListSemantic`.
     - `streaming_list`: use a streaming list (WATCH with sendInitialEvents=true) instead of a
-      paginated LIST (off here, for any `WatchSource`; the cache's informers turn it on by
-      default, see `kubeloop.cache.Informer`); falls back to LIST for good when the server rejects it
+      LIST. Off by default, as in client-go, where it is opt-in: Kubernetes 1.27 brought it as
+      alpha behind the WatchList feature gate, and a server without it refuses the attempt, one
+      more request per list. When on, it falls back to LIST for good when the server rejects it
       (400/422: kube-apiserver before 1.27, or with the WatchList feature gate off, answers 422
       "resourceVersionMatch is forbidden for watch") or when no initial-events-end bookmark came
       within `list_deadline` (a server that ignores the parameter).
     - `list_deadline`: seconds a streaming list may take to deliver its initial events, counted
       from the WATCH request by a timer (the machine's `timer`), so a quiet resource that sends
-      nothing after its objects falls back too. Each LIST page has the client's request timeout.
+      nothing after its objects falls back too. A LIST fails when no byte of it arrived for the
+      client's request timeout.
     - `allow_bookmarks`: ask for BOOKMARK events (they keep the resume point fresh, making 410s on
       reconnect rare); required by streaming lists.
     - `watch_timeout`: each WATCH asks the server to end it after a random whole number of seconds
@@ -52,7 +59,7 @@ class WatchConfig:
     """
 
     page_size: int | None = 500
-    list_semantic: ListSemantic = ListSemantic.MOST_RECENT
+    list_semantic: ListSemantic = ListSemantic.ANY
     streaming_list: bool = False
     list_deadline: float = 60.0
     allow_bookmarks: bool = True

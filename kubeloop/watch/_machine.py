@@ -5,6 +5,8 @@ A driver (`kubeloop.watch._watcher.Watcher`, or a test) loops:
 
     action = machine.next_action(now)          # List, Watch, Sleep, or None once stopped
     List  -> events = machine.on_list_page(page, now) | machine.on_list_error(error, now)
+             (a response read as it arrives: events = machine.on_list_items(items, now) for each
+              run of items first, then on_list_page with the rest, or on_list_error)
     Watch -> for each event: events = machine.on_watch_event(type, obj, now)
                  (or for each run of them: events = machine.on_watch_events(run, now))
                  (stop reading as soon as `machine.watch_open` is False)
@@ -28,7 +30,12 @@ Rules (client-go's reflector and kube-runtime's watcher, see DESIGN.md and resea
 
 - The list is paginated (`page_size`); a 410 on a continuation (expired continue token) restarts
   it from scratch with a quorum read; transport/5xx/429 errors retry the same page after backoff;
-  other errors restart it after backoff.
+  other errors restart it after backoff. A page that fails after some of its items were handed out
+  (`on_list_items`) restarts the list cycle instead: a new request may answer from a newer
+  snapshot, and the items already handed out would mix two (the consumer drops them at `Init`).
+- Which resourceVersion a list asks for is `ListSemantic`'s (by default client-go's: "0" first,
+  served from the API server's watch cache and possibly older than the latest write; the last
+  seen one on a later relist; a quorum read after a 410). The watch resumes from the list's.
 - The watch resumes from the last seen resourceVersion (events and bookmarks advance it) after a
   clean end, a server timeout or a transport error: no relist. Events whose resourceVersion is
   not newer than the current one are ignored (when both are integers, as on every real server).
@@ -313,6 +320,20 @@ class WatchMachine:
         out.append(self._finish_cycle(page.resource_version))
         return out
 
+    def on_list_items(self, items: Iterable[Any], now: float) -> list[WatcherEvent]:
+        """Items of the outstanding LIST response, handed out before it ended (a response read as
+        it arrives); its end comes as `on_list_page` (with the items after these) or `on_list_error`."""
+        phase = self._outstanding_list("on_list_items")
+        if phase is None:
+            return []
+        self._sticky = None
+        out: list[WatcherEvent] = [] if phase.init_sent else [INIT]
+        out.extend(InitApply(item) for item in items)
+        if not phase.delivered:
+            self._phase = Listing(phase.continue_token, phase.quorum, phase.gone, init_sent=True, outstanding=True,
+                                  delivered=True)
+        return out
+
     def on_list_error(self, error: WatchError, now: float) -> list[WatcherEvent]:
         """A LIST request failed."""
         phase = self._outstanding_list("on_list_error")
@@ -329,7 +350,7 @@ class WatchMachine:
             else:
                 self._phase = relist
             return []
-        if kind in _RETRY_SAME_PAGE:
+        if kind in _RETRY_SAME_PAGE and not phase.delivered:
             then: Relist | Listing = Listing(
                 phase.continue_token, phase.quorum, phase.gone, phase.init_sent, outstanding=False
             )

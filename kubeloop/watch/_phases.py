@@ -35,13 +35,15 @@ class Relist:
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """A paginated list cycle; `outstanding` while its LIST request is in flight."""
+    """A paginated list cycle; `outstanding` while its LIST request is in flight; `delivered` once
+    items of that request were handed out before its end (a LIST read as it arrives)."""
 
     continue_token: str | None
     quorum: bool
     gone: int
     init_sent: bool
     outstanding: bool
+    delivered: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,7 +56,15 @@ class WatchSource(Protocol):
         resource_version: str | None,
         resource_version_match: str | None,
     ) -> ListPage:
-        """LIST one page (`limit`, `continue`, `resourceVersion`, `resourceVersionMatch`)."""
+        """LIST one page (`limit`, `continue`, `resourceVersion`, `resourceVersionMatch`).
+
+        A source may also offer ``list_stream(**the same keywords)`` (like
+        `kubeloop.cache.ClientSource`): an object with ``async open()`` (send the request),
+        ``async batches()`` (the next items of the response, at least one; [] at its end) and
+        ``aclose()``, and, once the items ended, ``resource_version`` and ``continue_token``. The
+        watcher then reads the page through it: its items reach the consumer while the rest is on
+        the wire (a list served whole from the watch cache is one response whatever its size).
+        """
         ...
 
     def watch(

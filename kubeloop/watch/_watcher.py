@@ -32,7 +32,7 @@ from kubeloop.watch._errors import ErrorKind, WatchError, classify_exception
 from kubeloop.watch._machine import WatchCounters, WatchMachine
 from kubeloop.watch._outputs import WatcherEvent
 from kubeloop.watch._phases import WatchState
-from kubeloop.watch._source import EventLike, WatchSource
+from kubeloop.watch._source import EventLike, ListPage, WatchSource
 
 log = logging.getLogger("kubeloop.watch")
 
@@ -190,9 +190,17 @@ class Watcher:
                         return
                     continue
                 if isinstance(action, List):
-                    out = await self._list(action, loop)
-                    if out:
-                        yield out
+                    streamed = getattr(self.source, "list_stream", None)
+                    if streamed is None:
+                        out = await self._list(action, loop)
+                        if out:
+                            yield out
+                        continue
+                    async with aclosing(self._list_streamed(streamed, action, loop)) as batches:
+                        async for batch in batches:
+                            yield batch
+                            if self._stop_requested:
+                                return
                     continue
                 async with aclosing(self._watch(action, loop)) as batches:
                     async for batch in batches:
@@ -232,6 +240,45 @@ class Watcher:
             self._report("list")
             return out
         return m.on_list_page(page, loop.time())
+
+    async def _list_streamed(self, open_list: Callable[..., Any], action: List,
+                             loop: asyncio.AbstractEventLoop) -> AsyncGenerator[list[WatcherEvent], None]:
+        """One LIST read as it arrives (the source's `list_stream`): its items go to the machine,
+        and on to the consumer, a few at a time while the rest is still on the wire."""
+        m = self.machine
+        stream: Any = None
+        out: list[WatcherEvent] = []
+        try:
+            stream = open_list(limit=action.limit, continue_token=action.continue_token,
+                               resource_version=action.resource_version,
+                               resource_version_match=action.resource_version_match)
+            await self._io(stream.open())
+            while True:
+                items = await self._io(stream.batches())
+                if not items:
+                    break
+                out = m.on_list_items(items, loop.time())
+                if out:
+                    yield out
+                    out = []
+                if self._stop_requested:
+                    return
+            page = ListPage((), stream.resource_version, stream.continue_token)
+        except _Interrupted:  # stop()
+            return
+        except Exception as exc:
+            out = m.on_list_error(self._classify(exc), loop.time())
+            self._report("list")
+        else:
+            out = m.on_list_page(page, loop.time())
+        finally:
+            if stream is not None:
+                try:
+                    await stream.aclose()
+                except Exception as exc:  # closing a broken response may fail; nothing to do about it
+                    log.debug("%s: closing the list response failed: %r", self.name, exc)
+        if out:
+            yield out
 
     async def _watch(self, action: Watch,
                      loop: asyncio.AbstractEventLoop) -> AsyncGenerator[list[WatcherEvent], None]:

@@ -27,6 +27,7 @@ from kubeloop.cache import (
 from kubeloop.client import Client
 from kubeloop.config import load_kubeconfig
 from kubeloop.meta import ADDED, DELETED, MODIFIED, RESYNC
+from kubeloop.watch import WatchConfig
 
 from ..local_http import serve
 from .informer_support import CM, FAST, MINE, client, cm, collect, eventually, names, ns
@@ -344,8 +345,9 @@ async def test_metadata_only_object_refuses_fields_it_does_not_hold(client: Clie
     await client.create(cm("m1", data={"k": "v"}), namespace=ns)
     async with informer(client, ns, metadata_only=True) as inf:
         await inf.wait_synced(5)
-        obj = inf.reader.get("m1", ns)
-        assert obj is not None
+        # a list from the watch cache (resourceVersion 0) may be a moment older than the create:
+        # the watch then brings it
+        obj = await eventually(lambda: inf.reader.get("m1", ns), what="m1 in the cache")
         for read in (lambda: obj["data"], lambda: obj.get("data"), lambda: obj.get("status", {}),
                      lambda: obj["spec"]):
             with pytest.raises(MetadataOnlyError, match="metadata_only=False"):
@@ -514,8 +516,6 @@ async def test_a_raising_transform_or_index_keeps_the_last_good_version_and_says
 async def test_a_cache_whose_watch_keeps_failing_is_not_ready_with_the_reason(client: Client, ns: str,
                                                                              emulator: Any) -> None:
     """Issue 11 item 10: /readyz must not stay green on a stuck cache (its reason is what /readyz shows)."""
-    from kubeloop.watch import WatchConfig
-
     config = WatchConfig(backoff_initial=0.02, backoff_max=0.1, min_watch_duration=0.0, healthy_watch_duration=0.2)
     await client.create(cm("s1"), namespace=ns)
     source = ClientSource(client, CM, namespace=ns, label_selector=MINE)
@@ -534,16 +534,23 @@ async def test_a_cache_whose_watch_keeps_failing_is_not_ready_with_the_reason(cl
         await eventually(lambda: inf.ready, what="ready again")
 
 
-async def test_lists_are_streamed_when_the_server_can_and_listed_when_it_refuses(client: Client, ns: str,
-                                                                                emulator: Any) -> None:
-    """Issue 11 item 5: sendInitialEvents is used automatically; a server that refuses it (422, as
-    kube-apiserver 1.24 answers for resourceVersionMatch on a watch) gets a LIST instead. The
-    emulator is 1.24 unless its WatchList feature gate is on (`KUBELOOP_TEST_FEATURE_GATES`), so
-    this runs the refusal by default and the streaming list with the gate."""
+async def test_streamed_lists_are_opt_in_and_fall_back_to_list_when_refused(client: Client, ns: str,
+                                                                             emulator: Any) -> None:
+    """Issue 11 item 5, issue 32: by default an informer lists as client-go does (one LIST, no
+    sendInitialEvents attempt that a 1.24 server would refuse); with `streaming_list` it streams
+    where the server can (the emulator with its WatchList feature gate: KUBELOOP_TEST_FEATURE_GATES),
+    and a server that refuses (422, as kube-apiserver 1.24 answers for resourceVersionMatch on a
+    watch: the emulator without the gate) gets a LIST instead."""
     await client.create(cm("l1"), namespace=ns)
     streams = emulator.feature_gates.enabled("WatchList")
     source = ClientSource(client, CM, namespace=ns, label_selector=MINE)
     async with Informer(source, resource="core/v1/configmaps") as inf:
+        await inf.wait_synced(5)
+        assert inf.reader.get("l1", ns) is not None
+        assert inf.watcher.counters.list_requests == 1 and inf.watcher.counters.streaming_fallbacks == 0
+    streaming = WatchConfig(streaming_list=True)
+    source = ClientSource(client, CM, namespace=ns, label_selector=MINE)
+    async with Informer(source, resource="core/v1/configmaps", watch_config=streaming) as inf:
         await inf.wait_synced(5)
         assert inf.reader.get("l1", ns) is not None
         assert inf.watcher.machine.streaming_supported is streams
@@ -552,7 +559,7 @@ async def test_lists_are_streamed_when_the_server_can_and_listed_when_it_refuses
         return
     emulator.faults.fail_next(1, 422, resource="configmaps", verbs=("watch",))  # a server refusing once
     source = ClientSource(client, CM, namespace=ns, label_selector=MINE)
-    async with Informer(source, resource="core/v1/configmaps") as inf:
+    async with Informer(source, resource="core/v1/configmaps", watch_config=streaming) as inf:
         await inf.wait_synced(5)
         assert inf.reader.get("l1", ns) is not None
         assert inf.watcher.counters.list_requests >= 1 and not inf.watcher.machine.streaming_supported

@@ -211,8 +211,10 @@ async def test_clusters_are_part_of_every_key_and_event(client: Client, ns: str,
             with pytest.raises(KeyError):
                 await cache.informer_for("west", CM, namespace=ns)
             cache.add_cluster("west", other)  # added later
-            east = await cache.informer_for("east", CM, namespace=ns)
-            west = await cache.informer_for("west", CM, namespace=ns)
+            # the test's own objects: a real cluster has kube-root-ca.crt in every namespace, and a
+            # list from its watch cache comes in no particular order
+            east = await cache.informer_for("east", CM, namespace=ns, label_selector=MINE)
+            west = await cache.informer_for("west", CM, namespace=ns, label_selector=MINE)
             await cache.wait_synced(timeout=5)
             assert east.informer is not west.informer
             assert east.reader.cluster == "east" and west.reader.cluster == "west"

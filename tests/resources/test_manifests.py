@@ -342,6 +342,12 @@ def test_observe_learns_the_rules_from_a_test_run(tmp_path: Path) -> None:
                     async with SharedCache(client) as cache:  # an informer, as the operator's
                         handle = await cache.informer_for(resource="v1/Service", namespace="default")
                         await handle.wait_synced(10)
+                        await client.create({"apiVersion": "v1", "kind": "Service",  # seen by its watch
+                                             "metadata": {"name": "s", "namespace": "default"},
+                                             "spec": {"ports": [{"port": 80}]}})
+                        async with asyncio.timeout(10):
+                            while handle.get("s", "default") is None:
+                                await asyncio.sleep(0.02)
                         handle.release()
                     await client.close()
             asyncio.run(run())
@@ -352,8 +358,8 @@ def test_observe_learns_the_rules_from_a_test_run(tmp_path: Path) -> None:
     assert role["metadata"]["namespace"] == "default"
     assert {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]} in role["rules"]
     assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]} in role["rules"]
-    # the informer's streaming list was a watch; on a 1.24 cluster the same informer lists first
-    assert {"apiGroups": [""], "resources": ["services"], "verbs": ["list", "watch"]} in role["rules"]
+    # the informer lists, then watches
+    assert {"apiGroups": [""], "resources": ["services"], "verbs": ["create", "list", "watch"]} in role["rules"]
     # the Deployment runs leader election: its Lease's rules come with the observed ones
     code, out = run_cli(str(module), "--observe", str(tmp_path / "test_plain_op.py"), "--name", "plain")
     assert code == 0, out

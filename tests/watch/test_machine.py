@@ -51,6 +51,9 @@ TRANSPORT = err(ErrorKind.TRANSPORT, "connection reset")
 
 
 def machine(**cfg: object) -> WatchMachine:
+    """A machine; lists are quorum reads (`ListSemantic.MOST_RECENT`) unless `list_semantic` says
+    otherwise: most tests here follow the paginated read's requests."""
+    cfg.setdefault("list_semantic", ListSemantic.MOST_RECENT)
     return WatchMachine(WatchConfig(**cfg), rng=ZeroRandom(1))  # type: ignore[arg-type]
 
 
@@ -65,6 +68,16 @@ def to_watching(m: WatchMachine, now: float = 0.0, items: tuple[dict, ...] = (),
 
 
 # ---------------------------------------------------------------- list
+
+
+def test_the_default_list_is_client_gos_resource_version_0_then_never_older_than_seen() -> None:
+    m = WatchMachine(WatchConfig(), rng=ZeroRandom(1))
+    assert m.next_action(0.0) == List(500, None, "0", "NotOlderThan")
+    m.on_list_page(ListPage([obj("a", 5)], "10"), 0.0)
+    w = m.next_action(0.0)
+    assert isinstance(w, Watch) and w.resource_version == "10" and not w.send_initial_events
+    m.on_watch_error(err(ErrorKind.NOT_FOUND, "the server could not find the requested resource", 404), 5.0)
+    assert m.next_action(100.0) == List(500, None, "10", "NotOlderThan")
 
 
 def test_initial_list_is_a_quorum_read_in_pages_of_500() -> None:
