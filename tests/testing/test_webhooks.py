@@ -4,11 +4,13 @@ controllers, which never call webhooks (nor convert through one silently)."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
+import aiohttp.web
 import pytest
 
 from kubeloop import Client
@@ -131,3 +133,48 @@ async def test_webhook_warnings_reach_the_client_as_the_warning_recorder_writes_
             f"{emulator.url}/api/v1/namespaces/{namespace}/configmaps", json=body) as r:
         assert r.status == 201, await r.text()
         assert r.headers.getall("Warning") == ['299 - "same"', '299 - "a \\"quoted\\" one"']
+
+
+async def test_a_table_of_a_converted_kind_is_made_of_objects_the_webhook_converted(
+        emulator: APIServer, client: Client, namespace: str) -> None:
+    """``kubectl get`` through a version the CRD converts by webhook: each row's object comes
+    through the webhook (a GET and a LIST, as for JSON)."""
+    certs = EphemeralCertificates(["127.0.0.1"])
+    reviews: list[int] = []
+
+    async def convert(request: aiohttp.web.Request) -> aiohttp.web.Response:
+        review = await request.json()
+        req = review["request"]
+        reviews.append(len(req["objects"]))
+        converted = [{**o, "apiVersion": req["desiredAPIVersion"]} for o in req["objects"]]
+        return aiohttp.web.json_response({**review, "response": {
+            "uid": req["uid"], "result": {"status": "Success"}, "convertedObjects": converted}})
+
+    app = aiohttp.web.Application()
+    app.router.add_post("/convert", convert)
+    runner = aiohttp.web.AppRunner(app)
+    await runner.setup()
+    site = aiohttp.web.TCPSite(runner, "127.0.0.1", 0, ssl_context=certs.ssl_context)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    crd = crd_with_dead_webhook()
+    crd["metadata"]["name"] = "things.live.tests.kubeloop.dev"
+    crd["spec"]["group"] = "live.tests.kubeloop.dev"
+    crd["spec"]["conversion"]["webhook"]["clientConfig"] = {
+        "url": f"https://127.0.0.1:{port}/convert", "caBundle": base64.b64encode(certs.ca_bundle).decode()}
+    try:
+        await install_crd(client, crd)
+        await client.create({"apiVersion": "live.tests.kubeloop.dev/v2", "kind": "Thing",
+                             "metadata": {"name": "t"}}, namespace=namespace)
+        path = f"{emulator.url}/apis/live.tests.kubeloop.dev/v1/namespaces/{namespace}/things"
+        async with aiohttp.ClientSession(headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}) as s:
+            for url in (path, f"{path}/t"):
+                before = len(reviews)
+                async with s.get(url) as r:
+                    assert r.status == 200, await r.text()
+                    table = await r.json()
+                assert table["kind"] == "Table" and [row["cells"][0] for row in table["rows"]] == ["t"]
+                assert len(reviews) > before  # the row's object came through the webhook
+    finally:
+        await client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", crd["metadata"]["name"])
+        await runner.cleanup()

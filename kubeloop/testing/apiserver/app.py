@@ -409,7 +409,7 @@ class APIApp:
             if mode in TABLES.values():
                 include = tables.include_object(q)
                 st = reg.get(info, ns, t.name)
-                return self._table(info, [reg.view(info, st)], {"resourceVersion": str(st.rv)}, include, mode)
+                return self._table(info, [await reg.aview(info, st)], {"resourceVersion": str(st.rv)}, include, mode)
             # with a resourceVersion, kube-apiserver reads the watch cache (its copy is converted already)
             return await self._served_object(info, reg.get(info, ns, t.name), mode,
                                              from_cache=bool(q.get("resourceVersion")))
@@ -543,14 +543,14 @@ class APIApp:
         if rv and rv > reg.store.rv and not q.get("continue"):
             await self._wait_for_rv(rv)  # the watch cache waits ~3 s for a future RV, then 504
         res = reg.list(info, t.namespace, q, match, has_sel)
-        if include:
+        items = await reg.served(info, res.items, from_cache=from_watch_cache(q)) if mode != POM else res.items
+        if include:  # a Table of the objects as served (converted through the CRD's webhook where needed)
             meta: dict[str, Any] = {"resourceVersion": str(res.rv)}
             if res.continue_token:
                 meta["continue"] = res.continue_token
             if res.remaining is not None:
                 meta["remainingItemCount"] = res.remaining
-            return self._table(info, [reg.view(info, st) for st in res.items], meta, include, mode)
-        items = await reg.served(info, res.items, from_cache=from_watch_cache(q)) if mode != POM else res.items
+            return self._table(info, [await reg.aview(info, st) for st in items], meta, include, mode)
         body = render_list(info, POM if mode == POM else JSON, items, res.rv, res.continue_token, res.remaining)
         return _json(body, mode=mode)
 
