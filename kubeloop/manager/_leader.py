@@ -67,6 +67,8 @@ class LeaderElector:
         self._holding = False  # our last write made us the holder (release needs it)
         self._stolen = False
         self.tenure = Tenure(config.renew_deadline)
+        # a candidate that does not lead says so (0), not nothing: a standby's /metrics has the sample
+        metrics.LEADER_STATUS.labels(config.name).set(0)
 
     def may_lead(self) -> bool:
         """True while this candidate leads *and* its tenure has not run out on the monotonic clock:

@@ -168,6 +168,26 @@ async def test_leader_metric_and_leader_only_runnables(apiserver: Any, client: C
         assert 'leader_election_master_status{name="solo"} 1.0' in text
 
 
+async def test_a_candidate_that_does_not_lead_reports_zero(apiserver: Any, client: Client, ns: str) -> None:
+    """A standby's /metrics says it does not lead (0), as soon as it is ready."""
+
+    from kubeloop import LeaderElection
+    from kubeloop.manager._lease import LEASE, micro_time
+
+    now = micro_time()
+    await client.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "held"},
+                         "spec": {"holderIdentity": "someone-else", "leaseDurationSeconds": 3600,
+                                  "acquireTime": now, "renewTime": now}}, namespace=ns)
+    m = Manager(client, metrics_port=0, bind_address="127.0.0.1",
+                leader_election=LeaderElection("held", namespace=ns, lease_duration=1, renew_deadline=0.7,
+                                               retry_period=0.2))
+    async with m:
+        assert await m.wait_ready(5) and not m.is_leader
+        _, text = await get(f"{m.metrics_url}/metrics")
+        assert 'leader_election_master_status{name="held"} 0.0' in text
+    assert (await client.get(LEASE, "held", namespace=ns))["spec"]["holderIdentity"] == "someone-else"
+
+
 async def test_manager_runs_controllers_on_every_cluster(apiserver: Any, client: Client, ns: str) -> None:
     from kubeloop.testing import APIServer
 
