@@ -111,14 +111,22 @@ async def test_json_logs_shared_port_and_default_lease_name(apiserver: Any) -> N
     import aiohttp
 
     from examples.configmap_generator.controller import ConfigMapGenerator
-    from kubeloop.client import Client
+    from kubeloop.client import Client, NotFound
     from kubeloop.config import load_kubeconfig
     from kubeloop.manager._lease import LEASE
     from kubeloop.resources import crd
-    from kubeloop.testing import install_crd
+    from kubeloop.testing import eventually, install_crd
 
+    lease_name = "examples-configmap-generator-controller"
     async with Client(load_kubeconfig(apiserver.kubeconfig)) as client:
         await install_crd(client, crd(ConfigMapGenerator))
+        # a real cluster may hold this Lease from an earlier run: its holder stays the leader until
+        # the lease expires as the new candidate observes it (client-go's rule), after /readyz
+        try:
+            earlier = (await client.get(LEASE, lease_name, namespace="default"))["spec"].get("holderIdentity")
+            existed = True
+        except NotFound:
+            earlier, existed = None, False
     port = closed_port()
     proc = await asyncio.create_subprocess_exec(
         KUBELOOP, "run", "examples/configmap_generator/controller.py", "--kubeconfig", apiserver.kubeconfig,
@@ -139,8 +147,10 @@ async def test_json_logs_shared_port_and_default_lease_name(apiserver: Any) -> N
             async with session.get(f"http://127.0.0.1:{port}/metrics") as r:  # same port
                 assert r.status == 200 and "leader_election_master_status" in await r.text()
         async with Client(load_kubeconfig(apiserver.kubeconfig)) as client:
-            lease = await client.get(LEASE, "examples-configmap-generator-controller", namespace="default")
-            assert lease["spec"]["holderIdentity"]
+            async def taken_over() -> bool:
+                holder = (await client.get(LEASE, lease_name, namespace="default"))["spec"].get("holderIdentity")
+                return bool(holder) and holder != earlier
+            await eventually(taken_over, 10, what="the Lease held by the new process")
         proc.send_signal(signal.SIGTERM)
         _, err = await asyncio.wait_for(proc.communicate(), 10)
     finally:
@@ -151,6 +161,9 @@ async def test_json_logs_shared_port_and_default_lease_name(apiserver: Any) -> N
     records = [json.loads(line) for line in err.decode().splitlines() if line.strip()]
     assert records and all({"ts", "level", "logger", "msg"} <= r.keys() for r in records)
     assert any(r["logger"] == "kubeloop.manager._leader" and "became the leader" in r["msg"] for r in records)
+    if not existed:  # the Lease is this test's: remove it (it was released on SIGTERM)
+        async with Client(load_kubeconfig(apiserver.kubeconfig)) as client:
+            await client.delete(LEASE, lease_name, namespace="default")
 
 
 def test_the_users_own_logging_shows_at_info_and_debug_with_verbose(capsys: Any) -> None:
