@@ -43,6 +43,8 @@ async def test_every_read_front_is_one_reader_and_answers_alike(client: Client, 
     async with SharedCache(client, watch_config=FAST) as cache:
         h = await cache.informer_for("default", CM, namespace=ns)
         await h.wait_synced(5)
+        # a list from the watch cache may be a moment older than the create: it can arrive by watch
+        await eventually(lambda: (ns, "one") in h.keys(), what="the object in the cache")
         h.add_index("team", lambda o: (o["metadata"].get("labels") or {}).get("team"))
         fronts: list[Reader] = [h, h.reader, h.informer.reader, h.informer.store]
         for r in fronts:

@@ -42,7 +42,7 @@ async def failed_with(m: Manager, message: str, caplog: pytest.LogCaptureFixture
     """Start ``m``, wait for it to fail with ``message``, and return the log record that reported it."""
     with caplog.at_level(logging.ERROR, "kubeloop.manager"):
         await m.start()
-        await eventually(lambda: m.failure)
+        await eventually(lambda: m.failure is not None, what="the manager failed")
         with pytest.raises(ManagerError, match=message):
             await m.close()
     return next(r for r in caplog.records if r.getMessage() == f"manager: {m.failure}")
