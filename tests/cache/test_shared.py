@@ -139,6 +139,8 @@ async def test_a_metadata_only_scope_is_served_by_a_full_informer_of_the_kind(
         assert meta.informer is full.informer and meta.shared_from == full.scope
         if apiserver.is_emulator:
             await eventually(lambda: open_watches(apiserver) == 1, what="one watch")
+        # a list from the watch cache may be a moment older than the create: it can arrive by watch
+        await eventually(lambda: full.get("m1", ns) is not None, what="m1 in the cache")
         assert full.get("m1", ns)["data"] == {"k": "v"}  # type: ignore[index]
         got = meta.get("m1", ns)
         assert got is not None and got["kind"] == "PartialObjectMetadata" and got["metadata"]["name"] == "m1"
