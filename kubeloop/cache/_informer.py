@@ -321,7 +321,7 @@ class Informer:
             sub._end()
             return sub
         if replay and len(store):
-            sub._offer_batch(store.keys(), initial=True)
+            sub._offer_batch(store.key_snapshot(), initial=True)
         self._subs.append(sub)
         return sub
 
@@ -474,7 +474,7 @@ class Informer:
         previous = self.writer.finish_list(resource_version)
         self.compactor.swapped()
         if first and not len(previous):
-            keys = self.store.keys()
+            keys = self.store.key_snapshot()
             for sub in self._subs:
                 sub._offer_batch(keys, initial=True)
         else:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kubeloop.cache._entry import DATA
+from kubeloop.cache._entry import REC, decode
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.meta import ADDED, DELETED
 
@@ -94,7 +94,7 @@ class Event:
         if type(old) is tuple:  # a stored entry
             codec = self._codec
             assert codec is not None
-            old = self._old = FrozenDict(codec.decode(old[DATA]))
+            old = self._old = FrozenDict(decode(codec, old[REC]))
             self._codec = None
         p = self._project
         if p is not None and not self._projected & 2:

@@ -8,8 +8,9 @@ exchanged with the readers' store in one step (`_exchange`), so a reader never n
 store up again. Time (when a watched write was made) is read from an injected `kubeloop.meta.Clock`.
 
 What the store needs to answer without decoding an object is kept beside its
-compact form (`kubeloop.cache._entry`): the key, uid, resourceVersion, labels (interned, for
-label selectors) and every index key (so updates and deletes touch only what changed).
+compact form (`kubeloop.cache._entry`): the key, resourceVersion (in the same bytes object as the
+form), labels (interned, for label selectors) and every index key (so updates and deletes touch
+only what changed).
 A small LRU keeps the views of recently read objects decoded.
 
 Deferred compaction, one time-ordered queue: with a codec that can defer (the default zstd one),
@@ -38,21 +39,23 @@ from typing import Any
 
 from kubeloop.cache._codec import Codec, make_codec
 from kubeloop.cache._entry import (
-    DATA,
     IKEYS,
     LABELS,
     NAME,
     NS,
-    RV,
-    UID,
+    REC,
     Change,
     Key,
+    KeySnapshot,
     ReplaceResult,
     _Entry,
-    _pack_uid,
-    _unpack_uid,
+    decode,
     field_value,
     labels_dict,
+    record,
+    record_form,
+    record_rv,
+    with_form,
 )
 from kubeloop.cache._frozen import FrozenDict
 from kubeloop.cache._index import (
@@ -74,7 +77,6 @@ from kubeloop.meta import (
     LabelSelectorLike,
     as_field_selector,
     as_label_selector,
-    pack_rv,
 )
 
 __all__ = ["Change", "IndexFunctionError", "Key", "ReplaceResult", "Store"]
@@ -135,21 +137,22 @@ class IndexFunctionError(Exception):
 class _Prepared:
     """An object checked, encoded and indexed, ready to be committed (phase 1 of a write)."""
 
-    __slots__ = ("data", "ikeys", "labels", "name", "namespace", "obj", "rv", "rv_text", "uid")
+    __slots__ = ("ikeys", "labels", "name", "namespace", "obj", "rec", "rv")
 
     def __init__(self, store: Store, obj: dict[str, Any], encode: Callable[[dict[str, Any]], Any]) -> None:
         md = obj.get("metadata")
         if not isinstance(md, dict) or not md.get("name"):
             raise ValueError("cannot store an object without metadata.name")
+        rv = md.get("resourceVersion") or ""
+        if type(rv) is not str:
+            raise ValueError(f"metadata.resourceVersion must be a string, not {type(rv).__name__}")
         self.obj = obj
         self.name: str = md["name"]
         self.namespace: str = _intern(md.get("namespace") or "")
-        self.uid = _pack_uid(md.get("uid") or "")
-        self.rv_text: str = md.get("resourceVersion") or ""
-        self.rv = pack_rv(self.rv_text)
+        self.rv: str = rv
         self.labels = store._intern_labels(md.get("labels"))
         self.ikeys = store._index_keys(obj, md)  # the all-empty tuple is shared
-        self.data: Any = encode(obj)
+        self.rec: Any = record(rv, encode(obj))
 
 
 class Store:
@@ -263,12 +266,12 @@ class Store:
             if v is not None:
                 hot.move_to_end(key)
                 return v
-            v = FrozenDict(self.codec.decode(e[DATA]))
+            v = FrozenDict(decode(self.codec, e[REC]))
             hot[key] = v
             if len(hot) > self._hot_size:
                 hot.popitem(last=False)
             return v
-        return FrozenDict(self.codec.decode(e[DATA]))
+        return FrozenDict(decode(self.codec, e[REC]))
 
     def _index_keys(self, obj: dict[str, Any], md: dict[str, Any]) -> tuple[Keys, ...]:
         """The object's keys in every index (``_no_keys`` when it has none)."""
@@ -318,7 +321,7 @@ class Store:
         if bucket is None:
             bucket = self._by_ns[ns] = {}
         old = bucket.get(name)
-        e = bucket[name] = (ns, name, p.uid, p.rv, p.labels, p.ikeys, p.data)
+        e = bucket[name] = (ns, name, p.labels, p.ikeys, p.rec)
         replaced: Replaced = old
         if old is None:
             self._count += 1
@@ -342,13 +345,13 @@ class Store:
         """The `Change` that replaced (or removed) ``replaced``; its ``old`` is decoded only if read."""
         if replaced is None or type(replaced) is FrozenDict:
             return Change(namespace, name, new, old=replaced)
-        return Change(namespace, name, new, old_data=replaced[DATA], codec=self.codec)  # type: ignore[index]
+        return Change(namespace, name, new, old_rec=replaced[REC], codec=self.codec)  # type: ignore[index]
 
     def _decoded(self, replaced: Replaced) -> FrozenDict | None:
         """The view of what a write replaced (`Replaced`), decoding an entry."""
         if replaced is None or type(replaced) is FrozenDict:
             return replaced
-        return FrozenDict(self.codec.decode(replaced[DATA]))  # type: ignore[index]
+        return FrozenDict(decode(self.codec, replaced[REC]))  # type: ignore[index]
 
     def _drop(self, e: _Entry) -> None:
         ns, name = e[NS], e[NAME]
@@ -386,15 +389,15 @@ class Store:
         if isinstance(md, dict):
             e = self._entry(md.get("namespace") or "", md.get("name") or "")
             rv = md.get("resourceVersion") or ""
-            if e is not None and rv and pack_rv(rv) == e[RV]:
+            if e is not None and rv and rv == record_rv(e[REC]):
                 self.resource_version = rv
                 view = self._view(e)
                 return Change(e[NS], e[NAME], view, old=view)
         deferred = self._defer_writes
         p = self._prepare(obj, deferred)
         replaced = self._commit(p, self._monotonic() if deferred else None)
-        if p.rv_text:
-            self.resource_version = p.rv_text
+        if p.rv:
+            self.resource_version = p.rv
         return self._change(p.namespace, p.name, FrozenDict(obj), replaced)
 
     def _write(self, obj: dict[str, Any]) -> Replaced:
@@ -403,8 +406,8 @@ class Store:
         deferred = self._defer_writes
         p = self._prepare(obj, deferred)
         replaced = self._commit(p, self._monotonic() if deferred else None)
-        if p.rv_text:
-            self.resource_version = p.rv_text
+        if p.rv:
+            self.resource_version = p.rv
         return replaced
 
     def load(self, obj: dict[str, Any]) -> None:
@@ -419,19 +422,19 @@ class Store:
         index function raises, nothing changes.
         """
         p = self._prepare(obj, deferred=True)
-        cheap = p.data
+        cheap = p.rec
         if self._compact is not None and (len(cheap) >= self.load_compact_size
                                           or self._cheap_listed >= self.load_cheap_limit):
             try:
-                p.data = self._compact(cheap)
+                p.rec = self._compacted(cheap)
             except Exception:  # kept cheap and queued: `compact` reports the codec's fault
-                p.data = cheap
-        queued = p.data is cheap
+                p.rec = cheap
+        queued = p.rec is cheap
         self._commit(p, _LISTED if queued else None)
         if queued and self._compact is not None:
             self._cheap_listed += len(cheap)
-        if p.rv_text:
-            self.resource_version = p.rv_text
+        if p.rv:
+            self.resource_version = p.rv
 
     @property
     def pending_compaction(self) -> int:
@@ -469,23 +472,29 @@ class Store:
                     listed = False
                 else:  # listed: compacted as it is now (a write made while the codec still trains
                     e, listed = item, True  # its dictionary is stored as JSON and not queued)
-                    self._cheap_listed -= len(e[DATA])
+                    self._cheap_listed -= len(e[REC])
                 popleft()
                 bucket = by_ns.get(e[NS])
                 cur = None if bucket is None else bucket.get(e[NAME])
-                # a watched write counts if not written again since (the same data: `_set_ikeys`
+                # a watched write counts if not written again since (the same record: `_set_ikeys`
                 # may have replaced its tuple); a newer write is queued itself
-                if cur is not None and (listed or cur[DATA] is e[DATA]):
-                    ns, name, uid, rv, labels, ikeys, data = cur
-                    small = compact(data)
-                    if small is not data:
-                        bucket[name] = (ns, name, uid, rv, labels, ikeys, small)  # type: ignore[index]
+                if cur is not None and (listed or cur[REC] is e[REC]):
+                    ns, name, labels, ikeys, rec = cur
+                    small = self._compacted(rec)
+                    if small is not rec:
+                        bucket[name] = (ns, name, labels, ikeys, small)  # type: ignore[index]
                     n += 1
         except Exception:
             queue.clear()
             self._cheap_listed = 0
             raise
         return _due(queue[0]) if queue else None
+
+    def _compacted(self, rec: Any) -> Any:
+        """``rec`` with its form compacted by the codec (``rec`` itself if that changed nothing)."""
+        form = record_form(rec)
+        small = self._compact(form)  # type: ignore[misc]
+        return rec if small is form else with_form(rec, small)
 
     def delete(self, namespace: str, name: str, resource_version: str | None = None) -> FrozenDict | None:
         """Remove one object; returns what was stored (None if absent)."""
@@ -518,7 +527,7 @@ class Store:
             if isinstance(md, dict):
                 e = self._entry(md.get("namespace") or "", md.get("name") or "")
                 rv = md.get("resourceVersion") or ""
-                if e is not None and rv and pack_rv(rv) == e[RV]:
+                if e is not None and rv and rv == record_rv(e[REC]):
                     prepared[(e[NS], e[NAME])] = e
                     continue
             p = self._prepare(obj)
@@ -563,12 +572,16 @@ class Store:
     def resource_version_of(self, name: str, namespace: str = "") -> str | None:
         """The stored object's resourceVersion without decoding it."""
         e = self._entry(namespace, name)
-        return None if e is None else str(e[RV])
+        return None if e is None else record_rv(e[REC])
 
     def uid_of(self, name: str, namespace: str = "") -> str | None:
-        """The stored object's uid without decoding it."""
+        """The stored object's uid ("" if it has none). Decodes the object: the store keeps no uid
+        beside it, as nothing it does needs one."""
         e = self._entry(namespace, name)
-        return None if e is None else _unpack_uid(e[UID])
+        if e is None:
+            return None
+        uid = self._view(e)["metadata"].get("uid")
+        return uid if isinstance(uid, str) else ""
 
     def labels_of(self, name: str, namespace: str = "") -> dict[str, str] | None:
         """The stored object's labels without decoding it."""
@@ -626,6 +639,11 @@ class Store:
         """Every (namespace, name)."""
         return [(e[NS], e[NAME]) for e in self._entries()]
 
+    def key_snapshot(self) -> KeySnapshot:
+        """Every (namespace, name) now, as a `KeySnapshot` (a sequence that makes each key when
+        read, where `keys` makes them all at once)."""
+        return KeySnapshot(self._by_ns)
+
     def namespaces(self) -> _list[str]:
         """Namespaces that hold at least one object."""
         return list(self._by_ns)
@@ -678,8 +696,8 @@ class Store:
 
     def _set_ikeys(self, e: _Entry, ikeys: tuple[Keys, ...]) -> None:
         """Replace a stored entry's index keys (its tuple; a queued compaction still finds it by data)."""
-        ns, name, uid, rv, labels, _, data = e
-        self._by_ns[ns][name] = (ns, name, uid, rv, labels, ikeys, data)
+        ns, name, labels, _, rec = e
+        self._by_ns[ns][name] = (ns, name, labels, ikeys, rec)
 
     @property
     def indexes(self) -> _list[str]:
@@ -735,7 +753,7 @@ class Store:
 
     def stats(self) -> dict[str, Any]:
         """Object count, payload bytes held by the codec, decoded views cached."""
-        payload = sum(self.codec.stored_size(e[DATA]) for e in self._entries())
+        payload = sum(self.codec.stored_size(record_form(e[REC])) for e in self._entries())
         return {
             "objects": self._count,
             "codec": self.codec.name,

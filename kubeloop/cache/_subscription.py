@@ -338,7 +338,7 @@ class Subscription:
                        for (ns, name), old in gone.items() if not self._holds(store, ns, name)]
             if deletes:
                 q.append(_Snapshot(deletes))
-            q.append(_Batch(self._in_scope(store.keys()), True))
+            q.append(_Batch(self._in_scope(store.key_snapshot()), True))
             self.delivered += 1
             return Event(RESYNC, self.cluster, self.resource, "", "", None)
         return None

@@ -104,8 +104,8 @@ class StoreWriter:
         resourceVersion changed as modifications. New states are read from the store when used."""
         cluster, resource, store = self.cluster, self.resource, self.store
         events = [Event(DELETED, cluster, resource, ns, name, None, old=previous.get(name, ns))
-                  for ns, name in previous.keys() if (ns, name) not in store]
-        for ns, name in store.keys():
+                  for ns, name in previous.key_snapshot() if (ns, name) not in store]
+        for ns, name in store.key_snapshot():
             before = previous.resource_version_of(name, ns)
             if before is None:
                 events.append(Event(ADDED, cluster, resource, ns, name, None, initial=initial, store=store))

@@ -49,7 +49,7 @@ from kubeloop.meta._refs import (
     set_owner_reference,
 )
 from kubeloop.meta._requirement import Requirement
-from kubeloop.meta._rv import pack_rv, rv_at_least, rv_int, rv_newer
+from kubeloop.meta._rv import rv_at_least, rv_int, rv_newer
 from kubeloop.meta._semantic import go_json_numbers, semantically_equal
 from kubeloop.meta._time import TimeFormatError, format_micro_time, format_time, now, parse_time
 from kubeloop.meta._token_bucket import TokenBucket
@@ -133,7 +133,6 @@ __all__ = [
     "object_reference",
     "owner_reference",
     "owner_references_of",
-    "pack_rv",
     "parse_time",
     "resource_version_of",
     "run_event_loop",

@@ -10,7 +10,7 @@ therefore fall back to the safe choice (wait, re-read) instead of guessing.
 
 from __future__ import annotations
 
-__all__ = ["pack_rv", "rv_at_least", "rv_int", "rv_newer"]
+__all__ = ["rv_at_least", "rv_int", "rv_newer"]
 
 
 def rv_int(rv: str | None) -> int | None:
@@ -18,18 +18,6 @@ def rv_int(rv: str | None) -> int | None:
     if rv and rv.isascii() and rv.isdigit() and (rv[0] != "0" or rv == "0"):
         return int(rv)
     return None
-
-
-def pack_rv(rv: str) -> str | int:
-    """``rv`` as a small int when it is a canonical decimal under 19 digits, else unchanged.
-
-    For storage: an int costs 28 bytes where the string costs ~55, it round-trips with
-    ``str()`` and compares equal exactly when the text does. Inlined checks: this runs once
-    per stored object on the watch path.
-    """
-    if rv.isascii() and rv.isdigit() and len(rv) < 19 and (rv[0] != "0" or rv == "0"):
-        return int(rv)
-    return rv
 
 
 def rv_newer(a: str | None, b: str | None) -> bool:

@@ -14,10 +14,12 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubeloop.cache import OWNER_INDEX, ClientSource, Compactor, Informer, Store, thaw
 from kubeloop.cache._codec import CODECS
-from kubeloop.cache._entry import _pack_uid, _unpack_uid
+from kubeloop.cache._entry import record, record_form, record_rv, with_form
 from kubeloop.cache._store import LOAD_COMPACT_SIZE, IndexFunctionError
 from kubeloop.client import Client
 from kubeloop.testing import VirtualClock
@@ -204,13 +206,17 @@ def test_load_of_an_existing_name_replaces_it_and_a_failing_index_changes_nothin
         s.load({"metadata": {}})
 
 
-@pytest.mark.parametrize("uid", ["00000000-0000-4000-8000-00000000abcd", "0000000-00000-4000-8000-00000000abcd",
-                                 "00000000-0000-4000-8000-00000000ABCD", "00000000-0000-4000-8000-00000000abc ",
-                                 "00000000-0000-4000-8000-0000000 abcd", "x" * 36, "", "uid-1"])
-def test_uids_pack_only_when_canonical_and_always_round_trip(uid: str) -> None:
-    packed = _pack_uid(uid)
-    assert _unpack_uid(packed) == uid
-    assert (type(packed) is bytes) == (uid == "00000000-0000-4000-8000-00000000abcd")
+@settings(max_examples=200, deadline=None)
+@given(st.text() | st.text(min_size=255, max_size=300) | st.sampled_from(["", "0", "12345", "\u00e9" * 200]),
+       st.binary(max_size=64), st.binary(max_size=64))
+def test_a_record_keeps_its_resource_version_and_form_exactly(rv: str, form: bytes, other: bytes) -> None:
+    rec = record(rv, form)
+    assert type(rec) is bytes and record_rv(rec) == rv and record_form(rec) == form
+    moved = with_form(rec, other)  # compaction: another form of the same version
+    assert record_rv(moved) == rv and record_form(moved) == other
+    shared = record(rv, {"a": form})  # a form that is not bytes (a codec that shares objects)
+    assert record_rv(shared) == rv and record_form(shared) == {"a": form}
+    assert record_form(with_form(shared, other)) == other and record_rv(with_form(rec, {"b": 1})) == rv
 
 
 def test_deferred_writes_compact_once_quiet_and_skip_replaced_and_deleted_versions() -> None:

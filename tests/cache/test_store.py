@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import random
+import sys
+import tracemalloc
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
 import pytest
 
 from kubeloop.cache import (
@@ -18,7 +22,7 @@ from kubeloop.cache import (
     owner_ref_key,
     thaw,
 )
-from kubeloop.cache._entry import DATA, LABELS
+from kubeloop.cache._entry import LABELS, REC
 from kubeloop.cache._index import owner_ref_index, owner_uid_index
 from kubeloop.cache._store import IndexFunctionError
 from kubeloop.meta import ADDED, DELETED, MODIFIED, LabelSelector
@@ -260,9 +264,9 @@ def test_index_keys_change_and_leave_everywhere() -> None:
 def test_same_resource_version_is_not_reencoded_and_cluster_scope() -> None:
     store = Store(codec="json")
     store.apply(obj("", "node-1", 7, {"role": "x"}))
-    data_before = store._by_ns[""]["node-1"][DATA]
+    data_before = store._by_ns[""]["node-1"][REC]
     change = store.apply(obj("", "node-1", 7, {"role": "x"}))
-    assert store._by_ns[""]["node-1"][DATA] is data_before
+    assert store._by_ns[""]["node-1"][REC] is data_before
     assert change.old == change.new and change.kind == MODIFIED
     assert store.get("node-1") == obj("", "node-1", 7, {"role": "x"})
     assert store.keys() == [("", "node-1")] and store.namespaces() == [""]
@@ -361,3 +365,60 @@ def test_an_index_added_while_objects_wait_for_compaction_loses_none() -> None:
     assert len(store.by_index("app", "a3")) == 60
     store.remove_index("app")
     assert store.get("p7", "a") == obj("a", "p7", 8, {"app": "a2"})
+
+
+def test_a_stored_object_holds_one_object_of_its_own_beside_its_name() -> None:
+    # What the store keeps per object: one entry tuple, whose items are the object's name (the
+    # bucket's key itself), what objects share (namespace, label set, index keys) and one record of
+    # its own: resourceVersion and form in one bytes object. No uid or version objects beside it
+    # (each cost ~40-60 bytes): nothing the store does needs the uid, and the version is in the record.
+    store = Store(codec="json", owner_index=False, hot_size=0)
+    store.add_index("app", app_index)
+    for i in range(500):
+        o = obj("a", f"p{i}", 100000 + i, {"app": f"x{i % 2}"})
+        o["metadata"]["uid"] = str(uuid.UUID(int=i))
+        store.load(o)
+    bucket = store._by_ns["a"]
+    seen: dict[int, int] = {}
+    for e in bucket.values():
+        for item in e:
+            seen[id(item)] = seen.get(id(item), 0) + 1
+    for name, e in bucket.items():
+        own = [item for item in e if item is not name and seen[id(item)] == 1]
+        assert own == [e[REC]] and type(e[REC]) is bytes, own
+        form = orjson.dumps(thaw(store.get(name, "a")))
+        assert len(e[REC]) == 1 + len("100000") + len(form)  # length byte, version, JSON
+    assert store.resource_version_of("p7", "a") == "100007" and store.uid_of("p7", "a") == str(uuid.UUID(int=7))
+
+
+def test_a_resource_version_that_is_not_text_is_refused_and_changes_nothing() -> None:
+    store = Store()
+    bad = obj("a", "p", 1)
+    bad["metadata"]["resourceVersion"] = 7
+    for write in (store.apply, store.load):
+        with pytest.raises(ValueError, match="resourceVersion must be a string"):
+            write(bad)
+    assert len(store) == 0 and store.keys() == []
+
+
+def test_a_key_snapshot_reads_as_the_keys_and_holds_no_tuple_per_key() -> None:
+    store = Store(codec="json")
+    for i in range(3000):
+        store.apply(obj(f"ns{i % 4}", f"p{i}", i + 1))
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        snap = store.key_snapshot()
+        made = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert made < 3000 * (8 + 2) + 4 * 1024  # a list slot per name, not a (namespace, name) tuple each
+    keys = store.keys()
+    assert len(snap) == 3000 and list(snap) == keys and [snap[i] for i in range(3000)] == keys
+    assert snap[-1] == keys[-1] and snap[10:20:3] == keys[10:20:3] and snap[5:2] == []
+    with pytest.raises(IndexError):
+        snap[3000]
+    store.delete("ns1", "p1")
+    store.apply(obj("ns9", "new", 1))
+    assert list(snap) == keys  # a snapshot: later writes do not change it
+    assert list(Store().key_snapshot()) == [] and sys.getsizeof(snap) < 200

@@ -11,7 +11,6 @@ from kubeloop.meta import (
     name_of,
     namespace_of,
     owner_references_of,
-    pack_rv,
     resource_version_of,
     rv_at_least,
     rv_int,
@@ -49,11 +48,3 @@ def test_only_canonical_decimals_are_ordered() -> None:
     assert rv_int("0") == 0 and rv_int("123") == 123
     for opaque in (None, "", "007", "-1", "+1", " 1", "1_000", "²", "abc"):
         assert rv_int(opaque) is None
-
-
-def test_pack_rv_round_trips() -> None:
-    assert pack_rv("123") == 123 and pack_rv("0") == 0
-    for kept in ("", "007", "abc", "9" * 19):
-        assert pack_rv(kept) == kept
-    for rv in ("1", "42", "9" * 18, "x1"):
-        assert str(pack_rv(rv)) == rv
