@@ -3,8 +3,10 @@ any operator's, and its request counters (GET /_kubeloop/stats)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import ssl
 import subprocess
 import sys
 import urllib.request
@@ -13,13 +15,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import yaml
+
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 
 
 class Emulator:
-    """``with Emulator(workdir) as emu:`` starts the server and writes ``emu.kubeconfig``."""
+    """``with Emulator(workdir) as emu:`` starts the server and writes ``emu.kubeconfig``.
 
-    def __init__(self, workdir: Path) -> None:
+    ``tls=True`` serves HTTPS, as every real API server does: a client's TLS context and buffers are
+    part of what it holds (about 1 MB of RSS per process, 0.1x of the JSON of 10,000 ConfigMaps).
+    """
+
+    def __init__(self, workdir: Path, *, tls: bool = False) -> None:
+        self.tls = tls
         self.kubeconfig = str(workdir / "kubeconfig")
         self.log = workdir / "apiserver.log"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -29,8 +38,8 @@ class Emulator:
         kubeloop = Path(sys.executable).with_name("kubeloop")
         cmd = [str(kubeloop)] if kubeloop.exists() else [sys.executable, "-m", "kubeloop.cli.main"]
         with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen([*cmd, "apiserver", "--port", "0", "--kubeconfig-out", self.kubeconfig],
-                                         stdout=subprocess.PIPE, stderr=log)
+            self.proc = subprocess.Popen([*cmd, "apiserver", "--port", "0", "--kubeconfig-out", self.kubeconfig,
+                                          "--tls" if self.tls else "--no-tls"], stdout=subprocess.PIPE, stderr=log)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().decode().strip()
         if not line.startswith("http"):
@@ -56,7 +65,11 @@ class Emulator:
 
     def stats(self) -> dict[str, Any]:
         """The emulator's counters: ``open_watches`` per resource, ``requests`` per "verb resource"."""
-        with urllib.request.urlopen(f"{self.url}/_kubeloop/stats", timeout=10) as resp:
+        context = None
+        if self.tls:
+            ca = yaml.safe_load(Path(self.kubeconfig).read_text())["clusters"][0]["cluster"]["certificate-authority-data"]
+            context = ssl.create_default_context(cadata=base64.b64decode(ca).decode())
+        with urllib.request.urlopen(f"{self.url}/_kubeloop/stats", timeout=10, context=context) as resp:
             data: dict[str, Any] = json.loads(resp.read())
         return data
 

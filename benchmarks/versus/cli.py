@@ -2,7 +2,7 @@
 with ``--client-go PATH`` (the real-cluster kit's ``informerbench``), client-go's informer; each
 run in its own process, interleaved (kubeloop, bare, client-go, kubeloop, ...).
 
-Against the emulator (``kubeloop apiserver`` in its own process) unless ``--kubeconfig`` names a
+Against the emulator (``kubeloop apiserver --tls`` in its own process) unless ``--kubeconfig`` names a
 cluster (objects go to ``versus-*`` namespaces, created if missing and left in place). Measures:
 
 - start -> synced for N ConfigMaps and N Pods, from launching the process (interpreter start and
@@ -426,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
             raw = run(a, a.kubeconfig, workdir)
             server = "cluster"
         else:
-            with Emulator(workdir) as emu:
+            with Emulator(workdir, tls=True) as emu:  # HTTPS, as a real server
                 raw = run(a, emu.kubeconfig, workdir)
             server = "emulator"
     rows = summarize(raw)
