@@ -60,6 +60,7 @@ from kubeloop.manager._runnable import GROUPS, FunctionRunnable, Runnable, Runna
 from kubeloop.manager._sharding import Sharding
 from kubeloop.manager._signals import ShutdownSignals
 from kubeloop.manager._webhooks import (
+    ServedWebhooks,
     StorageVersionMigration,
     WebhookCertificates,
     WebhookInstall,
@@ -157,10 +158,7 @@ class Manager:
         self.leader_election = leader_election
         self.sharding = sharding
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
-        self.webhook_options = webhook_options or WebhookOptions()
-        self._bind_address = bind_address
-        self._connect_timeout = connect_timeout
-        self._webhooks: tuple[Webhooks, WebhookServer] | None = None
+        self._webhooks = ServedWebhooks(webhook_options or WebhookOptions(), bind_address, connect_timeout)
         self.clock = check_clock(clock)
         self._life = Lifecycle()
         self._checks = _Checks()
@@ -333,37 +331,26 @@ class Manager:
         (None: `WebhookOptions.migrate`) adds the storage-version migration of the converted CRDs,
         leader-only. A manager serves one set: declare every handler on one `Webhooks`.
         """
-        from kubeloop.webhooks import DEFAULT_PORT, StorageVersionMigrator, Webhooks, WebhookServer
-
         self._require_new("add webhooks")
-        if not isinstance(webhooks, Webhooks):
-            raise TypeError(f"add_webhooks takes a kubeloop.webhooks.Webhooks, not {type(webhooks).__name__}")
-        if self._webhooks is not None:
-            raise ValueError(f"this manager already serves {self._webhooks[0]!r}: one Webhooks set per manager "
-                             "(declare every handler and conversion on it)")
-        opts, client = self.webhook_options, self._clients[DEFAULT_CLUSTER]
-        if certificates is None:
-            certificates = opts.certificates(webhooks, client, self.namespace)
-        server = WebhookServer(webhooks, certificates, host=opts.dev_host or opts.host or self._bind_address,
-                               port=DEFAULT_PORT if opts.port is None else opts.port)
-        self._webhooks = (webhooks, server)
-        self._groups["servers"].add(WebhookCertificates(certificates, self._connect_timeout))
-        self._groups["servers"].add(WebhookServing(server))
-        if opts.dev_host is not None:
-            self._groups["others"].add(WebhookInstall(client, webhooks, server, certificates))
-        if (opts.migrate if migrate is None else migrate) and webhooks.crd_names:
-            self._groups["leader"].add(StorageVersionMigration(StorageVersionMigrator(client, webhooks.crd_names)))
-        return server
+        return self._webhooks.add(webhooks, certificates, migrate, self._clients[DEFAULT_CLUSTER], self.namespace,
+                                  self._groups)
 
     @property
     def webhooks(self) -> Webhooks | None:
         """The `Webhooks` set `add_webhooks` registered (None: none)."""
-        return self._webhooks[0] if self._webhooks is not None else None
+        added = self._webhooks.added
+        return added[0] if added is not None else None
 
     @property
     def webhook_server(self) -> WebhookServer | None:
         """Its `WebhookServer` (``url`` and ``port`` once it listens)."""
-        return self._webhooks[1] if self._webhooks is not None else None
+        added = self._webhooks.added
+        return added[1] if added is not None else None
+
+    @property
+    def webhook_options(self) -> WebhookOptions:
+        """How `add_webhooks` serves (the ``webhook_options`` the manager was made with)."""
+        return self._webhooks.options
 
     def informer(self, resource: ResourceArg, selection: Selection | None = None, *, cluster: str | None = None,
                  indexes: Mapping[str, IndexFunc] | None = None, filter: Filter | None = None,

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kubeloop.client import Client
 from kubeloop.manager._errors import ManagerError
-from kubeloop.manager._runnable import Stop
+from kubeloop.manager._runnable import RunnableGroup, Stop
 
 if TYPE_CHECKING:
     from kubeloop.webhooks import (
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
         WebhookServer,
     )
 
-__all__ = ["StorageVersionMigration", "WebhookCertificates", "WebhookInstall", "WebhookOptions", "WebhookServing",
+__all__ = ["ServedWebhooks", "StorageVersionMigration", "WebhookCertificates", "WebhookInstall", "WebhookOptions", "WebhookServing",
            "webhook_service_name"]
 
 log = logging.getLogger("kubeloop.manager")
@@ -118,6 +119,42 @@ class WebhookOptions:
         raise ManagerError(f"{webhooks!r} needs certificates: give add_webhooks(certificates=...), or "
                            "Manager(webhook_options=WebhookOptions(service=... | cert_dir=... | dev_host=...)) "
                            "(kubeloop run: --webhook-service, --webhook-cert-dir or --webhook-host)")
+
+
+class ServedWebhooks:
+    """A Manager's webhooks: how it serves them (the options, the manager's bind address and
+    connect timeout) and, once `add` ran, the set and its server. One home for what
+    `Manager.add_webhooks` needs, so the Manager holds one field for webhooks, not four."""
+
+    def __init__(self, options: WebhookOptions, bind_address: str, connect_timeout: float) -> None:
+        self.options = options
+        self._bind_address = bind_address
+        self._connect_timeout = connect_timeout
+        self.added: tuple[Webhooks, WebhookServer] | None = None
+
+    def add(self, webhooks: Webhooks, certificates: CertificateSource | None, migrate: bool | None,
+            client: Client, namespace: str, groups: Mapping[str, RunnableGroup]) -> WebhookServer:
+        """Build the server and add its runnables to ``groups`` (see `Manager.add_webhooks`)."""
+        from kubeloop.webhooks import DEFAULT_PORT, StorageVersionMigrator, Webhooks, WebhookServer
+
+        if not isinstance(webhooks, Webhooks):
+            raise TypeError(f"add_webhooks takes a kubeloop.webhooks.Webhooks, not {type(webhooks).__name__}")
+        if self.added is not None:
+            raise ValueError(f"this manager already serves {self.added[0]!r}: one Webhooks set per manager "
+                             "(declare every handler and conversion on it)")
+        opts = self.options
+        if certificates is None:
+            certificates = opts.certificates(webhooks, client, namespace)
+        server = WebhookServer(webhooks, certificates, host=opts.dev_host or opts.host or self._bind_address,
+                               port=DEFAULT_PORT if opts.port is None else opts.port)
+        self.added = (webhooks, server)
+        groups["servers"].add(WebhookCertificates(certificates, self._connect_timeout))
+        groups["servers"].add(WebhookServing(server))
+        if opts.dev_host is not None:
+            groups["others"].add(WebhookInstall(client, webhooks, server, certificates))
+        if (opts.migrate if migrate is None else migrate) and webhooks.crd_names:
+            groups["leader"].add(StorageVersionMigration(StorageVersionMigrator(client, webhooks.crd_names)))
+        return server
 
 
 class WebhookCertificates:
