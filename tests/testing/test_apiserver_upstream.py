@@ -78,6 +78,51 @@ async def test_service_node_ports_are_allocated_then_validated(http: Http) -> No
     assert dry["spec"]["sessionAffinityConfig"] == {"clientIP": {"timeoutSeconds": 10800}}
 
 
+async def test_a_cluster_ip_or_node_port_another_service_holds_is_refused_until_it_is_freed(http: Http) -> None:
+    # the messages and the dry-run behaviour as kube-apiserver 1.24 answered `kubectl create service
+    # clusterip|nodeport ... --clusterip=|--node-port=` on the real cluster
+    def service(name: str, ip: str | None = None, node_port: int | None = None) -> dict[str, Any]:
+        spec: dict[str, Any] = {"ports": [{"port": 80, "protocol": "TCP", "targetPort": 80}]}
+        if ip is not None:
+            spec["clusterIP"] = ip
+        if node_port is not None:
+            spec["type"] = "NodePort"
+            spec["ports"][0]["nodePort"] = node_port
+        return {"metadata": {"name": name}, "spec": spec}
+
+    code, held = await http.post(f"{NS}/services", service("held-ip", ip="10.96.200.10"))
+    assert code == 201 and held["spec"]["clusterIPs"] == ["10.96.200.10"]
+    code, err = await http.post(f"{NS}/services", service("wants-ip", ip="10.96.200.10"))
+    assert code == 422 and err["message"] == (
+        'Service "wants-ip" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.200.10"}: '
+        "failed to allocate IP 10.96.200.10: provided IP is already allocated")
+    code, _ = await http.post(f"{NS}/services", service("wants-ip", ip="10.96.200.10"), dryRun="All")
+    assert code == 201  # the dry-run IP allocator checks the range only
+
+    code, _ = await http.post(f"{NS}/services", service("held-port", node_port=30555))
+    assert code == 201
+    refused = ('Service "wants-port" is invalid: spec.ports[0].nodePort: Invalid value: 30555: '
+               "provided port is already allocated")
+    for dry in ({}, {"dryRun": "All"}):  # the dry-run port allocator reads the real one's
+        code, err = await http.post(f"{NS}/services", service("wants-port", node_port=30555), **dry)
+        assert code == 422 and err["message"] == refused, dry
+    code, _ = await http.post(f"{NS}/services", service("moves-port", node_port=30556))
+    assert code == 201
+    ports = {"spec": {"ports": [{"port": 80, "protocol": "TCP", "targetPort": 80, "nodePort": 30555}]}}
+    code, err = await http.req("PATCH", f"{NS}/services/moves-port", ports, ctype="application/merge-patch+json")
+    assert code == 422 and err["message"] == refused.replace("wants-port", "moves-port")
+    code, _ = await http.req("PATCH", f"{NS}/services/held-port", ports, ctype="application/merge-patch+json")
+    assert code == 200  # a Service keeps what it holds
+
+    for name in ("held-ip", "held-port"):  # freed once no stored Service holds them
+        code, _ = await http.req("DELETE", f"{NS}/services/{name}")
+        assert code == 200
+    code, _ = await http.post(f"{NS}/services", service("wants-ip", ip="10.96.200.10"))
+    assert code == 201
+    code, _ = await http.req("PATCH", f"{NS}/services/moves-port", ports, ctype="application/merge-patch+json")
+    assert code == 200
+
+
 async def test_a_patch_that_does_not_fit_the_kind_is_invalid_on_patch(http: Http) -> None:
     await http.post(f"{NS}/configmaps", cm("typed"))
     code, err = await http.req("PATCH", f"{NS}/configmaps/typed", {"metadata": {"labels": ["x"]}},

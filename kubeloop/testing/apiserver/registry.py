@@ -38,7 +38,7 @@ from .kinds.schema import DecodeFailure
 from .managedfields import record_apply, record_scale, record_update
 from .objectmeta import generate_name, new_uid, now_rfc3339
 from .patch import decoded_paths, json_merge_patch, json_patch, strategic_merge_patch
-from .resources import DRY_RUN, ServedResource, Strategy
+from .resources import DRY_RUN, PEERS, ServedResource, Strategy
 from .shapes import Obj, copy_json
 from .storage import Bucket, Commit, Key, Stored, VersionedStore, key_range
 from .webhookcall import SYNCHRONOUS
@@ -381,11 +381,12 @@ class Registry:
         if manager and info.strategy.records_managed_fields:
             # the create handler's field manager, before admission and the strategy
             record_update(info, obj, None, manager, subresource)
-        token = DRY_RUN.set(dry_run)
+        token, peers = DRY_RUN.set(dry_run), PEERS.set(self.bucket(info).objects)
         try:
             info.strategy.prepare_for_create(info, obj)
         finally:
             DRY_RUN.reset(token)
+            PEERS.reset(peers)
         for admit in self.admission:
             admit(info, namespace, obj)
         webhooks = self._webhooks_for(caller)
@@ -415,11 +416,12 @@ class Registry:
                 if info.namespaced:
                     mm["namespace"] = namespace
                 info.strategy.decode(info, mutated)  # the patched object is decoded again
-                token = DRY_RUN.set(dry_run)
+                token, peers = DRY_RUN.set(dry_run), PEERS.set(self.bucket(info).objects)
                 try:
                     info.strategy.prepare_for_create(info, mutated)
                 finally:
                     DRY_RUN.reset(token)
+                    PEERS.reset(peers)
                 obj, meta = mutated, mm
         info.strategy.validate_create(info, obj)  # the strategy owns all ObjectMeta validation
         if not name:  # never store a nameless object, whatever a strategy lets through
@@ -569,7 +571,11 @@ class Registry:
         if subresource and subresource != "scale":  # status, a Namespace's finalize
             info.strategy.prepare_for_subresource_update(info, subresource, obj, old_view)
         else:
-            info.strategy.prepare_for_update(info, obj, old_view)
+            peers = PEERS.set(self.bucket(info).objects)
+            try:
+                info.strategy.prepare_for_update(info, obj, old_view)
+            finally:
+                PEERS.reset(peers)
         if subresource and subresource != "scale":
             info.strategy.validate_subresource_update(info, subresource, obj, old_view)
         else:

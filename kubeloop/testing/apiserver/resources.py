@@ -26,8 +26,10 @@ in managedFields, as on the real server.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from .errors import StatusError, bad_request, not_found
@@ -44,6 +46,12 @@ SUBRESOURCE_VERBS: tuple[str, ...] = ("get", "patch", "update")
 #: whether the request being served is a dry run (what Go passes in `ctx`/options): allocators
 #: (Service node ports) answer placeholder values instead of taking real ones
 DRY_RUN: ContextVar[bool] = ContextVar("kubeloop_emulator_dry_run", default=False)
+
+#: the stored objects, by (namespace, name), of the resource whose create or update is being
+#: prepared: what an allocator checks a requested value against (a Service's cluster IP and node
+#: ports are refused when another Service holds them)
+PEERS: ContextVar[Mapping[tuple[str, str], Any]] = ContextVar(
+    "kubeloop_emulator_peers", default=MappingProxyType({}))
 
 
 class Strategy:

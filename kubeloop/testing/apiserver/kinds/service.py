@@ -9,9 +9,11 @@ new type cannot hold when the request left them as they were), then `ValidateSer
 through the storage's decorator (`defaultOnRead`: an ExternalName service shows no
 `internalTrafficPolicy`).
 
-Allocation is simplified in one way: a requested IP or port is checked against the ranges, not
-against what other Services hold ("provided IP is already allocated" is not modelled), and the
-next free value is taken from a counter.
+Allocation: a requested IP or node port is checked against the range, then against what the other
+stored Services hold ("provided IP is already allocated", "provided port is already allocated"; a
+dry run checks an IP against the range only, a port against both, as 1.24's dry-run allocators do). A value is free again once no
+stored Service holds it, so nothing needs releasing on delete or on a failed write. The next free
+value is taken from a counter, skipping held ones (the real allocator picks at random).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from kubeloop import meta as kv
 
 from .. import gostruct
 from ..errors import internal_error, invalid
-from ..resources import DRY_RUN, ServedResource
+from ..resources import DRY_RUN, PEERS, ServedResource
 from ..shapes import Cause, Obj
 from . import meta as m
 from . import podspec
@@ -100,6 +102,25 @@ class ServiceStrategy(KindStrategy):
         self._requested_ports: set[int] = set()
         #: the dry-run allocator's placeholders of the request being served (32769, 32770, ...)
         self._dry_ports = itertools.count(NODE_PORT_RANGE[1] + 2)
+        #: the cluster IPs and node ports the other stored Services hold (see `_take_held`)
+        self._held_ips: set[str] = set()
+        self._held_ports: set[int] = set()
+
+    def _take_held(self, obj: Obj) -> None:
+        """Read what the Services stored beside ``obj`` hold (`PEERS`), before allocating for it."""
+        md = obj.get("metadata") or {}
+        me = (md.get("namespace") or "", md.get("name"))
+        ips: set[str] = set()
+        ports: set[int] = set()
+        for key, stored in PEERS.get().items():
+            if key == me:
+                continue
+            spec = stored.obj.get("spec") or {}
+            ips.update(ip for ip in spec.get("clusterIPs") or () if isinstance(ip, str) and ip not in ("", "None"))
+            ports.update(p["nodePort"] for p in _ports(spec) if isinstance(p.get("nodePort"), int))
+            if isinstance(spec.get("healthCheckNodePort"), int):
+                ports.add(spec["healthCheckNodePort"])
+        self._held_ips, self._held_ports = ips, ports
 
     # -- decoding and reading --------------------------------------------------------------------
     def default(self, info: ServedResource, obj: Obj) -> None:
@@ -144,6 +165,7 @@ class ServiceStrategy(KindStrategy):
         """`beginCreate`: `normalizeClusterIPs`, then `allocateCreate`."""
         spec = obj.setdefault("spec", {})
         self._dry_ports = itertools.count(NODE_PORT_RANGE[1] + 2)
+        self._take_held(obj)
         if spec.get("clusterIP") and not spec.get("clusterIPs"):
             spec["clusterIPs"] = [spec["clusterIP"]]
         name = (obj.get("metadata") or {}).get("name")
@@ -161,6 +183,7 @@ class ServiceStrategy(KindStrategy):
         spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
         name = (new.get("metadata") or {}).get("name")
         self._dry_ports = itertools.count(NODE_PORT_RANGE[1] + 2)
+        self._take_held(new)
         _patch_allocated_values(spec, old_spec)
         _normalize_cluster_ips(spec, old_spec)
         self._init_ip_family_fields(name, spec, old_spec)
@@ -263,7 +286,7 @@ class ServiceStrategy(KindStrategy):
                 return str(SERVICE_CIDR.network_address + 2)
             while True:
                 candidate = str(SERVICE_CIDR.network_address + next(self._next_ip))
-                if candidate not in self._requested_ips:
+                if candidate not in self._requested_ips and candidate not in self._held_ips:
                     return candidate
         ip = parse_ip(requested)
         if ip is None:
@@ -272,6 +295,9 @@ class ServiceStrategy(KindStrategy):
             raise invalid("Service", name, [m.invalid_typed(
                 "spec.clusterIPs", "[]string", shown, f"failed to allocate IP {requested}: the provided IP ({ip}) is "
                 f"not in the valid range. The range of valid IPs is {SERVICE_CIDR}")])
+        if str(ip) in self._held_ips and not DRY_RUN.get():  # the dry-run IP allocator takes any IP in range
+            raise invalid("Service", name, [m.invalid_typed(
+                "spec.clusterIPs", "[]string", shown, f"failed to allocate IP {requested}: provided IP is already allocated")])
         self._requested_ips.add(str(ip))
         return requested
 
@@ -287,7 +313,7 @@ class ServiceStrategy(KindStrategy):
             return next(self._dry_ports)
         while True:
             port = next(self._next_node_port)
-            if port not in self._requested_ports:
+            if port not in self._requested_ports and port not in self._held_ports:
                 return port
 
     def _allocate_port(self, name: Any, fld: str, port: int) -> None:
@@ -295,6 +321,8 @@ class ServiceStrategy(KindStrategy):
             raise invalid("Service", name, [m.invalid_cause(
                 fld, port, "provided port is not in the valid range. The range of valid ports is "
                 f"{NODE_PORT_RANGE[0]}-{NODE_PORT_RANGE[1]}")])
+        if port in self._held_ports:  # a dry run too (its port allocator reads the real one's bitmap)
+            raise invalid("Service", name, [m.invalid_cause(fld, port, "provided port is already allocated")])
         self._requested_ports.add(port)
 
     def _init_node_ports(self, name: Any, spec: Obj) -> None:
