@@ -30,6 +30,7 @@ from typing import Any
 
 from kubeloop.meta import ADDED, DELETED, MODIFIED
 
+from . import errors
 from .aggregation import Aggregation
 from .disruption import Disruption
 from .errors import StatusError
@@ -98,6 +99,13 @@ class Controllers:
             return
         name = spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SA
         sa = self.store.bucket(SA_BUCKET).objects.get((namespace, name))
+        if sa is None and name != DEFAULT_SA:
+            # the plugin's `getServiceAccount` (the cache, then one live read; `default` is retried
+            # for a second or two while the controller creates it, which this one does at once)
+            md = obj.get("metadata") or {}
+            pod = md.get("name") or md.get("generateName") or "Unknown"  # admission's extractResourceName
+            raise errors.forbidden(f'pods "{pod}" is forbidden: error looking up service account {namespace}/{name}: '
+                                   f'serviceaccount "{name}" not found', {"name": pod, "kind": "pods"})
         _service_account_admission(info, namespace, obj, sa.obj if sa is not None else None)
 
     # ---- scheduling ------------------------------------------------------------------------
