@@ -187,3 +187,34 @@ async def test_pod_status_written_by_a_test_drives_availability_and_completion(c
     _, job = await _until(lambda: http.get(jobs + "/once"), lambda r: (r[1].get("status") or {}).get("succeeded") == 1)
     assert job["status"]["succeeded"] == 1 and job["status"]["completionTime"]
     assert [(c["type"], c["status"]) for c in job["status"]["conditions"]] == [("Complete", "True")]
+
+
+async def test_a_replicaset_whose_pods_are_refused_reports_it_and_retries(cluster_http: Http) -> None:
+    # as kube-controller-manager 1.24 does, seen on the real cluster: the ServiceAccount admission
+    # refuses the Pods of a template naming a ServiceAccount that does not exist yet; the ReplicaSet
+    # shows a ReplicaFailure condition with the refusal and creates them once it exists
+    http = cluster_http
+    await http.post(NS, {"metadata": {"name": "later-sa"}})
+    body = _deployment(1)
+    body["spec"]["template"]["spec"]["serviceAccountName"] = "later"
+    code, _ = await http.post("/apis/apps/v1/namespaces/later-sa/deployments", body)
+    assert code == 201
+    rss, pods = "/apis/apps/v1/namespaces/later-sa/replicasets", f"{NS}/later-sa/pods"
+
+    async def replicasets() -> list[dict[str, Any]]:
+        return (await http.get(rss))[1]["items"]
+
+    items = await _until(replicasets, lambda rs: bool(rs) and bool((rs[0].get("status") or {}).get("conditions")))
+    rs = items[0]
+    assert rs["status"]["conditions"] == [{
+        "type": "ReplicaFailure", "status": "True", "reason": "FailedCreate",
+        "lastTransitionTime": rs["status"]["conditions"][0]["lastTransitionTime"],
+        "message": f'pods "{rs["metadata"]["name"]}-" is forbidden: error looking up service account '
+                   'later-sa/later: serviceaccount "later" not found'}]
+    assert rs["status"]["replicas"] == 0 and (await http.get(pods))[1]["items"] == []
+    code, _ = await http.post(f"{NS}/later-sa/serviceaccounts", {"metadata": {"name": "later"}})
+    assert code == 201
+    items = await _until(replicasets, lambda rs: rs[0]["status"].get("replicas") == 1
+                         and "conditions" not in rs[0]["status"], within=5.0)
+    assert items[0]["status"]["replicas"] == 1 and "conditions" not in items[0]["status"]
+    assert len((await http.get(pods))[1]["items"]) == 1

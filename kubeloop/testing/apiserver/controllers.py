@@ -93,7 +93,8 @@ class Controllers:
         if self.settings.cluster:
             registry.admission.append(self._service_account_admission)
 
-    def _service_account_admission(self, info: ServedResource, namespace: str, obj: dict[str, Any]) -> None:
+    def _service_account_admission(self, info: ServedResource, namespace: str, obj: dict[str, Any],
+                                   requested_name: str) -> None:
         spec = obj.get("spec") if (info.group, info.resource) == ("", "pods") else None
         if not isinstance(spec, dict):
             return
@@ -102,8 +103,7 @@ class Controllers:
         if sa is None and name != DEFAULT_SA:
             # the plugin's `getServiceAccount` (the cache, then one live read; `default` is retried
             # for a second or two while the controller creates it, which this one does at once)
-            md = obj.get("metadata") or {}
-            pod = md.get("name") or md.get("generateName") or "Unknown"  # admission's extractResourceName
+            pod = requested_name or (obj.get("metadata") or {}).get("generateName") or "Unknown"  # extractResourceName
             raise errors.forbidden(f'pods "{pod}" is forbidden: error looking up service account {namespace}/{name}: '
                                    f'serviceaccount "{name}" not found', {"name": pod, "kind": "pods"})
         _service_account_admission(info, namespace, obj, sa.obj if sa is not None else None)

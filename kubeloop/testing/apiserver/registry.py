@@ -134,7 +134,9 @@ class Registry:
         self.catalog = catalog
         self.settings = settings or Settings()
         #: mutating admission on create, after defaulting (cluster mode adds the ServiceAccount plugin)
-        self.admission: list[Callable[[ServedResource, str, Obj], None]] = []
+        #: admission plugins run on creates: (info, namespace, object, name), the name "" when the
+        #: server generates it (a plugin sees the request before `BeforeCreate` names the object)
+        self.admission: list[Callable[[ServedResource, str, Obj, str], None]] = []
         #: admission webhooks and CRD conversion webhooks (`APIServer` sets them when it starts)
         self.webhooks: Admission | None = None
         self.conversion: CRDConversion | None = None
@@ -388,7 +390,7 @@ class Registry:
             DRY_RUN.reset(token)
             PEERS.reset(peers)
         for admit in self.admission:
-            admit(info, namespace, obj)
+            admit(info, namespace, obj, "" if generated else name)
         webhooks = self._webhooks_for(caller)
         if webhooks is not None:
             from .admission import AdmissionCall

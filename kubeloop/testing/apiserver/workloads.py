@@ -44,6 +44,9 @@ MAX = "deployment.kubernetes.io/max-replicas"
 NOT_COPIED = {"kubectl.kubernetes.io/last-applied-configuration", REVISION, "deployment.kubernetes.io/revision-history",
               DESIRED, MAX}
 MANAGER = "kube-controller-manager"
+#: seconds before a controller whose Pod create was refused syncs again (the real ones requeue with
+#: a rate-limited backoff from 5 ms; a refused create is usually waiting on something a user creates)
+RETRY_AFTER = 1.0
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand: no vowels, no look-alikes
 
 
@@ -67,6 +70,11 @@ class Workloads:
                 owner = self.c._by_uid.get(ref["uid"]) if ref else None
                 if owner is not None and owner[0] in (DEPLOY_BUCKET, RS_BUCKET, JOB_BUCKET):
                     self._queue(*owner)
+
+    def _requeue(self, bucket_name: str, key: Key) -> bool:
+        """A scheduled job: sync `key` again (True: the job is done)."""
+        self._queue(bucket_name, key)
+        return True
 
     def _queue(self, bucket_name: str, key: Key) -> None:
         if (bucket_name, key) in self._queued:
@@ -115,10 +123,12 @@ class Workloads:
             return None
         return self.registry.view(info, res.stored)
 
-    def _create_pod(self, owner: Obj, template: Obj, generate_name: str) -> None:
+    def _create_pod(self, owner: Obj, template: Obj, generate_name: str) -> StatusError | None:
+        """Create one Pod of `owner`; the error if the server refused it (not when its namespace
+        is terminating, which the real controllers ignore)."""
         info = self._info(POD_BUCKET)
         if info is None:
-            return
+            return None
         tmeta = template.get("metadata") or {}
         meta: Obj = {"generateName": generate_name, "ownerReferences": [_ref_to(owner)]}
         for k in ("labels", "annotations", "finalizers"):
@@ -128,20 +138,34 @@ class Workloads:
         try:
             self.registry.create(info, ns, {"metadata": meta, "spec": _copy(template.get("spec") or {})},
                                  manager=MANAGER, dry_run=False)
-        except StatusError:  # e.g. the namespace is terminating: nothing to do
-            pass
+        except StatusError as e:
+            causes = (e.details or {}).get("causes") or []
+            if any(c.get("reason") == "NamespaceTerminating" for c in causes):
+                return None
+            return e
+        return None
 
-    def _scale_pods(self, owner: Obj, active: list[Obj], want: int) -> list[Obj]:
+    def _scale_pods(self, owner: Obj, active: list[Obj], want: int,
+                    bucket_name: str) -> tuple[list[Obj], StatusError | None]:
         """Create or delete pods of `owner` (from its spec.template; the least advanced go first)
-        until `want` are active, as the ReplicaSet and Job controllers do; the active pods after."""
+        until `want` are active, as the ReplicaSet and Job controllers do: the active pods after,
+        and the error that stopped a create (the owner is synced again in `RETRY_AFTER` seconds,
+        as the real controllers requeue it; a ServiceAccount created meanwhile lets it through)."""
+        failure: StatusError | None = None
         if len(active) < want:
             template = (owner.get("spec") or {}).get("template") or {}
             for _ in range(want - len(active)):
-                self._create_pod(owner, template, f"{owner['metadata']['name']}-")
+                failure = self._create_pod(owner, template, f"{owner['metadata']['name']}-")
+                if failure is not None:  # the real controllers stop the batch at the first error
+                    break
+            if failure is not None:
+                meta = owner["metadata"]
+                key = (meta.get("namespace", ""), meta["name"])
+                self.c._later(RETRY_AFTER, functools.partial(self._requeue, bucket_name, key))
         elif len(active) > want:
             for pod in sorted(active, key=_deletion_rank)[:len(active) - want]:
                 self._delete(POD_BUCKET, pod)
-        return [p for p in self._owned(owner, POD_BUCKET) if _active(p)]
+        return [p for p in self._owned(owner, POD_BUCKET) if _active(p)], failure
 
     def _delete(self, bucket_name: str, obj: Obj) -> None:
         info = self._info(bucket_name)
@@ -157,7 +181,7 @@ class Workloads:
     def _sync_replicaset(self, info: ServedResource, rs: Obj) -> None:
         spec = rs.get("spec") or {}
         want = int(spec.get("replicas", 1))
-        pods = self._scale_pods(rs, [p for p in self._owned(rs, POD_BUCKET) if _active(p)], want)
+        pods, failure = self._scale_pods(rs, [p for p in self._owned(rs, POD_BUCKET) if _active(p)], want, RS_BUCKET)
         tlabels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
         ready = sum(1 for p in pods if _pod_ready(p))
         status = _omit_zero({
@@ -165,8 +189,17 @@ class Workloads:
             "fullyLabeledReplicas": sum(1 for p in pods if _has_labels(p, tlabels)),
             "readyReplicas": ready, "availableReplicas": ready,
             "observedGeneration": rs["metadata"].get("generation", 0)}, keep=("replicas",))
-        if "conditions" in (rs.get("status") or {}):
-            status["conditions"] = rs["status"]["conditions"]
+        conditions = _copy((rs.get("status") or {}).get("conditions") or [])
+        held = next((c for c in conditions if c.get("type") == "ReplicaFailure"), None)
+        if failure is not None:  # `SetCondition`: kept as it is while status and reason stay
+            if held is None or (held.get("status"), held.get("reason")) != ("True", "FailedCreate"):
+                conditions = [c for c in conditions if c is not held]
+                conditions.append({"type": "ReplicaFailure", "status": "True", "lastTransitionTime": now_rfc3339(),
+                                   "reason": "FailedCreate", "message": failure.message})
+        elif held is not None:
+            conditions = [c for c in conditions if c is not held]
+        if conditions:
+            status["conditions"] = conditions
         if status != rs.get("status"):
             self._update(RS_BUCKET, dict(rs, status=status), "status")
 
@@ -374,7 +407,7 @@ class Workloads:
                 parallelism = int(spec.get("parallelism", 1))
                 want = parallelism if completions is None else min(parallelism, int(completions) - succeeded)
                 want = 0 if completions is None and succeeded else want
-                active = self._scale_pods(job, active, want)
+                active, _ = self._scale_pods(job, active, want, JOB_BUCKET)
         status.update(_omit_zero({"active": len(active), "succeeded": succeeded, "failed": failed}, keep=()))
         status["ready"] = sum(1 for p in active if _pod_ready(p))
         if conditions:
