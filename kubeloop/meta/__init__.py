@@ -67,6 +67,7 @@ from kubeloop.meta._validation import (
     is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,
+    is_env_var_name,
     is_label_value,
     is_qualified_name,
 )
@@ -122,6 +123,7 @@ __all__ = [
     "is_dns1035_label",
     "is_dns1123_label",
     "is_dns1123_subdomain",
+    "is_env_var_name",
     "is_label_value",
     "is_owned_by",
     "is_qualified_name",

@@ -16,6 +16,7 @@ DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 LABEL_VALUE_FMT = "(" + QUALIFIED_NAME_FMT + ")?"
 CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
+ENV_VAR_NAME_FMT = "[-._a-zA-Z][-._a-zA-Z0-9]*"
 
 _DNS1123_LABEL = re.compile(DNS1123_LABEL_FMT)
 _DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_FMT)
@@ -23,6 +24,7 @@ _DNS1035_LABEL = re.compile(DNS1035_LABEL_FMT)
 _QUALIFIED_NAME = re.compile(QUALIFIED_NAME_FMT)
 _LABEL_VALUE = re.compile(LABEL_VALUE_FMT)
 _CONFIG_KEY = re.compile(CONFIG_KEY_FMT)
+_ENV_VAR_NAME = re.compile(ENV_VAR_NAME_FMT)
 
 DNS1123_SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
@@ -58,6 +60,11 @@ LABEL_VALUE_MSG = (
 CONFIG_KEY_MSG = (
     "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  "
     f"or 'KEY_NAME',  or 'key-name', regex used for validation is '{CONFIG_KEY_FMT}')"
+)
+ENV_VAR_NAME_MSG = (
+    "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', "
+    "and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used "
+    f"for validation is '{ENV_VAR_NAME_FMT}')"
 )
 
 
@@ -135,13 +142,23 @@ def config_keys_ok(keys: Iterable[str]) -> bool:
             and "\n.." not in joined and max(map(len, joined.split("\n"))) <= 253)
 
 
+def _ch_dir_prefix(value: str) -> list[str]:
+    """`hasChDirPrefix`: what a name that becomes a file or variable name may not be."""
+    if value == ".":
+        return ["must not be '.'"]
+    if value == "..":
+        return ["must not be '..'"]
+    if value.startswith(".."):
+        return ["must not start with '..'"]
+    return []
+
+
 def is_config_key(value: str) -> list[str]:
     """`IsConfigMapKey`: keys of ConfigMap and Secret data."""
-    errs = _format_errors(value, 253, _CONFIG_KEY, CONFIG_KEY_MSG)
-    if value == ".":
-        errs.append("must not be '.'")
-    elif value == "..":
-        errs.append("must not be '..'")
-    elif value.startswith(".."):
-        errs.append("must not start with '..'")
-    return errs
+    return _format_errors(value, 253, _CONFIG_KEY, CONFIG_KEY_MSG) + _ch_dir_prefix(value)
+
+
+def is_env_var_name(value: str) -> list[str]:
+    """`IsEnvVarName`: a container's environment variable names."""
+    errs = [] if _ENV_VAR_NAME.fullmatch(value) else [ENV_VAR_NAME_MSG]
+    return errs + _ch_dir_prefix(value)

@@ -6,7 +6,6 @@ clients see in every response (`dnsPolicy`, `imagePullPolicy`, `terminationMessa
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from kubeloop import meta as kv
@@ -264,12 +263,6 @@ def _validate_containers(containers: list[dict[str, Any]], fld: str, volumes: se
     return causes
 
 
-_ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
-ENV_NAME_MSG = ("a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or "
-                "'.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', "
-                "regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')")
-
-
 def _validate_env(env: Any, fld: str) -> list[Cause]:
     """`ValidateEnv`: each name required and an environment variable name (`IsEnvVarName`)."""
     causes: list[Cause] = []
@@ -280,14 +273,7 @@ def _validate_env(env: Any, fld: str) -> list[Cause]:
         if not name:
             causes.append(m.required_cause(f"{fld}[{i}].name"))
             continue
-        msgs = [] if _ENV_NAME.fullmatch(name) else [ENV_NAME_MSG]
-        if name == ".":
-            msgs.append("must not be '.'")
-        elif name == "..":
-            msgs.append("must not be '..'")
-        elif name.startswith(".."):
-            msgs.append("must not start with '..'")
-        causes += [m.invalid_cause(f"{fld}[{i}].name", name, msg) for msg in msgs]
+        causes += [m.invalid_cause(f"{fld}[{i}].name", name, msg) for msg in kv.is_env_var_name(name)]
     return causes
 
 
