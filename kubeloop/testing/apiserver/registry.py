@@ -337,6 +337,16 @@ class Registry:
         return run_sync(self.acreate(info, namespace, obj, manager=manager, dry_run=dry_run, subresource=subresource,
                                      verb=verb))
 
+    def _prepare_create(self, info: ServedResource, obj: Obj, dry_run: bool) -> None:
+        """The strategy's `PrepareForCreate`, told whether this is a dry run and what is stored
+        beside the object (its allocators read both: `DRY_RUN`, `PEERS`)."""
+        token, peers = DRY_RUN.set(dry_run), PEERS.set(self.bucket(info).objects)
+        try:
+            info.strategy.prepare_for_create(info, obj)
+        finally:
+            DRY_RUN.reset(token)
+            PEERS.reset(peers)
+
     async def acreate(self, info: ServedResource, namespace: str, obj: Obj, *, manager: str, dry_run: bool,
                       subresource: str = "", caller: Caller | None = None, options: Obj | None = None,
                       verb: str = "create") -> Stored:
@@ -383,12 +393,7 @@ class Registry:
         if manager and info.strategy.records_managed_fields:
             # the create handler's field manager, before admission and the strategy
             record_update(info, obj, None, manager, subresource)
-        token, peers = DRY_RUN.set(dry_run), PEERS.set(self.bucket(info).objects)
-        try:
-            info.strategy.prepare_for_create(info, obj)
-        finally:
-            DRY_RUN.reset(token)
-            PEERS.reset(peers)
+        self._prepare_create(info, obj, dry_run)
         for admit in self.admission:
             admit(info, namespace, obj, "" if generated else name)
         webhooks = self._webhooks_for(caller)
@@ -418,12 +423,7 @@ class Registry:
                 if info.namespaced:
                     mm["namespace"] = namespace
                 info.strategy.decode(info, mutated)  # the patched object is decoded again
-                token, peers = DRY_RUN.set(dry_run), PEERS.set(self.bucket(info).objects)
-                try:
-                    info.strategy.prepare_for_create(info, mutated)
-                finally:
-                    DRY_RUN.reset(token)
-                    PEERS.reset(peers)
+                self._prepare_create(info, mutated, dry_run)
                 obj, meta = mutated, mm
         info.strategy.validate_create(info, obj)  # the strategy owns all ObjectMeta validation
         if not name:  # never store a nameless object, whatever a strategy lets through
