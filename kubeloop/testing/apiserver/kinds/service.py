@@ -9,11 +9,12 @@ new type cannot hold when the request left them as they were), then `ValidateSer
 through the storage's decorator (`defaultOnRead`: an ExternalName service shows no
 `internalTrafficPolicy`).
 
-Allocation: a requested IP or node port is checked against the range, then against what the other
+Allocation: a requested IP or node port is checked against the range, then against what the
 stored Services hold ("provided IP is already allocated", "provided port is already allocated"; a
-dry run checks an IP against the range only, a port against both, as 1.24's dry-run allocators do). A value is free again once no
-stored Service holds it, so nothing needs releasing on delete or on a failed write. The next free
-value is taken from a counter, skipping held ones (the real allocator picks at random).
+dry run checks an IP against the range only, a port against both, as 1.24's dry-run allocators
+do; an update allocates only values its stored version did not hold). A value is free again once
+no stored Service holds it, so nothing needs releasing on delete or on a failed write. The next
+free value is taken from a counter, skipping held ones (the real allocator picks at random).
 """
 
 from __future__ import annotations
@@ -98,23 +99,19 @@ class ServiceStrategy(KindStrategy):
     def __init__(self) -> None:
         self._next_ip = itertools.count(2)  # 10.96.0.1 is the `kubernetes` Service's
         self._next_node_port = itertools.count(NODE_PORT_RANGE[0])
-        self._requested_ips: set[str] = set()
-        self._requested_ports: set[int] = set()
         #: the dry-run allocator's placeholders of the request being served (32769, 32770, ...)
         self._dry_ports = itertools.count(NODE_PORT_RANGE[1] + 2)
-        #: the cluster IPs and node ports the other stored Services hold (see `_take_held`)
+        #: the cluster IPs and node ports taken: by the stored Services (`_take_held`, at the start of
+        #: each request; an update's own stored version included, whose values it keeps without
+        #: allocating them again) and by the request being served
         self._held_ips: set[str] = set()
         self._held_ports: set[int] = set()
 
-    def _take_held(self, obj: Obj) -> None:
-        """Read what the Services stored beside ``obj`` hold (`PEERS`), before allocating for it."""
-        md = obj.get("metadata") or {}
-        me = (md.get("namespace") or "", md.get("name"))
+    def _take_held(self) -> None:
+        """Read what the stored Services hold (`PEERS`), before allocating for a request."""
         ips: set[str] = set()
         ports: set[int] = set()
-        for key, stored in PEERS.get().items():
-            if key == me:
-                continue
+        for stored in PEERS.get().values():
             spec = stored.obj.get("spec") or {}
             ips.update(ip for ip in spec.get("clusterIPs") or () if isinstance(ip, str) and ip not in ("", "None"))
             ports.update(p["nodePort"] for p in _ports(spec) if isinstance(p.get("nodePort"), int))
@@ -165,7 +162,7 @@ class ServiceStrategy(KindStrategy):
         """`beginCreate`: `normalizeClusterIPs`, then `allocateCreate`."""
         spec = obj.setdefault("spec", {})
         self._dry_ports = itertools.count(NODE_PORT_RANGE[1] + 2)
-        self._take_held(obj)
+        self._take_held()
         if spec.get("clusterIP") and not spec.get("clusterIPs"):
             spec["clusterIPs"] = [spec["clusterIP"]]
         name = (obj.get("metadata") or {}).get("name")
@@ -183,7 +180,7 @@ class ServiceStrategy(KindStrategy):
         spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
         name = (new.get("metadata") or {}).get("name")
         self._dry_ports = itertools.count(NODE_PORT_RANGE[1] + 2)
-        self._take_held(new)
+        self._take_held()
         _patch_allocated_values(spec, old_spec)
         _normalize_cluster_ips(spec, old_spec)
         self._init_ip_family_fields(name, spec, old_spec)
@@ -286,7 +283,7 @@ class ServiceStrategy(KindStrategy):
                 return str(SERVICE_CIDR.network_address + 2)
             while True:
                 candidate = str(SERVICE_CIDR.network_address + next(self._next_ip))
-                if candidate not in self._requested_ips and candidate not in self._held_ips:
+                if candidate not in self._held_ips:
                     return candidate
         ip = parse_ip(requested)
         if ip is None:
@@ -298,7 +295,7 @@ class ServiceStrategy(KindStrategy):
         if str(ip) in self._held_ips and not DRY_RUN.get():  # the dry-run IP allocator takes any IP in range
             raise invalid("Service", name, [m.invalid_typed(
                 "spec.clusterIPs", "[]string", shown, f"failed to allocate IP {requested}: provided IP is already allocated")])
-        self._requested_ips.add(str(ip))
+        self._held_ips.add(str(ip))
         return requested
 
     def _update_cluster_ips(self, name: Any, spec: Obj, old: Obj) -> None:
@@ -313,7 +310,7 @@ class ServiceStrategy(KindStrategy):
             return next(self._dry_ports)
         while True:
             port = next(self._next_node_port)
-            if port not in self._requested_ports and port not in self._held_ports:
+            if port not in self._held_ports:
                 return port
 
     def _allocate_port(self, name: Any, fld: str, port: int) -> None:
@@ -323,7 +320,7 @@ class ServiceStrategy(KindStrategy):
                 f"{NODE_PORT_RANGE[0]}-{NODE_PORT_RANGE[1]}")])
         if port in self._held_ports:  # a dry run too (its port allocator reads the real one's bitmap)
             raise invalid("Service", name, [m.invalid_cause(fld, port, "provided port is already allocated")])
-        self._requested_ports.add(port)
+        self._held_ports.add(port)
 
     def _init_node_ports(self, name: Any, spec: Obj) -> None:
         """`initNodePorts`: ports sharing a port number share one node port."""
@@ -362,7 +359,7 @@ class ServiceStrategy(KindStrategy):
 
     def _alloc_health_check_port(self, spec: Obj) -> None:
         if spec.get("healthCheckNodePort"):
-            self._requested_ports.add(int(spec["healthCheckNodePort"]))
+            self._held_ports.add(int(spec["healthCheckNodePort"]))
         else:
             spec["healthCheckNodePort"] = self._next_port()
 
