@@ -214,6 +214,8 @@ async def test_default_transform_drops_managed_fields_and_none_keeps_them(client
     async with informer(client, ns) as stripped, informer(client, ns, transform=None) as kept:
         await stripped.wait_synced(5)
         await kept.wait_synced(5)
+        # a list from the API server's watch cache may be a moment older than the apply
+        await eventually(lambda: stripped.reader.get("mf", ns) is not None and kept.reader.get("mf", ns) is not None)
         assert "managedFields" not in stripped.reader.get("mf", ns)["metadata"]  # type: ignore[index]
         assert kept.reader.get("mf", ns)["metadata"]["managedFields"]  # type: ignore[index]
 
@@ -358,6 +360,7 @@ async def test_metadata_only_object_refuses_fields_it_does_not_hold(client: Clie
         assert obj["metadata"]["name"] == "m1" and obj.get("metadata") is not None
     async with informer(client, ns) as full:
         await full.wait_synced(5)
+        await eventually(lambda: full.reader.get("m1", ns) is not None)  # the watch cache may lag the create
         whole = full.reader.get("m1", ns)
         assert whole is not None and whole.get("status") is None and whole["data"]["k"] == "v"
 

@@ -70,8 +70,10 @@ async def test_subset_scopes_are_served_locally_and_track_moves(client: Client, 
             await h.wait_synced(1)
         if apiserver.is_emulator:
             await eventually(lambda: open_watches(apiserver) == 1, what="one watch")
-        # only this test's objects: a real cluster has its own ConfigMaps in every namespace
-        assert sorted(n for _, n in in_ns.reader.keys() if n in ("in", "out")) == ["in", "out"]
+        # only this test's objects: a real cluster has its own ConfigMaps in every namespace; a list
+        # from the API server's watch cache may be a moment older than the creates (they arrive by watch)
+        await eventually(lambda: sorted(n for _, n in in_ns.reader.keys() if n in ("in", "out")) == ["in", "out"],
+                         what="both ConfigMaps")
         assert [o["metadata"]["name"] for o in web.list()] == ["in"]
         assert web.get("out", ns) is None and web.get("in", ns) is not None
         assert len(prod_web.reader) == 1 and [n for _, n in by_name.reader.keys()] == ["in"]
@@ -107,6 +109,9 @@ async def test_no_sharing_across_transforms_or_representations(client: Client, n
         await cache.wait_synced(stripped, meta, narrower, timeout=5)
         assert stripped.informer is not meta.informer  # another transform: never shared
         assert narrower.informer is stripped.informer  # same transform: shareable
+        # a list from the API server's watch cache may be a moment older than the create
+        await eventually(lambda: stripped.get("t", ns) is not None and meta.get("t", ns) is not None,
+                         what="the ConfigMap in both informers")
         assert "data" not in stripped.get("t", ns)  # type: ignore[operator]
         assert meta.get("t", ns)["kind"] == "PartialObjectMetadata"  # type: ignore[index]
         if apiserver.is_emulator:
